@@ -1,0 +1,102 @@
+import type { DomainEvent, EventMetadata, EventToAppend } from '../events.ts';
+
+/**
+ * Expected revision of a stream before an append, mapped to each store at its edge:
+ * - 'any': no check;
+ * - 'no_stream': the stream must not exist (used for reservations and creations);
+ * - 'stream_exists': the stream must have at least one event;
+ * - a number: the revision (0-based index) of the stream's last event.
+ */
+export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | number;
+
+/**
+ * Global position in the log. bigint because EventStoreDB commit positions are 64-bit;
+ * SQLite rowids and in-memory counters fit in it too.
+ */
+export type Position = bigint;
+
+export const START: Position = 0n;
+
+export interface RecordedEvent<E extends DomainEvent = DomainEvent> {
+  id: string;
+  streamId: string;
+  /** 0-based index of this event within its stream. */
+  revision: number;
+  /** Position in the global log; strictly increasing in commit order. */
+  position: Position;
+  type: E['type'];
+  data: E['data'];
+  metadata: EventMetadata;
+  recordedAt: string;
+}
+
+export interface AppendResult {
+  /** Revision of the last event written: the expected revision of the next append. */
+  nextExpectedRevision: number;
+  /** Position of the last event written: what a reader waits for to see this write. */
+  position: Position;
+}
+
+export interface ReadStreamOptions {
+  fromRevision?: number;
+  /** Inclusive upper bound: fold a stream "as of" a revision. */
+  toRevision?: number;
+}
+
+export interface ReadAllOptions {
+  /** Exclusive: events strictly after this position. */
+  after?: Position;
+  maxCount?: number;
+}
+
+export interface Subscription {
+  close(): Promise<void>;
+}
+
+export interface SubscribeOptions {
+  /** Exclusive: deliver events strictly after this position (START for everything). */
+  after: Position;
+  /** Called for each event in log order; the next event waits for the returned promise. */
+  onEvent(event: RecordedEvent): Promise<void> | void;
+  /** Called once when the catch-up phase has reached the head seen at subscription time. */
+  onCaughtUp?(position: Position): void;
+  onError?(error: unknown): void;
+}
+
+export interface EventStore {
+  append<E extends DomainEvent>(
+    streamId: string,
+    events: ReadonlyArray<EventToAppend<E>>,
+    expectedRevision: ExpectedRevision,
+  ): Promise<AppendResult>;
+  /** Events of one stream in order; an empty array when the stream does not exist. */
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /** A page of the global log in position order. */
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /** Catch-up subscription: history after `after`, then live events, never a gap nor a repeat. */
+  subscribeToAll(options: SubscribeOptions): Subscription;
+  /** Position of the newest event, START when the log is empty. */
+  headPosition(): Promise<Position>;
+  close(): Promise<void>;
+}
+
+/** An append whose expected revision did not hold. Carries the actual revision for the caller. */
+export class WrongExpectedVersionError extends Error {
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    /** Revision of the stream's last event, or 'no_stream' when it has none. */
+    readonly actual: number | 'no_stream',
+  ) {
+    super(`Wrong expected revision on ${streamId}: expected ${String(expected)}, actual ${String(actual)}`);
+    this.name = 'WrongExpectedVersionError';
+  }
+}
+
+/** The one rule every adapter applies, so that they cannot disagree on it. */
+export const expectedRevisionHolds = (expected: ExpectedRevision, actual: number | 'no_stream'): boolean => {
+  if (expected === 'any') return true;
+  if (expected === 'no_stream') return actual === 'no_stream';
+  if (expected === 'stream_exists') return actual !== 'no_stream';
+  return actual === expected;
+};

@@ -1,0 +1,22 @@
+import type { Laui } from './ids.ts';
+
+/** Who caused an event and in answer to what; present on every event we write. */
+export interface EventMetadata {
+  user_laui: Laui | null;
+  correlation_id: string;
+  causation_id: string | null;
+  at: string;
+}
+
+/** A domain event: past-tense type plus JSON data. Aggregates narrow this to a union. */
+export interface DomainEvent<Type extends string = string, Data extends object = Record<string, unknown>> {
+  type: Type;
+  data: Data;
+}
+
+/** What the command side hands to the store. */
+export interface EventToAppend<E extends DomainEvent = DomainEvent> {
+  type: E['type'];
+  data: E['data'];
+  metadata: EventMetadata;
+}

@@ -1,0 +1,36 @@
+/**
+ * Read models live in named collections of JSON documents keyed by `id`.
+ * The embedded adapter keeps them in memory; the distributed one maps a collection to MongoDB.
+ * Only equality filters, one sort field and cursors are offered: what an index can serve,
+ * so that no query degrades into a scan at a million documents.
+ */
+export type Doc = { id: string } & Record<string, unknown>;
+
+export interface IndexSpec {
+  /** Fields that together form the index key; equality lookups on them are served by it. */
+  fields: ReadonlyArray<string>;
+  unique?: boolean;
+}
+
+export interface FindOptions {
+  /** Field equality; every key must match. Values compare by JSON scalar equality. */
+  where?: Record<string, string | number | boolean | null>;
+  sort?: { field: string; direction: 'asc' | 'desc' };
+  limit?: number;
+  skip?: number;
+}
+
+export interface Collection<T extends Doc = Doc> {
+  get(id: string): Promise<T | null>;
+  put(doc: T): Promise<void>;
+  delete(id: string): Promise<void>;
+  find(options?: FindOptions): Promise<T[]>;
+  count(where?: FindOptions['where']): Promise<number>;
+}
+
+export interface ReadStore {
+  collection<T extends Doc = Doc>(name: string, indexes?: ReadonlyArray<IndexSpec>): Collection<T>;
+  /** Drops every collection: the start of a rebuild. */
+  clear(): Promise<void>;
+  close(): Promise<void>;
+}
