@@ -20,3 +20,11 @@ export interface EventToAppend<E extends DomainEvent = DomainEvent> {
   data: E['data'];
   metadata: EventMetadata;
 }
+
+/** Metadata for a command's events; the correlation id ties the events of one request together. */
+export const metadataFor = (user_laui: Laui | null, at: Date, correlation_id: string, causation_id: string | null = null): EventMetadata => ({
+  user_laui,
+  correlation_id,
+  causation_id,
+  at: at.toISOString(),
+});

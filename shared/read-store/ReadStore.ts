@@ -26,6 +26,13 @@ export interface Collection<T extends Doc = Doc> {
   delete(id: string): Promise<void>;
   find(options?: FindOptions): Promise<T[]>;
   count(where?: FindOptions['where']): Promise<number>;
+  /**
+   * The projection runner's fast path, where copies would dominate a rebuild: `peek` returns the
+   * stored document itself (the caller must not mutate it; evolve is pure) and `adopt` stores the
+   * given object without a copy (the caller gives it up). Serialising adapters alias get and put.
+   */
+  peek(id: string): Promise<T | null>;
+  adopt(doc: T): Promise<void>;
 }
 
 export interface ReadStore {

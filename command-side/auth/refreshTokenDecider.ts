@@ -1,0 +1,72 @@
+import { assertNever } from '../../shared/assertNever.ts';
+import { conflict, unauthorized } from '../../shared/errors.ts';
+import type { DomainEvent } from '../../shared/events.ts';
+import type { Laui } from '../../shared/ids.ts';
+import type { Decider } from '../kernel/Decider.ts';
+import { INVALID_CODE } from './authorizationCodeDecider.ts';
+
+/**
+ * Refresh tokens rotate: each one is single-use and its redemption issues a successor in the same
+ * family. Presenting an already-rotated token means it was copied: the whole family is revoked
+ * (stream `refreshfamily-<id>`), which logs out the thief and the victim alike.
+ */
+export type RefreshTokenEvent =
+  | DomainEvent<'RefreshTokenIssued', { user_laui: Laui; family_id: string; expires_at: string }>
+  | DomainEvent<'RefreshTokenRotated', { at: string }>
+  | DomainEvent<'RefreshTokenReuseDetected', { at: string; family_id: string }>
+  | DomainEvent<'RefreshTokenRevoked', { at: string }>;
+
+export type RefreshTokenState =
+  | { status: 'none' }
+  | { status: 'active' | 'rotated' | 'revoked'; userLaui: Laui; familyId: string; expiresAt: string };
+
+export type RefreshTokenCommand =
+  | { kind: 'issue'; userLaui: Laui; familyId: string; expiresAt: string }
+  | { kind: 'redeem'; at: string; familyRevoked: boolean }
+  | { kind: 'revoke'; at: string };
+
+export const refreshTokenDecider: Decider<RefreshTokenState, RefreshTokenCommand, RefreshTokenEvent> = {
+  initialState: () => ({ status: 'none' }),
+  evolve: (state, event) => {
+    switch (event.type) {
+      case 'RefreshTokenIssued':
+        return { status: 'active', userLaui: event.data.user_laui, familyId: event.data.family_id, expiresAt: event.data.expires_at };
+      case 'RefreshTokenRotated':
+        return state.status === 'none' ? state : { ...state, status: 'rotated' };
+      case 'RefreshTokenReuseDetected':
+      case 'RefreshTokenRevoked':
+        return state.status === 'none' ? state : { ...state, status: 'revoked' };
+      default:
+        return assertNever(event);
+    }
+  },
+  decide: (command, state) => {
+    switch (command.kind) {
+      case 'issue':
+        if (state.status !== 'none') throw conflict('Refresh token collision');
+        return [
+          { type: 'RefreshTokenIssued', data: { user_laui: command.userLaui, family_id: command.familyId, expires_at: command.expiresAt } },
+        ];
+      case 'redeem':
+        if (state.status === 'rotated') {
+          return [{ type: 'RefreshTokenReuseDetected', data: { at: command.at, family_id: state.familyId } }];
+        }
+        if (state.status !== 'active' || command.familyRevoked || Date.parse(command.at) > Date.parse(state.expiresAt)) {
+          throw unauthorized(INVALID_CODE);
+        }
+        return [{ type: 'RefreshTokenRotated', data: { at: command.at } }];
+      case 'revoke':
+        return state.status === 'active' ? [{ type: 'RefreshTokenRevoked', data: { at: command.at } }] : [];
+      default:
+        return assertNever(command);
+    }
+  },
+};
+
+/** The family stream only ever records its revocation. */
+export type RefreshFamilyEvent = DomainEvent<'RefreshFamilyRevoked', { reason: string }>;
+export const refreshFamilyDecider: Decider<{ revoked: boolean }, { kind: 'revoke'; reason: string }, RefreshFamilyEvent> = {
+  initialState: () => ({ revoked: false }),
+  evolve: () => ({ revoked: true }),
+  decide: (command, state) => (state.revoked ? [] : [{ type: 'RefreshFamilyRevoked', data: { reason: command.reason } }]),
+};

@@ -1,0 +1,94 @@
+import { assertNever } from '../../shared/assertNever.ts';
+import { createHash } from 'node:crypto';
+import { conflict } from '../../shared/errors.ts';
+import type { DomainEvent, EventMetadata } from '../../shared/events.ts';
+import type { EventStore, Position } from '../../shared/event-store/EventStore.ts';
+import type { Decider } from './Decider.ts';
+import { handleCommand, loadState } from './handleCommand.ts';
+
+/**
+ * Uniqueness across streams (user names, group names, task keys): a reservation is the first
+ * event of `unique-<sha256(key)>`, appended expecting no stream, so two concurrent creators
+ * cannot both win. A release (hard delete) frees the key for the next reservation.
+ */
+export type UniqueKeyEvent =
+  | DomainEvent<'UniqueKeyReserved', { key: string; owner: string; at: string }>
+  | DomainEvent<'UniqueKeyReleased', { key: string; owner: string; at: string }>;
+
+interface UniqueKeyState {
+  owner: string | null;
+  reservedAt: string | null;
+}
+
+type UniqueKeyCommand =
+  | { kind: 'reserve'; key: string; owner: string; at: string; orphanOwner: string | null; conflictDetail: string }
+  | { kind: 'release'; key: string; owner: string; at: string };
+
+export const uniqueKeyDecider: Decider<UniqueKeyState, UniqueKeyCommand, UniqueKeyEvent> = {
+  initialState: () => ({ owner: null, reservedAt: null }),
+  evolve: (state, event) => {
+    switch (event.type) {
+      case 'UniqueKeyReserved':
+        return { owner: event.data.owner, reservedAt: event.data.at };
+      case 'UniqueKeyReleased':
+        return { owner: null, reservedAt: null };
+      default:
+        return assertNever(event);
+    }
+  },
+  decide: (command, state) => {
+    switch (command.kind) {
+      case 'reserve':
+        if (state.owner === command.owner) return [];
+        // Only the very orphan that was inspected may be taken over, never a reservation made since.
+        if (state.owner !== null && state.owner !== command.orphanOwner) throw conflict(command.conflictDetail);
+        return [{ type: 'UniqueKeyReserved', data: { key: command.key, owner: command.owner, at: command.at } }];
+      case 'release':
+        if (state.owner !== command.owner) return [];
+        return [{ type: 'UniqueKeyReleased', data: { key: command.key, owner: command.owner, at: command.at } }];
+      default:
+        return assertNever(command);
+    }
+  },
+};
+
+export const uniqueKeyStream = (key: string): string => `unique-${createHash('sha256').update(key).digest('hex')}`;
+
+/** A reservation whose owner stream never appeared (the creator crashed between the two appends). */
+const ORPHAN_AFTER_MS = 60_000;
+
+export const reserveUniqueKey = async (
+  eventStore: EventStore,
+  args: { key: string; ownerStream: string; conflictDetail: string; metadata: EventMetadata },
+): Promise<Position | null> => {
+  const stream = uniqueKeyStream(args.key);
+  const current = await loadState(eventStore, stream, uniqueKeyDecider);
+  let orphanOwner: string | null = null;
+  if (current.owner !== null && current.owner !== args.ownerStream) {
+    const ownerExists = (await eventStore.readStream(current.owner, { toRevision: 0 })).length > 0;
+    const age = Date.parse(args.metadata.at) - Date.parse(current.reservedAt ?? args.metadata.at);
+    if (!ownerExists && age > ORPHAN_AFTER_MS) orphanOwner = current.owner;
+  }
+  const result = await handleCommand(
+    eventStore,
+    stream,
+    uniqueKeyDecider,
+    { kind: 'reserve', key: args.key, owner: args.ownerStream, at: args.metadata.at, orphanOwner, conflictDetail: args.conflictDetail },
+    args.metadata,
+  );
+  return result.position;
+};
+
+export const releaseUniqueKey = async (
+  eventStore: EventStore,
+  args: { key: string; ownerStream: string; metadata: EventMetadata },
+): Promise<Position | null> => {
+  const result = await handleCommand(
+    eventStore,
+    uniqueKeyStream(args.key),
+    uniqueKeyDecider,
+    { kind: 'release', key: args.key, owner: args.ownerStream, at: args.metadata.at },
+    args.metadata,
+  );
+  return result.position;
+};

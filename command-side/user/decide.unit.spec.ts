@@ -1,0 +1,74 @@
+import { expect } from 'chai';
+import { AppError } from '../../shared/errors.ts';
+import { userDecider } from './decide.ts';
+import type { UserCommand, UserEvent, UserState } from './user.ts';
+
+const laui = '65a000000000000000000001';
+const created: UserEvent = {
+  type: 'UserCreated',
+  data: { laui, username: 'ada', email: 'ada@example.com', password_hash: 'h1', must_change_password: true, is_admin: false },
+};
+
+/** given events, when command, then events (or an error with its status). */
+const given = (...events: UserEvent[]) => {
+  const state: UserState = events.reduce(userDecider.evolve, userDecider.initialState());
+  return {
+    when: (command: UserCommand) => ({
+      then: (expected: UserEvent[]) => expect(userDecider.decide(command, state)).to.deep.equal(expected),
+      thenFails: (status: number, detail: string) => {
+        try {
+          userDecider.decide(command, state);
+        } catch (error) {
+          expect(error).to.be.instanceOf(AppError);
+          expect((error as AppError).status).to.equal(status);
+          expect((error as AppError).detail).to.equal(detail);
+          return;
+        }
+        expect.fail('the command was accepted');
+      },
+    }),
+  };
+};
+
+describe('user decider', () => {
+  const create: UserCommand = {
+    kind: 'create',
+    laui,
+    username: 'ada',
+    email: 'ada@example.com',
+    passwordHash: 'h1',
+    mustChangePassword: true,
+    isAdmin: false,
+  };
+
+  it('given no user, when created, then UserCreated carries the profile and the hash only', () => {
+    given().when(create).then([created]);
+  });
+
+  it('given an existing user, when created again, then 409', () => {
+    given(created).when(create).thenFails(409, 'User already exists');
+  });
+
+  it('given a user, when the current password matches, then the new hash is recorded and the flag clears', () => {
+    given(created)
+      .when({ kind: 'change-password', currentPasswordMatches: true, newPasswordHash: 'h2' })
+      .then([{ type: 'UserPasswordChanged', data: { password_hash: 'h2' } }]);
+    const state = [created, { type: 'UserPasswordChanged', data: { password_hash: 'h2' } } as UserEvent].reduce(
+      userDecider.evolve,
+      userDecider.initialState(),
+    );
+    expect(state).to.include({ exists: true, passwordHash: 'h2', mustChangePassword: false });
+  });
+
+  it('given a user, when the current password is wrong, then 401 User not authenticated', () => {
+    given(created)
+      .when({ kind: 'change-password', currentPasswordMatches: false, newPasswordHash: 'h2' })
+      .thenFails(401, 'User not authenticated');
+  });
+
+  it('given no user, when a marketplace token is stored, then 404 User not found', () => {
+    given()
+      .when({ kind: 'update-marketplace-token', token: { v: 1, iv: 'a', tag: 'b', ct: 'c' } })
+      .thenFails(404, 'User not found');
+  });
+});

@@ -1,0 +1,24 @@
+import { assertNever } from '../../shared/assertNever.ts';
+import type { UserEvent, UserState } from './user.ts';
+
+export const initialUserState = (): UserState => ({ exists: false });
+
+export const evolveUser = (state: UserState, event: UserEvent): UserState => {
+  switch (event.type) {
+    case 'UserCreated':
+      return {
+        exists: true,
+        laui: event.data.laui,
+        username: event.data.username,
+        passwordHash: event.data.password_hash,
+        mustChangePassword: event.data.must_change_password,
+        isAdmin: event.data.is_admin,
+      };
+    case 'UserPasswordChanged':
+      return state.exists ? { ...state, passwordHash: event.data.password_hash, mustChangePassword: false } : state;
+    case 'MarketplaceTokenUpdated':
+      return state;
+    default:
+      return assertNever(event);
+  }
+};

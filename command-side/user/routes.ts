@@ -1,0 +1,76 @@
+import Router from '@koa/router';
+import { forbidden } from '../../shared/errors.ts';
+import { metadataFor } from '../../shared/events.ts';
+import { principalOf, type AppContext, type AppState } from '../../shared/http/AppState.ts';
+import type { Clock } from '../../shared/clock.ts';
+import type { Position } from '../../shared/event-store/EventStore.ts';
+import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
+import { requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
+import type { UserHandler } from './handler.ts';
+
+export interface UserRoutesDeps {
+  users: UserHandler;
+  clock: Clock;
+  readModels: ReadModelProgress;
+  readYourWritesTimeoutMs: number;
+}
+
+const stringFields = (...names: string[]) => ({
+  type: 'object',
+  properties: Object.fromEntries(names.map((name) => [name, { type: 'string' }])),
+  required: names,
+});
+
+const createUserSchema = {
+  type: 'object',
+  properties: {
+    username: { type: 'string' },
+    email: { type: 'string' },
+    password: { type: 'string' },
+    must_change_password: { type: 'boolean', default: true },
+    is_admin: { type: 'boolean', default: false },
+  },
+  required: ['username', 'email', 'password'],
+} as const;
+
+/** Private user commands (spec 4.7) plus admin user creation. */
+export const userCommandRoutes = (deps: UserRoutesDeps): Router<AppState> => {
+  const router = new Router<AppState>();
+  const meta = (ctx: AppContext) => metadataFor(principalOf(ctx).laui, deps.clock.now(), ctx.state.correlationId);
+  const settle = (position: Position) => deps.readModels.waitFor(position, deps.readYourWritesTimeoutMs);
+
+  router.post('/api/v1/user/change-password', async (ctx) => {
+    const body = validateRequest<{ current_password: string; new_password: string }>(
+      stringFields('current_password', 'new_password'),
+      requireObjectBody(ctx.request.body),
+    );
+    await settle(await deps.users.changePassword(principalOf(ctx).laui, body.current_password, body.new_password, meta(ctx)));
+    ctx.body = { message: 'Password changed successfully' };
+  });
+
+  router.post('/api/v1/user/marketplace_access_token/update', async (ctx) => {
+    const body = validateRequest<{ marketplace_access_token: string }>(
+      stringFields('marketplace_access_token'),
+      requireObjectBody(ctx.request.body),
+    );
+    const principal = principalOf(ctx);
+    await settle(await deps.users.updateMarketplaceToken(principal.laui, body.marketplace_access_token, meta(ctx)));
+    ctx.body = { message: 'Marketplace access token updated successfully', user_id: principal.laui };
+  });
+
+  router.post('/api/v1/user/create', async (ctx) => {
+    if (!principalOf(ctx).isAdmin) throw forbidden();
+    const body = validateRequest<{ username: string; email: string; password: string; must_change_password: boolean; is_admin: boolean }>(
+      createUserSchema,
+      requireObjectBody(ctx.request.body),
+    );
+    const created = await deps.users.create(
+      { username: body.username, email: body.email, password: body.password, mustChangePassword: body.must_change_password, isAdmin: body.is_admin },
+      meta(ctx),
+    );
+    await settle(created.position);
+    ctx.body = { user_laui: created.laui };
+  });
+
+  return router;
+};

@@ -1,0 +1,40 @@
+import type { DomainEvent } from '../../shared/events.ts';
+import type { Laui } from '../../shared/ids.ts';
+import type { Sealed } from '../../shared/ports/SecretBox.ts';
+
+/** Events of `user-<laui>` streams. Password hashes only; secrets sealed with the deployment key. */
+export type UserEvent =
+  | DomainEvent<
+      'UserCreated',
+      { laui: Laui; username: string; email: string; password_hash: string; must_change_password: boolean; is_admin: boolean }
+    >
+  | DomainEvent<'UserPasswordChanged', { password_hash: string }>
+  | DomainEvent<'MarketplaceTokenUpdated', { token: Sealed }>;
+
+export type UserState =
+  | { exists: false }
+  | {
+      exists: true;
+      laui: Laui;
+      username: string;
+      passwordHash: string;
+      mustChangePassword: boolean;
+      isAdmin: boolean;
+    };
+
+export type UserCommand =
+  | {
+      kind: 'create';
+      laui: Laui;
+      username: string;
+      email: string;
+      passwordHash: string;
+      mustChangePassword: boolean;
+      isAdmin: boolean;
+    }
+  /** The handler checks the current password (slow hashing is I/O-like) and says so here. */
+  | { kind: 'change-password'; currentPasswordMatches: boolean; newPasswordHash: string }
+  | { kind: 'update-marketplace-token'; token: Sealed };
+
+export const userStream = (laui: Laui): string => `user-${laui}`;
+export const usernameKey = (username: string): string => `user:${username.toLowerCase()}`;

@@ -1,0 +1,28 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { benchEventStore } from './eventStoreBench.ts';
+import { benchRebuild } from './rebuildBench.ts';
+import { benchLogin } from './loginBench.ts';
+
+/**
+ * `npm run bench`: every figure as one JSON line on stdout, each beside the baseline measured in
+ * the same run. BENCH_EVENTS scales the million-event figures down for a quick look.
+ */
+const events = Number(process.env.BENCH_EVENTS ?? 1_000_000);
+const only = process.env.BENCH_ONLY?.split(',');
+const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unknown>>>]> = [
+  ['eventstore', (dir) => benchEventStore({ dir, events })],
+  ['rebuild', (dir) => benchRebuild({ dir, events })],
+  ['login', (dir) => benchLogin({ dir })],
+];
+
+const dir = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), 'bench-'));
+try {
+  for (const [name, run] of suites) {
+    if (only && !only.includes(name)) continue;
+    for (const figure of await run(dir)) console.log(JSON.stringify(figure));
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,13 @@
+/**
+ * Polls until `condition` holds, for tests of asynchronous delivery; fails with `what` so that a
+ * timeout says which expectation was never met rather than just "timeout".
+ */
+export const waitUntil = async (condition: () => boolean, what: string, timeoutMs = 3_000): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting until ${what}`);
+    await sleep(5);
+  }
+};
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,76 @@
+import { resolve } from 'node:path';
+
+/**
+ * Every setting comes from the environment; the README's configuration table lists them all.
+ * Parsing is strict: a malformed value stops the start with a message naming the variable.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  adminUsername: string;
+  adminPassword: string | null;
+  adminEmail: string;
+  jwtPrivateKeyPem: string | null;
+  jwtPublicKeyPem: string | null;
+  encryptionKey: string | null;
+  emailTotp: boolean;
+  sqliteSynchronous: 'full' | 'normal';
+  bodyLimit: string;
+  cookieSecure: boolean;
+  readYourWritesTimeoutMs: number;
+  logToConsole: boolean;
+  /** Origins (scheme://host[:port]) a login client's redirect_uri may use; loopback is always allowed. */
+  allowedRedirectOrigins: ReadonlyArray<string>;
+}
+
+const integer = (env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number => {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return value;
+};
+
+const flag = (env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean => {
+  const raw = env[name]?.toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new Error(`${name} must be true or false, got "${env[name]}"`);
+};
+
+const text = (env: NodeJS.ProcessEnv, name: string): string | null => {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? null : raw;
+};
+
+export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
+  const synchronous = (env.SQLITE_SYNCHRONOUS ?? 'full').toLowerCase();
+  if (synchronous !== 'full' && synchronous !== 'normal') {
+    throw new Error(`SQLITE_SYNCHRONOUS must be full or normal, got "${synchronous}"`);
+  }
+  return {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: text(env, 'HOST') ?? '127.0.0.1',
+    dataDir: resolve(text(env, 'DATA_DIR') ?? './data'),
+    adminUsername: text(env, 'ADMIN_USERNAME') ?? 'admin',
+    adminPassword: text(env, 'ADMIN_PASSWORD'),
+    adminEmail: text(env, 'ADMIN_EMAIL') ?? 'admin@localhost',
+    jwtPrivateKeyPem: text(env, 'JWT_PRIVATE_KEY'),
+    jwtPublicKeyPem: text(env, 'JWT_PUBLIC_KEY'),
+    encryptionKey: text(env, 'ENCRYPTION_KEY'),
+    emailTotp: flag(env, 'EMAIL_TOTP', false),
+    sqliteSynchronous: synchronous,
+    bodyLimit: text(env, 'BODY_LIMIT') ?? '1mb',
+    cookieSecure: flag(env, 'COOKIE_SECURE', false),
+    readYourWritesTimeoutMs: integer(env, 'READ_YOUR_WRITES_TIMEOUT_MS', 5000, 0, 600000),
+    logToConsole: flag(env, 'LOG_TO_CONSOLE', false),
+    allowedRedirectOrigins: (text(env, 'OAUTH_REDIRECT_ORIGINS') ?? '')
+      .split(',')
+      .map((origin) => origin.trim())
+      .filter((origin) => origin !== ''),
+  };
+};

@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { systemClock, type Clock } from '../../../shared/clock.ts';
+import type {
+  AppendResult,
+  EventStore,
+  ExpectedRevision,
+  Position,
+  ReadAllOptions,
+  ReadStreamOptions,
+  RecordedEvent,
+  SubscribeOptions,
+  Subscription,
+} from '../../../shared/event-store/EventStore.ts';
+import type { DomainEvent, EventToAppend } from '../../../shared/events.ts';
+import { checkExpectedRevision } from '../checkExpectedRevision.ts';
+import { readAllBounds, readStreamBounds } from '../readBounds.ts';
+import { SubscriptionHub } from '../SubscriptionHub.ts';
+
+/**
+ * The event store of unit tests: the whole log in arrays. Data crosses its edge as a copy,
+ * going in through JSON exactly as the SQLite and EventStoreDB adapters serialize it, so a test
+ * cannot pass here with data (a Date, undefined) that a durable store would change.
+ */
+export class MemoryEventStore implements EventStore {
+  private readonly log: RecordedEvent[] = [];
+  private readonly streams = new Map<string, RecordedEvent[]>();
+  private readonly hub = new SubscriptionHub(this);
+  private closed = false;
+
+  constructor(private readonly clock: Clock = systemClock) {}
+
+  async append<E extends DomainEvent>(
+    streamId: string,
+    events: ReadonlyArray<EventToAppend<E>>,
+    expectedRevision: ExpectedRevision,
+  ): Promise<AppendResult> {
+    this.assertOpen();
+    const stream = this.streams.get(streamId) ?? [];
+    const last = checkExpectedRevision(streamId, expectedRevision, stream.length === 0 ? 'no_stream' : stream.length - 1);
+    const recordedAt = this.clock.now().toISOString();
+    // Build every record before storing any, so an event that cannot be serialized fails the
+    // whole append and leaves the log untouched.
+    const recorded = events.map(
+      (event, index): RecordedEvent => ({
+        id: randomUUID(),
+        streamId,
+        revision: last + 1 + index,
+        position: BigInt(this.log.length + 1 + index),
+        type: event.type,
+        data: jsonCopy(event.data),
+        metadata: jsonCopy(event.metadata),
+        recordedAt,
+      }),
+    );
+    const newest = recorded.at(-1);
+    if (!newest) return { nextExpectedRevision: last, position: await this.headPosition() };
+    this.log.push(...recorded);
+    this.streams.set(streamId, [...stream, ...recorded]);
+    this.hub.notifyAppended();
+    return { nextExpectedRevision: newest.revision, position: newest.position };
+  }
+
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    const { from, to } = readStreamBounds(options);
+    if (to < from) return [];
+    return (this.streams.get(streamId) ?? []).slice(from, to + 1).map((event) => structuredClone(event));
+  }
+
+  async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    const { after, maxCount } = readAllBounds(options);
+    // Position n is the n-th event, so the page after position p starts at index p.
+    const start = Number(after);
+    return this.log.slice(start, start + maxCount).map((event) => structuredClone(event));
+  }
+
+  subscribeToAll(options: SubscribeOptions): Subscription {
+    this.assertOpen();
+    return this.hub.subscribe(options);
+  }
+
+  async headPosition(): Promise<Position> {
+    return BigInt(this.log.length);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.hub.closeAll();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('MemoryEventStore is closed');
+  }
+}
+
+function jsonCopy<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}

@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import {
+  START,
+  WrongExpectedVersionError,
+  type AppendResult,
+  type ExpectedRevision,
+} from '../../../shared/event-store/EventStore.ts';
+import { checkExpectedRevision } from '../checkExpectedRevision.ts';
+
+/** One queued append, its events already serialized in the caller's tick. */
+export interface PendingAppend {
+  streamId: string;
+  expected: ExpectedRevision;
+  events: ReadonlyArray<{ type: string; data: string; metadata: string }>;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+}
+
+export type AppendOutcome =
+  | { append: PendingAppend; result: AppendResult }
+  | { append: PendingAppend; conflict: WrongExpectedVersionError };
+
+/** An accepted append: its revision and the index, in the batch's rows, of its last event. */
+interface Accepted {
+  append: PendingAppend;
+  nextExpectedRevision: number;
+  lastRow: number | undefined;
+}
+
+const COLUMNS_PER_ROW = 7;
+/**
+ * Rows per INSERT statement: one call per 32 rows instead of one per row saved ~30% of the CPU
+ * per event of bulk appends (measured), and 32 * 7 parameters stay far below SQLite's limit.
+ */
+const ROWS_PER_INSERT = 32;
+
+/**
+ * Writes a batch of appends in one transaction, so the batch costs one commit (one fsync).
+ * Each append is judged on its own: a conflict skips only that append's writes.
+ */
+export class AppendBatchWriter {
+  private readonly begin: Database.Statement;
+  private readonly commit: Database.Statement;
+  private readonly rollback: Database.Statement;
+  private readonly lastRevision: Database.Statement<[string], number | null>;
+  private readonly head: Database.Statement<[], bigint>;
+  private readonly inserts = new Map<number, Database.Statement<unknown[], bigint>>();
+
+  constructor(private readonly db: Database.Database) {
+    this.begin = db.prepare('BEGIN IMMEDIATE');
+    this.commit = db.prepare('COMMIT');
+    this.rollback = db.prepare('ROLLBACK');
+    this.lastRevision = db
+      .prepare<[string], number | null>('SELECT MAX(revision) FROM events WHERE stream_id = ?')
+      .pluck();
+    this.head = db.prepare<[], bigint>('SELECT COALESCE(MAX(position), 0) FROM events').pluck().safeIntegers();
+  }
+
+  /** Throws, with nothing written, when SQLite itself fails (disk full, busy beyond the timeout). */
+  write(batch: ReadonlyArray<PendingAppend>, recordedAt: string): AppendOutcome[] {
+    // IMMEDIATE takes the write lock up front: revisions read below cannot be overtaken by
+    // another process (the CLI) before this transaction commits.
+    this.begin.run();
+    try {
+      const rows: Array<string | number> = [];
+      const outcomes = this.check(batch, rows, recordedAt);
+      const positions = this.insertRows(rows);
+      // An append of no events answers with the head as of this batch.
+      const head = outcomes.some((outcome) => 'lastRow' in outcome && outcome.lastRow === undefined)
+        ? this.headPosition()
+        : START;
+      const results = outcomes.map((outcome): AppendOutcome => {
+        if ('conflict' in outcome) return outcome;
+        const { append, nextExpectedRevision, lastRow } = outcome;
+        const position = lastRow === undefined ? head : positions[lastRow];
+        if (position === undefined) throw new Error(`SQLite returned no position for row ${lastRow}`);
+        return { append, result: { nextExpectedRevision, position } };
+      });
+      this.commit.run();
+      return results;
+    } catch (error) {
+      if (this.db.inTransaction) this.rollback.run();
+      throw error;
+    }
+  }
+
+  /** Judges each append against the file as this transaction sees it, queuing the rows of the accepted. */
+  private check(
+    batch: ReadonlyArray<PendingAppend>,
+    rows: Array<string | number>,
+    recordedAt: string,
+  ): Array<Accepted | { append: PendingAppend; conflict: WrongExpectedVersionError }> {
+    // Streams accepted earlier in this batch; valid only inside this transaction.
+    const accepted = new Map<string, number>();
+    return batch.map((append) => {
+      const { streamId, events } = append;
+      let last: number;
+      try {
+        const actual = accepted.get(streamId) ?? this.lastRevision.get(streamId) ?? 'no_stream';
+        last = checkExpectedRevision(streamId, append.expected, actual);
+      } catch (error) {
+        if (error instanceof WrongExpectedVersionError) return { append, conflict: error };
+        throw error;
+      }
+      for (const [index, event] of events.entries()) {
+        rows.push(streamId, last + 1 + index, randomUUID(), event.type, event.data, event.metadata, recordedAt);
+      }
+      const nextExpectedRevision = last + events.length;
+      if (events.length > 0) accepted.set(streamId, nextExpectedRevision);
+      const lastRow = events.length > 0 ? rows.length / COLUMNS_PER_ROW - 1 : undefined;
+      return { append, nextExpectedRevision, lastRow };
+    });
+  }
+
+  /** Inserts the rows in order and returns their positions, as SQLite assigned them. */
+  private insertRows(rows: ReadonlyArray<string | number>): bigint[] {
+    const rowCount = rows.length / COLUMNS_PER_ROW;
+    const positions: bigint[] = [];
+    for (let start = 0; start < rowCount; start += ROWS_PER_INSERT) {
+      const count = Math.min(ROWS_PER_INSERT, rowCount - start);
+      const params = rows.slice(start * COLUMNS_PER_ROW, (start + count) * COLUMNS_PER_ROW);
+      // SQLite inserts VALUES rows in order, each with a larger rowid, but does not promise the
+      // order RETURNING emits them in: sorting restores row order without relying on it.
+      const returned = this.insertStatement(count).all(...params);
+      positions.push(...returned.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    }
+    return positions;
+  }
+
+  private insertStatement(rowCount: number): Database.Statement<unknown[], bigint> {
+    let statement = this.inserts.get(rowCount);
+    if (!statement) {
+      const values = Array.from({ length: rowCount }, () => '(?, ?, ?, ?, ?, ?, ?)').join(', ');
+      // RETURNING gives each row's position as assigned, in insertion order, so no position is
+      // ever inferred by counting.
+      statement = this.db
+        .prepare<unknown[], bigint>(
+          `INSERT INTO events (stream_id, revision, id, type, data, metadata, recorded_at) VALUES ${values}
+           RETURNING position`,
+        )
+        .pluck()
+        .safeIntegers();
+      this.inserts.set(rowCount, statement);
+    }
+    return statement;
+  }
+
+  private headPosition(): bigint {
+    return this.head.get() ?? 0n;
+  }
+}

@@ -1,0 +1,45 @@
+import type Database from 'better-sqlite3';
+
+/**
+ * Schema versions, applied in order; `user_version` records how many have run. Append a new
+ * entry to change the schema; never edit a released one, files in the field already ran it.
+ */
+const MIGRATIONS: ReadonlyArray<string> = [
+  // 1. The log. AUTOINCREMENT so a position is never handed out twice, even after the newest
+  //    row was removed by hand; UNIQUE(stream_id, revision) is both the optimistic-concurrency
+  //    guard of last resort and the index behind readStream and the current-revision lookup.
+  `CREATE TABLE events (
+     position    INTEGER PRIMARY KEY AUTOINCREMENT,
+     stream_id   TEXT    NOT NULL,
+     revision    INTEGER NOT NULL,
+     id          TEXT    NOT NULL,
+     type        TEXT    NOT NULL,
+     data        TEXT    NOT NULL,
+     metadata    TEXT    NOT NULL,
+     recorded_at TEXT    NOT NULL
+   );
+   CREATE UNIQUE INDEX events_stream_revision ON events (stream_id, revision);`,
+];
+
+export const EVENT_STORE_SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Brings the file to the current schema. Safe when several processes open it at once. */
+export function migrateEventStoreSchema(db: Database.Database): void {
+  // IMMEDIATE takes the write lock before reading the version, so two processes opening a
+  // fresh file cannot both decide to run migration 1.
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const current = Number(db.pragma('user_version', { simple: true }));
+    if (current > MIGRATIONS.length) {
+      throw new Error(
+        `Event store schema version ${current} is newer than this code knows (${MIGRATIONS.length})`,
+      );
+    }
+    for (const migration of MIGRATIONS.slice(current)) db.exec(migration);
+    if (current !== MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}

@@ -1,0 +1,49 @@
+import type { Middleware } from 'koa';
+import { AppError, unauthorized } from '../../shared/errors.ts';
+import type { AppState } from '../../shared/http/AppState.ts';
+import type { Collection } from '../../shared/read-store/ReadStore.ts';
+import type { TokenSigner, TokenAudience } from '../../shared/ports/TokenSigner.ts';
+import type { UserDoc } from '../../projections/users/usersProjection.ts';
+
+export interface AuthenticateOptions {
+  tokens: TokenSigner;
+  users: Collection<UserDoc>;
+  /** The query route also accepts the login session cookie (spec 5.2). */
+  acceptSessionCookie?: boolean;
+  /** Paths a user with must_change_password may still call. */
+  allowedWhilePasswordChangeRequired?: ReadonlyArray<string>;
+}
+
+const bearer = (header: string | undefined): string | null => {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return match?.[1] ?? null;
+};
+
+/**
+ * Private routes: a Bearer RS256 access token naming an existing user. Every failure is the same
+ * 401 `User not authenticated` so that the answer does not tell which check failed.
+ */
+export const authenticate = (options: AuthenticateOptions): Middleware<AppState> => {
+  const allowed = new Set(options.allowedWhilePasswordChangeRequired ?? ['/api/v1/user/me', '/api/v1/user/change-password']);
+  return async function requireUser(ctx, next) {
+    let token = bearer(ctx.get('authorization') || undefined);
+    let audience: TokenAudience = 'access';
+    if (token === null && options.acceptSessionCookie) {
+      token = ctx.cookies.get('session') ?? null;
+      audience = 'session';
+    }
+    if (token === null) throw unauthorized();
+    const verified = await options.tokens.verify(audience, token).catch(() => null);
+    if (!verified?.subject) throw unauthorized();
+    const user = await options.users.get(verified.subject);
+    if (!user) throw unauthorized();
+    ctx.state.principal = {
+      laui: user.laui,
+      username: user.username,
+      isAdmin: user.is_admin,
+      mustChangePassword: user.must_change_password,
+    };
+    if (user.must_change_password && !allowed.has(ctx.path)) throw new AppError(403, 'Password change required');
+    await next();
+  };
+};

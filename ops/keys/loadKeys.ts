@@ -1,0 +1,83 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { exportPKCS8, exportSPKI, generateKeyPair, importPKCS8, importSPKI, type CryptoKey } from 'jose';
+
+/**
+ * Keys live in DATA_DIR/keys (mode 0600) unless given by the environment, so that a restart keeps
+ * issued tokens valid and encrypted secrets readable. Written with `wx` so that two processes
+ * starting on one fresh DATA_DIR cannot each write a different key: the loser reads the winner's.
+ */
+export interface KeyMaterial {
+  jwtPrivateKey: CryptoKey;
+  jwtPublicKey: CryptoKey;
+  encryptionKey: Buffer;
+}
+
+const writeOnce = (path: string, content: string): string => {
+  try {
+    writeFileSync(path, content, { mode: 0o600, flag: 'wx' });
+    return content;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return readFileSync(path, 'utf8');
+    throw error;
+  }
+};
+
+const decodeEncryptionKey = (raw: string, source: string): Buffer => {
+  const trimmed = raw.trim();
+  const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
+  if (key.length !== 32) throw new Error(`${source} must be 32 bytes as 64 hex characters or base64`);
+  return key;
+};
+
+export const loadKeys = async (options: {
+  dataDir: string;
+  jwtPrivateKeyPem: string | null;
+  jwtPublicKeyPem: string | null;
+  encryptionKey: string | null;
+}): Promise<KeyMaterial> => {
+  const dir = join(options.dataDir, 'keys');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+
+  let privatePem = options.jwtPrivateKeyPem;
+  let publicPem = options.jwtPublicKeyPem;
+  if ((privatePem === null) !== (publicPem === null)) {
+    throw new Error('JWT_PRIVATE_KEY and JWT_PUBLIC_KEY must be given together');
+  }
+  if (privatePem === null || publicPem === null) {
+    const privatePath = join(dir, 'jwt-private.pem');
+    const publicPath = join(dir, 'jwt-public.pem');
+    if (!existsSync(privatePath)) {
+      const pair = await generateKeyPair('RS256', { extractable: true, modulusLength: 2048 });
+      const candidatePrivate = await exportPKCS8(pair.privateKey);
+      privatePem = writeOnce(privatePath, candidatePrivate);
+      if (privatePem === candidatePrivate) writeFileSync(publicPath, await exportSPKI(pair.publicKey), { mode: 0o600 });
+    }
+    privatePem = readFileSync(privatePath, 'utf8');
+    publicPem = await waitForFile(publicPath);
+  }
+
+  const encryptionKey =
+    options.encryptionKey !== null
+      ? decodeEncryptionKey(options.encryptionKey, 'ENCRYPTION_KEY')
+      : decodeEncryptionKey(writeOnce(join(dir, 'encryption.key'), randomBytes(32).toString('hex')), 'DATA_DIR/keys/encryption.key');
+
+  return {
+    jwtPrivateKey: await importPKCS8(privatePem, 'RS256'),
+    jwtPublicKey: await importSPKI(publicPem, 'RS256'),
+    encryptionKey,
+  };
+};
+
+/** The process that won the private key race writes the public key right after; wait briefly for it. */
+const waitForFile = async (path: string): Promise<string> => {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    if (existsSync(path)) {
+      const content = readFileSync(path, 'utf8');
+      if (content.includes('END PUBLIC KEY')) return content;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`${path} is missing: remove DATA_DIR/keys/jwt-private.pem to regenerate the key pair`);
+};

@@ -1,0 +1,46 @@
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fixedClock } from '../../shared/clock.ts';
+import { JsonLinesLogger } from './JsonLinesLogger.ts';
+
+const lines = (path: string) =>
+  readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+describe('JsonLinesLogger', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'logs-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('given entries of two categories, when logged, then each lands in its category file for the UTC day', async () => {
+    const clock = fixedClock(new Date('2026-03-01T23:59:59Z'));
+    const logger = new JsonLinesLogger(dir, clock);
+    logger.log({ level: 'info', category: 'API', message: 'GET /x 200' });
+    logger.log({ level: 'info', category: 'PERFORMANCE', message: '{"execution_time":0.1,"error":null}', operation: 'GET /x' });
+    clock.advance(2000);
+    logger.log({ level: 'warning', category: 'API', message: 'next day' });
+    await logger.close();
+    expect(lines(join(dir, 'API', '2026-03-01.jsonl'))).to.deep.equal([
+      { timestamp: '2026-03-01T23:59:59.000Z', level: 'info', category: 'API', message: 'GET /x 200' },
+    ]);
+    expect(lines(join(dir, 'API', '2026-03-02.jsonl'))[0]?.message).to.equal('next day');
+    expect(lines(join(dir, 'PERFORMANCE', '2026-03-01.jsonl'))[0]?.operation).to.equal('GET /x');
+  });
+
+  it('given lines with a session id, when logged, then the session file holds exactly those lines', async () => {
+    const logger = new JsonLinesLogger(dir, fixedClock(new Date('2026-03-01T10:00:00Z')));
+    logger.log({ level: 'info', category: 'TASK', message: 'start', session_id: 's-1', task_laui: 'a'.repeat(24) });
+    logger.log({ level: 'info', category: 'TASK', message: 'other', session_id: 's-2' });
+    logger.log({ level: 'error', category: 'TASK_HISTORY', message: 'end', session_id: 's-1' });
+    logger.log({ level: 'info', category: 'TASK', message: 'escape', session_id: '../../etc' });
+    await logger.close();
+    expect(lines(join(dir, 'sessions', 's-1.jsonl')).map((line) => line.message)).to.deep.equal(['start', 'end']);
+    expect(lines(join(dir, 'TASK', '2026-03-01.jsonl'))).to.have.length(3);
+  });
+});

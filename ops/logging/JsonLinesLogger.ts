@@ -1,0 +1,75 @@
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
+import type { Clock } from '../../shared/clock.ts';
+import type { LogEntry, Logger } from '../../shared/ports/Logger.ts';
+
+/**
+ * Writes structured logs as JSON lines under `<root>`:
+ *   <root>/<CATEGORY>/<YYYY-MM-DD>.jsonl   one file per category and UTC day, so that a SQL scan of
+ *                                          one category for one day reads exactly one file;
+ *   <root>/sessions/<session_id>.jsonl      a copy of every line that carries a session_id, so that
+ *                                          one session's lines are found without scanning.
+ * Lines are appended through buffered streams; a day's streams are closed when the day changes.
+ */
+export class JsonLinesLogger implements Logger {
+  private readonly streams = new Map<string, WriteStream>();
+  private currentDay = '';
+
+  constructor(
+    private readonly root: string,
+    private readonly clock: Clock,
+    private readonly echo: (line: string, entry: LogEntry) => void = () => undefined,
+  ) {
+    mkdirSync(join(root, 'sessions'), { recursive: true });
+  }
+
+  log(entry: LogEntry): void {
+    const timestamp = this.clock.now().toISOString();
+    const day = timestamp.slice(0, 10);
+    if (day !== this.currentDay) this.rollOver(day);
+    const line = JSON.stringify({ timestamp, ...entry }) + '\n';
+    this.stream(join(this.root, entry.category), `${day}.jsonl`).write(line);
+    if (typeof entry.session_id === 'string' && /^[A-Za-z0-9_.-]{1,128}$/.test(entry.session_id)) {
+      this.stream(join(this.root, 'sessions'), `${entry.session_id}.jsonl`).write(line);
+    }
+    this.echo(line, entry);
+  }
+
+  async flush(): Promise<void> {
+    await Promise.all([...this.streams.values()].map((stream) => new Promise<void>((resolve) => stream.write('', () => resolve()))));
+  }
+
+  async close(): Promise<void> {
+    const streams = [...this.streams.values()];
+    this.streams.clear();
+    await Promise.all(streams.map((stream) => new Promise<void>((resolve) => stream.end(() => resolve()))));
+  }
+
+  private rollOver(day: string): void {
+    this.currentDay = day;
+    for (const stream of this.streams.values()) stream.end();
+    this.streams.clear();
+  }
+
+  private stream(dir: string, file: string): WriteStream {
+    const path = join(dir, file);
+    let stream = this.streams.get(path);
+    if (!stream) {
+      mkdirSync(dir, { recursive: true });
+      stream = createWriteStream(path, { flags: 'a' });
+      // Session files are many and short-lived; keep the open-file count bounded.
+      if (this.streams.size > 512) this.evictSessions();
+      this.streams.set(path, stream);
+    }
+    return stream;
+  }
+
+  private evictSessions(): void {
+    for (const [path, stream] of this.streams) {
+      if (path.includes(`${join(this.root, 'sessions')}`)) {
+        stream.end();
+        this.streams.delete(path);
+      }
+    }
+  }
+}

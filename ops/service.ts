@@ -1,0 +1,164 @@
+import { createServer, type Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { systemClock, type Clock } from '../shared/clock.ts';
+import { metadataFor } from '../shared/events.ts';
+import type { EventStore } from '../shared/event-store/EventStore.ts';
+import type { Collection, ReadStore } from '../shared/read-store/ReadStore.ts';
+import { AppError } from '../shared/errors.ts';
+import type { MessageBus } from '../shared/bus/MessageBus.ts';
+import type { Mailer } from '../shared/ports/Mailer.ts';
+import type { PasswordHasher } from '../shared/ports/PasswordHasher.ts';
+import { authHandler } from '../command-side/auth/handler.ts';
+import { authRoutes } from '../command-side/auth/routes.ts';
+import { userHandler, type UserHandler } from '../command-side/user/handler.ts';
+import { userCommandRoutes } from '../command-side/user/routes.ts';
+import { userQueryRoutes } from '../query-side/user/routes.ts';
+import { ProjectionRunner } from '../projections/runner/ProjectionRunner.ts';
+import { USERS, usersProjection, type UserDoc } from '../projections/users/usersProjection.ts';
+import { MemoryReadStore } from '../projections/read-store/MemoryReadStore.ts';
+import type { Config } from './config.ts';
+import { openSqliteEventStore } from './event-store/sqlite/SqliteEventStore.ts';
+import { InProcessBus } from './bus/InProcessBus.ts';
+import { createApp } from './http/createApp.ts';
+import { authenticate } from './http/authenticate.ts';
+import { JsonLinesLogger } from './logging/JsonLinesLogger.ts';
+import { LogMailer } from './mail/LogMailer.ts';
+import { loadKeys } from './keys/loadKeys.ts';
+import { AesSecretBox } from './keys/AesSecretBox.ts';
+import { JoseTokenSigner } from './auth/JoseTokenSigner.ts';
+import { scryptPasswords } from './auth/scryptPasswords.ts';
+import { isAllowedRedirect } from './auth/isAllowedRedirect.ts';
+
+export interface Service {
+  url: string;
+  server: Server;
+  eventStore: EventStore;
+  readStore: ReadStore;
+  bus: MessageBus;
+  projections: ProjectionRunner;
+  logger: JsonLinesLogger;
+  close(): Promise<void>;
+}
+
+export interface ServiceOverrides {
+  clock?: Clock;
+  mailer?: Mailer;
+  passwords?: PasswordHasher;
+  /** Where the one-time admin password is announced (the console by default). */
+  announce?(message: string): void;
+}
+
+/**
+ * The composition root of the embedded mode: every real adapter is built here and handed to the
+ * feature factories as ports. The server listens at once (health says "starting") and serves
+ * once the read models have been rebuilt from the log.
+ */
+export const startService = async (config: Config, overrides: ServiceOverrides = {}): Promise<Service> => {
+  const clock = overrides.clock ?? systemClock;
+  const announce = overrides.announce ?? ((message: string) => console.log(message));
+  const logger = new JsonLinesLogger(join(config.dataDir, 'logs'), clock, config.logToConsole ? (line) => process.stdout.write(line) : undefined);
+  const keys = await loadKeys(config);
+  const secrets = new AesSecretBox(keys.encryptionKey);
+  const tokens = new JoseTokenSigner(keys.jwtPrivateKey, keys.jwtPublicKey, clock);
+  const passwords = overrides.passwords ?? scryptPasswords();
+  const mailer = overrides.mailer ?? new LogMailer(logger);
+
+  const eventStore = openSqliteEventStore({ file: join(config.dataDir, 'events.sqlite'), synchronous: config.sqliteSynchronous });
+  const readStore = new MemoryReadStore();
+  const bus = new InProcessBus();
+  const projections = new ProjectionRunner({
+    name: 'embedded',
+    eventStore,
+    readStore,
+    projections: [usersProjection],
+    onProgress: (progress) =>
+      announce(`Rebuilding read models: ${progress.position}/${progress.head} (${progress.eventsPerSecond} events/s)`),
+    onError: (error) => logger.log({ level: 'critical', category: 'API', message: `Projection failed: ${String(error)}` }),
+  });
+  const users = readStore.collection<UserDoc>(USERS, usersProjection.indexes);
+  const userCommands = userHandler({ eventStore, passwords, secrets });
+
+  let ready = false;
+  const app = createApp({
+    logger,
+    bodyLimit: config.bodyLimit,
+    isReady: () => ready,
+    authenticate: authenticate({ tokens, users }),
+    publicRoutes: [
+      authRoutes({
+        auth: authHandler({ eventStore, clock }),
+        tokens,
+        users,
+        passwords,
+        mailer,
+        clock,
+        emailTotp: config.emailTotp,
+        cookieSecure: config.cookieSecure,
+        isAllowedRedirect: (uri) => isAllowedRedirect(uri, config.allowedRedirectOrigins),
+      }),
+    ],
+    privateRoutes: [
+      userQueryRoutes({ users, secrets }),
+      userCommandRoutes({ users: userCommands, clock, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
+    ],
+  });
+
+  const server = createServer(app.callback());
+  server.requestTimeout = 120_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${address.port}`;
+
+  await projections.start();
+  await ensureAdmin(config, { users, userCommands, projections, clock, announce });
+  ready = true;
+  logger.log({ level: 'info', category: 'API', message: `Service ready on ${url}` });
+
+  return {
+    url,
+    server,
+    eventStore,
+    readStore,
+    bus,
+    projections,
+    logger,
+    async close() {
+      ready = false;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await bus.close();
+      await projections.stop();
+      await eventStore.close();
+      await logger.close();
+    },
+  };
+};
+
+/** First start: the admin account, with ADMIN_PASSWORD or a random one shown once. */
+const ensureAdmin = async (
+  config: Config,
+  deps: { users: Collection<UserDoc>; userCommands: UserHandler; projections: ProjectionRunner; clock: Clock; announce(message: string): void },
+): Promise<void> => {
+  const existing = await deps.users.find({ where: { username_key: config.adminUsername.toLowerCase() }, limit: 1 });
+  if (existing.length > 0) return;
+  const password = config.adminPassword ?? randomBytes(12).toString('base64url');
+  try {
+    const created = await deps.userCommands.create(
+      { username: config.adminUsername, email: config.adminEmail, password, mustChangePassword: config.adminPassword === null, isAdmin: true },
+      metadataFor(null, deps.clock.now(), 'bootstrap'),
+    );
+    await deps.projections.waitFor(created.position, config.readYourWritesTimeoutMs);
+  } catch (error) {
+    // Another process sharing this DATA_DIR created it first: that is fine.
+    if (error instanceof AppError && error.status === 409) return;
+    throw error;
+  }
+  if (config.adminPassword === null) {
+    deps.announce(`Created admin user "${config.adminUsername}" with one-time password: ${password} (change it at first login)`);
+  }
+};

@@ -1,0 +1,181 @@
+import type { Collection, Doc, FindOptions, IndexSpec } from '../../shared/read-store/ReadStore.ts';
+import { compareByField } from './compareByField.ts';
+import { firstInOrder } from './firstInOrder.ts';
+import { HashIndex, indexName, type Where } from './HashIndex.ts';
+
+/** Candidates of a query: those an index (or the id) narrowed to, and the equalities left to check. */
+interface Selection {
+  candidates: Iterable<Doc>;
+  size: number;
+  remaining: ReadonlyArray<readonly [string, unknown]>;
+}
+
+/**
+ * One in-memory collection. Stored documents are private copies: callers get clones, so a
+ * projection that mutates what it read cannot change the read model behind the store's back.
+ */
+export class MemoryCollection implements Collection<Doc> {
+  private readonly docs = new Map<string, Doc>();
+  private readonly indexes = new Map<string, HashIndex>();
+
+  constructor(
+    private readonly name: string,
+    indexes: ReadonlyArray<IndexSpec> = [],
+  ) {
+    this.declare(indexes);
+  }
+
+  /** Adds indexes not yet present, built over the documents already stored; all or none. */
+  declare(specs: ReadonlyArray<IndexSpec>): void {
+    const added = new Map<string, HashIndex>();
+    const madeUnique: HashIndex[] = [];
+    for (const spec of specs) {
+      const name = indexName(spec.fields);
+      const existing = this.indexes.get(name) ?? added.get(name);
+      if (!existing) {
+        const index = new HashIndex(this.name, spec);
+        index.build(this.docs.values());
+        added.set(name, index);
+      } else if (spec.unique === true && !existing.unique) {
+        madeUnique.push(existing);
+      }
+    }
+    for (const index of madeUnique) index.assertNoDuplicates();
+    for (const index of madeUnique) index.makeUnique();
+    for (const [name, index] of added) this.indexes.set(name, index);
+  }
+
+  async get(id: string): Promise<Doc | null> {
+    const doc = this.docs.get(id);
+    return doc ? structuredClone(doc) : null;
+  }
+
+  async put(doc: Doc): Promise<void> {
+    this.store(structuredClone(doc));
+  }
+
+  async peek(id: string): Promise<Doc | null> {
+    return this.docs.get(id) ?? null;
+  }
+
+  async adopt(doc: Doc): Promise<void> {
+    this.store(doc);
+  }
+
+  private store(next: Doc): void {
+    if (typeof next.id !== 'string') throw new TypeError(`A document of ${this.name} needs a string id`);
+    // Every unique index is checked before any is touched: a refused put changes nothing.
+    for (const index of this.indexes.values()) index.assertAccepts(next);
+    const previous = this.docs.get(next.id);
+    for (const index of this.indexes.values()) {
+      if (previous) index.replace(previous, next);
+      else index.add(next);
+    }
+    this.docs.set(next.id, next);
+  }
+
+  async delete(id: string): Promise<void> {
+    const previous = this.docs.get(id);
+    if (!previous) return;
+    for (const index of this.indexes.values()) index.remove(previous);
+    this.docs.delete(id);
+  }
+
+  async find(options: FindOptions = {}): Promise<Doc[]> {
+    const skip = checkedCount('skip', options.skip, 0);
+    const limit = checkedCount('limit', options.limit, Number.POSITIVE_INFINITY);
+    const selection = this.select(options.where);
+    const matching = matches(selection);
+    const found = options.sort ? sorted(matching, selection.size, options.sort, skip, limit) : page(matching, skip, limit);
+    // Only the page is copied: the candidates it was cut from may be a million documents.
+    return found.map((doc) => structuredClone(doc));
+  }
+
+  async count(where?: FindOptions['where']): Promise<number> {
+    const selection = this.select(where);
+    if (selection.remaining.length === 0) return selection.size;
+    let count = 0;
+    for (const _doc of matches(selection)) count += 1;
+    return count;
+  }
+
+  clear(): void {
+    this.docs.clear();
+    for (const index of this.indexes.values()) index.clear();
+  }
+
+  /**
+   * The id is the primary key; otherwise the covered index with the most fields gives the
+   * smallest bucket to filter. Only a where that no index covers scans every document.
+   */
+  private select(rawWhere: FindOptions['where']): Selection {
+    const where = normalised(rawWhere);
+    if (Object.hasOwn(where, 'id')) {
+      const id = where.id;
+      const doc = typeof id === 'string' ? this.docs.get(id) : undefined;
+      return { candidates: doc ? [doc] : [], size: doc ? 1 : 0, remaining: entriesExcept(where, ['id']) };
+    }
+    let best: HashIndex | undefined;
+    for (const index of this.indexes.values()) {
+      if (index.covers(where) && (!best || index.fields.length > best.fields.length)) best = index;
+    }
+    if (!best) return { candidates: this.docs.values(), size: this.docs.size, remaining: entriesExcept(where, []) };
+    const hits = best.lookup(where);
+    return { candidates: this.byIds(hits.ids), size: hits.size, remaining: entriesExcept(where, best.fields) };
+  }
+
+  private *byIds(ids: Iterable<string>): Generator<Doc> {
+    for (const id of ids) {
+      const doc = this.docs.get(id);
+      if (doc) yield doc;
+    }
+  }
+}
+
+/** JSON has no undefined: an equality on undefined means null, as the MongoDB driver sends it. */
+const normalised = (where: FindOptions['where']): Where => {
+  const result: Where = {};
+  for (const [field, value] of Object.entries(where ?? {})) result[field] = value ?? null;
+  return result;
+};
+
+const entriesExcept = (where: Where, covered: ReadonlyArray<string>): Array<readonly [string, unknown]> =>
+  Object.entries(where).filter(([field]) => !covered.includes(field));
+
+function* matches({ candidates, remaining }: Selection): Generator<Doc> {
+  for (const doc of candidates) {
+    if (remaining.every(([field, value]) => (doc[field] ?? null) === value)) yield doc;
+  }
+}
+
+/** Stops reading candidates once the page is full: an unsorted first page is cheap at any size. */
+const page = (docs: Iterable<Doc>, skip: number, limit: number): Doc[] => {
+  const result: Doc[] = [];
+  if (limit === 0) return result;
+  let skipped = 0;
+  for (const doc of docs) {
+    if (skipped < skip) skipped += 1;
+    else if (result.push(doc) >= limit) break;
+  }
+  return result;
+};
+
+const sorted = (
+  docs: Iterable<Doc>,
+  size: number,
+  sort: NonNullable<FindOptions['sort']>,
+  skip: number,
+  limit: number,
+): Doc[] => {
+  const compare = compareByField(sort);
+  const wanted = skip + limit;
+  // A heap pays off when the page is small next to the candidates; otherwise one sort is cheaper.
+  const ordered = wanted < size / 4 ? firstInOrder(docs, wanted, compare) : [...docs].sort(compare);
+  return ordered.slice(skip, wanted);
+};
+
+const checkedCount = (name: string, value: number | undefined, fallback: number): number => {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
+  return value;
+};

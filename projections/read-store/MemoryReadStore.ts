@@ -1,0 +1,35 @@
+import type { Collection, Doc, IndexSpec, ReadStore } from '../../shared/read-store/ReadStore.ts';
+import { MemoryCollection } from './MemoryCollection.ts';
+
+export { UniqueIndexViolationError } from './UniqueIndexViolationError.ts';
+
+/**
+ * Read models of the embedded mode: rebuilt from the event log at start, so nothing here is
+ * persisted. Indexes are hash indexes over equality, the only kind of filter the port offers,
+ * which keeps lookups flat at a million documents.
+ */
+export class MemoryReadStore implements ReadStore {
+  private readonly collections = new Map<string, MemoryCollection>();
+
+  /**
+   * Same name, same object: projections and query handlers that ask separately share the data.
+   * Indexes named on a later call are added and built over what is already stored.
+   */
+  collection<T extends Doc = Doc>(name: string, indexes: ReadonlyArray<IndexSpec> = []): Collection<T> {
+    let collection = this.collections.get(name);
+    if (collection) collection.declare(indexes);
+    else {
+      collection = new MemoryCollection(name, indexes);
+      this.collections.set(name, collection);
+    }
+    // The store holds JSON documents of any shape; T is the caller's word for what it put there.
+    return collection as unknown as Collection<T>;
+  }
+
+  /** Empties every collection but keeps them and their indexes: projections hold references. */
+  async clear(): Promise<void> {
+    for (const collection of this.collections.values()) collection.clear();
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,65 @@
+import type { RecordedEvent } from '../../shared/event-store/EventStore.ts';
+import type { Laui } from '../../shared/ids.ts';
+import type { Sealed } from '../../shared/ports/SecretBox.ts';
+import type { Projection } from '../runner/Projection.ts';
+
+/** The users read model: what login, the auth middleware and GET /user/me read. */
+export interface UserDoc {
+  [field: string]: unknown;
+  id: Laui;
+  laui: Laui;
+  username: string;
+  /** Lower-cased for the unique, case-insensitive login lookup. */
+  username_key: string;
+  email: string;
+  password_hash: string;
+  must_change_password: boolean;
+  is_admin: boolean;
+  marketplace_token: Sealed | null;
+  chat_agent_laui: Laui | null;
+  chat_agent_name: string | null;
+  chat_connection_laui: Laui | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export const USERS = 'users';
+
+const str = (data: Record<string, unknown>, key: string): string => String(data[key] ?? '');
+
+export const usersProjection: Projection<UserDoc> = {
+  name: 'users',
+  collection: USERS,
+  indexes: [{ fields: ['username_key'], unique: true }],
+  handles: new Set(['UserCreated', 'UserPasswordChanged', 'MarketplaceTokenUpdated']),
+  documentId: (event: RecordedEvent) => (event.streamId.startsWith('user-') ? event.streamId.slice('user-'.length) : null),
+  evolve: (doc, event) => {
+    const data = event.data as Record<string, unknown>;
+    const at = event.metadata.at;
+    switch (event.type) {
+      case 'UserCreated':
+        return {
+          id: str(data, 'laui'),
+          laui: str(data, 'laui'),
+          username: str(data, 'username'),
+          username_key: str(data, 'username').toLowerCase(),
+          email: str(data, 'email'),
+          password_hash: str(data, 'password_hash'),
+          must_change_password: data.must_change_password === true,
+          is_admin: data.is_admin === true,
+          marketplace_token: null,
+          chat_agent_laui: null,
+          chat_agent_name: null,
+          chat_connection_laui: null,
+          created_at: at,
+          updated_at: at,
+        };
+      case 'UserPasswordChanged':
+        return doc && { ...doc, password_hash: str(data, 'password_hash'), must_change_password: false, updated_at: at };
+      case 'MarketplaceTokenUpdated':
+        return doc && { ...doc, marketplace_token: data.token as Sealed, updated_at: at };
+      default:
+        return doc;
+    }
+  },
+};

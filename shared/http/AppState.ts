@@ -1,0 +1,17 @@
+import type { ParameterizedContext } from 'koa';
+import { unauthorized } from '../errors.ts';
+import type { Principal } from '../ports/Principal.ts';
+
+/** What middleware puts on `ctx.state` for the route handlers. */
+export interface AppState {
+  principal?: Principal;
+  /** Ties the request's log lines and events together (`metadata.correlation_id`). */
+  correlationId: string;
+}
+
+export type AppContext = ParameterizedContext<AppState>;
+
+export const principalOf = (ctx: { state: AppState }): Principal => {
+  if (!ctx.state.principal) throw unauthorized();
+  return ctx.state.principal;
+};

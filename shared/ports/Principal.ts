@@ -1,0 +1,9 @@
+import type { Laui } from '../ids.ts';
+
+/** The authenticated caller, put on `ctx.state.principal` by the auth middleware. */
+export interface Principal {
+  laui: Laui;
+  username: string;
+  isAdmin: boolean;
+  mustChangePassword: boolean;
+}

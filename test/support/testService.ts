@@ -1,0 +1,60 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type Config } from '../../ops/config.ts';
+import { startService, type Service, type ServiceOverrides } from '../../ops/service.ts';
+import { scryptPasswords } from '../../ops/auth/scryptPasswords.ts';
+import { CapturingMailer } from '../../ops/mail/LogMailer.ts';
+import { HttpClient } from './HttpClient.ts';
+
+export const ADMIN = { username: 'admin', password: 'admin-password-1' };
+
+export interface TestService {
+  service: Service;
+  config: Config;
+  mailer: CapturingMailer;
+  announced: string[];
+  dataDir: string;
+  client(): HttpClient;
+  /** Full login flow for a user; returns the access token and the browser-like client. */
+  login(username?: string, password?: string): Promise<{ token: string; client: HttpClient }>;
+  stop(options?: { keepData?: boolean }): Promise<void>;
+}
+
+/** The real embedded service on a free port and a fresh DATA_DIR; a cheap scrypt cost keeps tests fast. */
+export const startTestService = async (env: Record<string, string> = {}, overrides: ServiceOverrides = {}, dataDir?: string): Promise<TestService> => {
+  const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'orchestrator-'));
+  const config = loadConfig({ PORT: '0', DATA_DIR: dir, ADMIN_PASSWORD: ADMIN.password, SQLITE_SYNCHRONOUS: 'normal', ...env });
+  const mailer = new CapturingMailer();
+  const announced: string[] = [];
+  const service = await startService(config, {
+    mailer,
+    passwords: scryptPasswords(2 ** 10),
+    announce: (message) => announced.push(message),
+    ...overrides,
+  });
+  const test: TestService = {
+    service,
+    config,
+    mailer,
+    announced,
+    dataDir: dir,
+    client: () => new HttpClient(service.url),
+    async login(username = ADMIN.username, password = ADMIN.password) {
+      const client = test.client();
+      await client.get('/api/v1/auth?client_id=cli&redirect_uri=http://localhost/cb&state=s1');
+      const login = await client.post('/api/v1/login', { form: { username, password } });
+      if (login.status !== 303) throw new Error(`login failed: ${login.status} ${login.text}`);
+      const redirect = await client.get(login.headers.get('location') ?? '');
+      const code = new URL(redirect.headers.get('location') ?? '').searchParams.get('code');
+      const token = await client.post('/api/v1/token', { json: { grant_type: 'authorization_code', credentials: { code, provider: 'local' } } });
+      if (token.status !== 200) throw new Error(`token failed: ${token.status} ${token.text}`);
+      return { token: client.jar.get('frontend_token') ?? '', client };
+    },
+    async stop(options = {}) {
+      await service.close();
+      if (!options.keepData) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return test;
+};
