@@ -15,7 +15,18 @@ import { authRoutes } from '../command-side/auth/routes.ts';
 import { userHandler, type UserHandler } from '../command-side/user/handler.ts';
 import { userCommandRoutes } from '../command-side/user/routes.ts';
 import { userQueryRoutes } from '../query-side/user/routes.ts';
+import { groupHandler } from '../command-side/group/handler.ts';
+import { groupCommandRoutes } from '../command-side/group/routes.ts';
+import { groupQueryRoutes } from '../query-side/group/routes.ts';
+import { groupsProjection } from '../projections/groups/groupsProjection.ts';
+import { groupMembersProjection } from '../projections/groups/groupMembersProjection.ts';
 import { ProjectionRunner } from '../projections/runner/ProjectionRunner.ts';
+import { ITEMS, itemsProjection, type ItemDoc } from '../projections/catalog/itemsProjection.ts';
+import { LINKS, linksProjection, type LinkDoc } from '../projections/catalog/linksProjection.ts';
+import { createAccessControl } from '../projections/catalog/accessControl.ts';
+import { groupsOfPrincipal } from '../projections/groups/groupsOfPrincipal.ts';
+import { catalogCommandRoutes } from '../command-side/catalog/routes.ts';
+import { catalogQueryRoutes } from '../query-side/catalog/routes.ts';
 import { USERS, usersProjection, type UserDoc } from '../projections/users/usersProjection.ts';
 import { MemoryReadStore } from '../projections/read-store/MemoryReadStore.ts';
 import type { Config } from './config.ts';
@@ -72,13 +83,16 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     name: 'embedded',
     eventStore,
     readStore,
-    projections: [usersProjection],
+    projections: [usersProjection, groupsProjection, groupMembersProjection, itemsProjection, linksProjection],
     onProgress: (progress) =>
       announce(`Rebuilding read models: ${progress.position}/${progress.head} (${progress.eventsPerSecond} events/s)`),
     onError: (error) => logger.log({ level: 'critical', category: 'API', message: `Projection failed: ${String(error)}` }),
   });
   const users = readStore.collection<UserDoc>(USERS, usersProjection.indexes);
   const userCommands = userHandler({ eventStore, passwords, secrets });
+  const items = readStore.collection<ItemDoc>(ITEMS, itemsProjection.indexes);
+  const links = readStore.collection<LinkDoc>(LINKS, linksProjection.indexes);
+  const access = createAccessControl({ items, groupsOf: (laui) => groupsOfPrincipal(readStore, laui) });
 
   let ready = false;
   const app = createApp({
@@ -100,8 +114,17 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       }),
     ],
     privateRoutes: [
+      catalogQueryRoutes({ items, links, access, eventStore }),
+      catalogCommandRoutes({ eventStore, items, links, access, clock, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       userQueryRoutes({ users, secrets }),
       userCommandRoutes({ users: userCommands, clock, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
+      groupQueryRoutes({ readStore }),
+      groupCommandRoutes({
+        groups: groupHandler({ eventStore, readStore }),
+        clock,
+        readModels: projections,
+        readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
+      }),
     ],
   });
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { AppError } from '../../shared/errors.ts';
 import { userDecider } from './decide.ts';
-import type { UserCommand, UserEvent, UserState } from './user.ts';
+import type { UserCommand, UserEvent } from './user.ts';
+import { deciderSpecification } from '../../test/support/deciderSpecification.ts';
 
 const laui = '65a000000000000000000001';
 const created: UserEvent = {
@@ -9,26 +9,7 @@ const created: UserEvent = {
   data: { laui, username: 'ada', email: 'ada@example.com', password_hash: 'h1', must_change_password: true, is_admin: false },
 };
 
-/** given events, when command, then events (or an error with its status). */
-const given = (...events: UserEvent[]) => {
-  const state: UserState = events.reduce(userDecider.evolve, userDecider.initialState());
-  return {
-    when: (command: UserCommand) => ({
-      then: (expected: UserEvent[]) => expect(userDecider.decide(command, state)).to.deep.equal(expected),
-      thenFails: (status: number, detail: string) => {
-        try {
-          userDecider.decide(command, state);
-        } catch (error) {
-          expect(error).to.be.instanceOf(AppError);
-          expect((error as AppError).status).to.equal(status);
-          expect((error as AppError).detail).to.equal(detail);
-          return;
-        }
-        expect.fail('the command was accepted');
-      },
-    }),
-  };
-};
+const given = deciderSpecification(userDecider);
 
 describe('user decider', () => {
   const create: UserCommand = {

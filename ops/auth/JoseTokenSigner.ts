@@ -5,8 +5,17 @@ import { InvalidTokenError, type TokenAudience, type TokenSigner, type VerifiedT
 
 const ISSUER = 'pipeline-orchestrator';
 
-/** RS256 only: verification pins the algorithm, so `alg: none` and HMAC-with-public-key tricks fail. */
+/** Verified tokens kept so that a client's every request does not pay an RSA verification. */
+const CACHE_SIZE = 10_000;
+
+/**
+ * RS256 only: verification pins the algorithm, so `alg: none` and HMAC-with-public-key tricks fail.
+ * A successful verification is cached by (audience, token) until the token expires: the same
+ * bytes verify the same way, and WebCrypto RSA verification dominated request CPU without it.
+ */
 export class JoseTokenSigner implements TokenSigner {
+  private readonly verified = new Map<string, VerifiedToken>();
+
   constructor(
     private readonly privateKey: CryptoKey,
     private readonly publicKey: CryptoKey,
@@ -27,6 +36,19 @@ export class JoseTokenSigner implements TokenSigner {
   }
 
   async verify(audience: TokenAudience, token: string): Promise<VerifiedToken> {
+    const cacheKey = `${audience} ${token}`;
+    const cached = this.verified.get(cacheKey);
+    if (cached) {
+      if (cached.expiresAt.getTime() > this.clock.now().getTime()) return cached;
+      this.verified.delete(cacheKey);
+    }
+    const result = await this.verifyUncached(audience, token);
+    if (this.verified.size >= CACHE_SIZE) this.verified.delete(this.verified.keys().next().value as string);
+    this.verified.set(cacheKey, result);
+    return result;
+  }
+
+  private async verifyUncached(audience: TokenAudience, token: string): Promise<VerifiedToken> {
     try {
       const { payload } = await jwtVerify(token, this.publicKey, {
         algorithms: ['RS256'],

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { benchEventStore } from './eventStoreBench.ts';
 import { benchRebuild } from './rebuildBench.ts';
 import { benchLogin } from './loginBench.ts';
+import { benchCatalogHttp } from './catalogBench.ts';
+import { benchCatalogScale } from './catalogScaleBench.ts';
 
 /**
  * `npm run bench`: every figure as one JSON line on stdout, each beside the baseline measured in
@@ -15,6 +17,8 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['eventstore', (dir) => benchEventStore({ dir, events })],
   ['rebuild', (dir) => benchRebuild({ dir, events })],
   ['login', (dir) => benchLogin({ dir })],
+  ['catalog', (dir) => benchCatalogHttp({ dir })],
+  ['catalog-scale', (dir) => benchCatalogScale({ dir, items: events })],
 ];
 
 const dir = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), 'bench-'));

@@ -115,13 +115,18 @@ export class MemoryCollection implements Collection<Doc> {
       const doc = typeof id === 'string' ? this.docs.get(id) : undefined;
       return { candidates: doc ? [doc] : [], size: doc ? 1 : 0, remaining: entriesExcept(where, ['id']) };
     }
-    let best: HashIndex | undefined;
+    // Bucket sizes are known without walking them: take the covering index with the fewest hits
+    // (a pk lookup beats an item_type bucket of a million, whatever their field counts).
+    let best: { index: HashIndex; hits: ReturnType<HashIndex['lookup']> } | undefined;
     for (const index of this.indexes.values()) {
-      if (index.covers(where) && (!best || index.fields.length > best.fields.length)) best = index;
+      if (!index.covers(where)) continue;
+      const hits = index.lookup(where);
+      if (!best || hits.size < best.hits.size || (hits.size === best.hits.size && index.fields.length > best.index.fields.length)) {
+        best = { index, hits };
+      }
     }
     if (!best) return { candidates: this.docs.values(), size: this.docs.size, remaining: entriesExcept(where, []) };
-    const hits = best.lookup(where);
-    return { candidates: this.byIds(hits.ids), size: hits.size, remaining: entriesExcept(where, best.fields) };
+    return { candidates: this.byIds(best.hits.ids), size: best.hits.size, remaining: entriesExcept(where, best.index.fields) };
   }
 
   private *byIds(ids: Iterable<string>): Generator<Doc> {

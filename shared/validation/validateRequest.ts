@@ -10,6 +10,18 @@ const ajv = new Ajv({ allErrors: true, strict: true, coerceTypes: false, useDefa
 
 export type Location = 'body' | 'query' | 'path' | 'cookie';
 
+/** Schema of a LAUI (ObjectId) field; a mismatch is reported as `Invalid ObjectId`. */
+export const LAUI_PATTERN = '^[0-9a-f]{24}$';
+export const lauiSchema = { type: 'string', pattern: LAUI_PATTERN } as const;
+
+export const invalidLauiEntry = (loc: ReadonlyArray<string | number>, input: unknown): ValidationEntry => ({
+  type: 'value_error',
+  loc,
+  msg: 'Invalid ObjectId',
+  input,
+  ctx: { error: 'must be a 24-character hexadecimal ObjectId' },
+});
+
 const entryFor = (where: Location, error: ErrorObject, root: unknown): ValidationEntry => {
   const path = error.instancePath
     .split('/')
@@ -49,6 +61,7 @@ const entryFor = (where: Location, error: ErrorObject, root: unknown): Validatio
       return { type: kind, loc: [where, ...path], msg, input };
     }
     case 'pattern':
+      if (params.pattern === LAUI_PATTERN) return invalidLauiEntry([where, ...path], input);
       return {
         type: 'string_pattern_mismatch',
         loc: [where, ...path],

@@ -1,0 +1,118 @@
+import { forbidden, notFound, unprocessable } from '../../shared/errors.ts';
+import type { EventMetadata } from '../../shared/events.ts';
+import type { Position } from '../../shared/event-store/EventStore.ts';
+import { newLaui, type Laui } from '../../shared/ids.ts';
+import type { Principal } from '../../shared/ports/Principal.ts';
+import { emptyAccess, type AccessMaps } from '../../shared/access/permissions.ts';
+import {
+  allowedChildren,
+  applyDefaults,
+  checkRootRules,
+  isChildAllowed,
+  resolveItemType,
+  unknownItemTypeEntry,
+  validateItem,
+} from '../../shared/item-types/itemTypes.ts';
+import { uniqueKeyOf } from '../../shared/item-types/primaryKey.ts';
+import { handleCommand } from '../kernel/handleCommand.ts';
+import { reserveUniqueKey, uniqueKeyStream, uniqueKeyDecider } from '../kernel/uniqueKey.ts';
+import { loadState } from '../kernel/handleCommand.ts';
+import { applyAccessPatch } from '../group/applyAccessPatch.ts';
+import { parseAccessPatch } from './parseAccessPatch.ts';
+import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import { typeFields, type CatalogDeps } from './catalogDeps.ts';
+import { itemDecider } from './decide.ts';
+import { itemNotFound, itemStream } from './item.ts';
+
+export const UNIQUE_KEY_EXISTS = 'Item already exists with the same unique key';
+
+/** Item types that may stand at the root of the tree (docs/decisions.md). */
+export const ROOT_TYPES: ReadonlySet<string> = new Set(['folder.account', 'folder.user']);
+
+export interface PlannedItem {
+  itemType: string;
+  name: string;
+  parent: ItemDoc | null;
+  fields: Record<string, unknown>;
+  access: AccessMaps;
+  uniqueKey: string | null;
+}
+
+/**
+ * Everything create checks before it writes, shared with POST /catalog/validate so that both give
+ * the same answer: schema (422 list), root rules, parent existence (404) and type (422 object),
+ * EDIT on the parent (403), access_patch, and whether the unique key is free (409).
+ */
+export const planItem = async (deps: CatalogDeps, principal: Principal, body: Record<string, unknown>): Promise<PlannedItem> => {
+  const itemType = body.item_type;
+  if (typeof itemType !== 'string') {
+    throw unprocessable([{ type: 'missing', loc: ['body', 'item_type'], msg: 'Field required', input: itemType ?? null }]);
+  }
+  const definition = resolveItemType(itemType);
+  if (!definition) throw unprocessable([unknownItemTypeEntry(itemType)]);
+  const entries = [...checkRootRules(body), ...validateItem(itemType, body, 'create')];
+  if (entries.length > 0) throw unprocessable(entries);
+  const isRoot = body.is_root === true;
+  if (isRoot && !ROOT_TYPES.has(definition.type)) {
+    throw unprocessable({ message: `${definition.type} cannot be a root item`, item_type_passed: itemType, allowed_item_types: [...ROOT_TYPES] });
+  }
+  let parent: ItemDoc | null = null;
+  if (!isRoot) {
+    const parentLaui = String(body.parent_laui);
+    parent = await deps.items.get(parentLaui);
+    if (!parent || parent.is_deleted) throw notFound(itemNotFound(parentLaui));
+    if (!isChildAllowed(parent.item_type, definition.type)) {
+      throw unprocessable({
+        message: `Item type ${itemType} is not allowed under ${parent.item_type}`,
+        item_type_passed: itemType,
+        allowed_item_types: allowedChildren(parent.item_type),
+      });
+    }
+    if (!(await deps.access.can(principal, parent, 'EDIT'))) throw forbidden();
+  }
+  const owner: AccessMaps = { ...emptyAccess(), owners: { [principal.laui]: 'true' } };
+  const access = body.access_patch === undefined ? owner : applyAccessPatch(owner, parseAccessPatch(body.access_patch));
+  const fields = applyDefaults(definition.type, typeFields(body));
+  const name = String(body.name);
+  const uniqueKey = uniqueKeyOf(definition.type, { ...fields, name, parent_laui: parent?.laui ?? null });
+  return { itemType: definition.type, name, parent, fields, access, uniqueKey };
+};
+
+/** True when the unique key is free (used by validate; create relies on the reservation itself). */
+export const uniqueKeyIsFree = async (deps: CatalogDeps, key: string | null): Promise<boolean> =>
+  key === null || (await loadState(deps.eventStore, uniqueKeyStream(key), uniqueKeyDecider)).owner === null;
+
+export const createItem = async (
+  deps: CatalogDeps,
+  principal: Principal,
+  body: Record<string, unknown>,
+  metadata: EventMetadata,
+): Promise<{ laui: Laui; position: Position }> => {
+  const plan = await planItem(deps, principal, body);
+  const now = new Date(metadata.at);
+  const laui = newLaui(now);
+  if (plan.uniqueKey !== null) {
+    await reserveUniqueKey(deps.eventStore, { key: plan.uniqueKey, ownerStream: itemStream(laui), conflictDetail: UNIQUE_KEY_EXISTS, metadata });
+  }
+  const result = await handleCommand(
+    deps.eventStore,
+    itemStream(laui),
+    itemDecider,
+    {
+      kind: 'create',
+      laui,
+      itemType: plan.itemType,
+      name: plan.name,
+      parentLaui: plan.parent?.laui ?? null,
+      parentType: plan.parent?.item_type ?? null,
+      linkLaui: plan.parent ? newLaui(now) : null,
+      isRoot: plan.parent === null,
+      fields: plan.fields,
+      access: plan.access,
+      revisionLaui: newLaui(now),
+    },
+    metadata,
+  );
+  return { laui, position: result.position as Position };
+};
+

@@ -1,0 +1,75 @@
+import { isDeepStrictEqual } from 'node:util';
+import { assertNever } from '../../shared/assertNever.ts';
+import { badRequest, conflict, notFound } from '../../shared/errors.ts';
+import type { Decider } from '../kernel/Decider.ts';
+import { evolveItem, initialItemState } from './evolve.ts';
+import { itemNotFound, type ItemCommand, type ItemEvent, type ItemState } from './item.ts';
+
+const decideUpdate = (command: Extract<ItemCommand, { kind: 'update' }>, state: Extract<ItemState, { laui: string }>): ItemEvent[] => {
+  if (command.expectedVersion !== null && command.expectedVersion !== state.version) {
+    throw conflict(`Item version conflict: expected version ${command.expectedVersion}, current version ${state.version}`);
+  }
+  const current: Record<string, unknown> = { ...state.fields, name: state.name };
+  const changes = Object.fromEntries(Object.entries(command.changes).filter(([field, value]) => !isDeepStrictEqual(current[field], value)));
+  const events: ItemEvent[] = [];
+  if (Object.keys(changes).length > 0) {
+    const versioned = Object.keys(changes).some((field) => command.versionedFields.includes(field));
+    events.push({
+      type: 'ItemUpdated',
+      data: {
+        changes,
+        version: versioned ? state.version + 1 : state.version,
+        revision_laui: versioned ? command.revisionLaui : null,
+      },
+    });
+  }
+  if (command.access !== null && !isDeepStrictEqual(command.access, state.access)) {
+    events.push({ type: 'ItemAccessChanged', data: { access: command.access } });
+  }
+  return events;
+};
+
+/** Pure decisions on one item; schema, hierarchy and access checks happen before, in the handler. */
+export const decideItem = (command: ItemCommand, state: ItemState): ItemEvent[] => {
+  if (command.kind === 'create') {
+    if (state.status !== 'none') throw conflict('Item already exists');
+    return [
+      {
+        type: 'ItemCreated',
+        data: {
+          laui: command.laui,
+          item_type: command.itemType,
+          name: command.name,
+          parent_laui: command.parentLaui,
+          parent_type: command.parentType,
+          link_laui: command.linkLaui,
+          is_root: command.isRoot,
+          fields: command.fields,
+          access: command.access,
+          version: 1,
+          revision_laui: command.revisionLaui,
+        },
+      },
+    ];
+  }
+  if (state.status === 'none' || state.status === 'hard_deleted') throw notFound(itemNotFound(command.laui));
+  switch (command.kind) {
+    case 'update':
+      if (state.status === 'deleted') throw badRequest('Invalid argument: the item is deleted; restore it before updating');
+      return decideUpdate(command, state);
+    case 'soft-delete':
+      return state.status === 'deleted' ? [] : [{ type: 'ItemSoftDeleted', data: { at: command.at } }];
+    case 'hard-delete':
+      return [{ type: 'ItemHardDeleted', data: { at: command.at } }];
+    case 'restore':
+      return state.status === 'live' ? [] : [{ type: 'ItemRestored', data: { at: command.at } }];
+    default:
+      return assertNever(command);
+  }
+};
+
+export const itemDecider: Decider<ItemState, ItemCommand, ItemEvent> = {
+  initialState: initialItemState,
+  evolve: evolveItem,
+  decide: decideItem,
+};

@@ -1,0 +1,41 @@
+import { assertNever } from '../../shared/assertNever.ts';
+import type { ItemEvent, ItemState } from './item.ts';
+
+export const initialItemState = (): ItemState => ({ status: 'none' });
+
+export const evolveItem = (state: ItemState, event: ItemEvent): ItemState => {
+  if (event.type === 'ItemCreated') {
+    return {
+      status: 'live',
+      laui: event.data.laui,
+      itemType: event.data.item_type,
+      name: event.data.name,
+      parentLaui: event.data.parent_laui,
+      fields: event.data.fields,
+      access: event.data.access,
+      version: event.data.version,
+    };
+  }
+  if (state.status === 'none') return state;
+  switch (event.type) {
+    case 'ItemUpdated': {
+      const { name, ...rest } = event.data.changes;
+      return {
+        ...state,
+        name: typeof name === 'string' ? name : state.name,
+        fields: { ...state.fields, ...rest },
+        version: event.data.version,
+      };
+    }
+    case 'ItemAccessChanged':
+      return { ...state, access: event.data.access };
+    case 'ItemSoftDeleted':
+      return { ...state, status: 'deleted' };
+    case 'ItemRestored':
+      return { ...state, status: 'live' };
+    case 'ItemHardDeleted':
+      return { ...state, status: 'hard_deleted' };
+    default:
+      return assertNever(event);
+  }
+};

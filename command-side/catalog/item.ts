@@ -1,0 +1,75 @@
+import type { AccessMaps } from '../../shared/access/permissions.ts';
+import type { DomainEvent } from '../../shared/events.ts';
+import type { Laui } from '../../shared/ids.ts';
+
+/**
+ * Events of `item-<laui>` streams: every catalog item, tasks included. Type-specific fields
+ * travel in `fields`; `version` counts versioned-field changes and each version has a revision id.
+ */
+export type ItemEvent =
+  | DomainEvent<
+      'ItemCreated',
+      {
+        laui: Laui;
+        item_type: string;
+        name: string;
+        parent_laui: Laui | null;
+        parent_type: string | null;
+        /** Id of the true-parent link to parent_laui (null for roots). */
+        link_laui: Laui | null;
+        is_root: boolean;
+        fields: Record<string, unknown>;
+        access: AccessMaps;
+        version: number;
+        revision_laui: Laui;
+      }
+    >
+  | DomainEvent<'ItemUpdated', { changes: Record<string, unknown>; version: number; revision_laui: Laui | null }>
+  | DomainEvent<'ItemAccessChanged', { access: AccessMaps }>
+  | DomainEvent<'ItemSoftDeleted', { at: string }>
+  | DomainEvent<'ItemRestored', { at: string }>
+  | DomainEvent<'ItemHardDeleted', { at: string }>;
+
+export type ItemState =
+  | { status: 'none' }
+  | {
+      status: 'live' | 'deleted' | 'hard_deleted';
+      laui: Laui;
+      itemType: string;
+      name: string;
+      parentLaui: Laui | null;
+      fields: Record<string, unknown>;
+      access: AccessMaps;
+      version: number;
+    };
+
+export type ItemCommand =
+  | {
+      kind: 'create';
+      laui: Laui;
+      itemType: string;
+      name: string;
+      parentLaui: Laui | null;
+      parentType: string | null;
+      linkLaui: Laui | null;
+      isRoot: boolean;
+      fields: Record<string, unknown>;
+      access: AccessMaps;
+      revisionLaui: Laui;
+    }
+  | {
+      kind: 'update';
+      laui: Laui;
+      /** Top-level fields to set, `name` and `description` included. */
+      changes: Record<string, unknown>;
+      versionedFields: ReadonlyArray<string>;
+      expectedVersion: number | null;
+      access: AccessMaps | null;
+      revisionLaui: Laui;
+    }
+  | { kind: 'soft-delete'; laui: Laui; at: string }
+  | { kind: 'hard-delete'; laui: Laui; at: string }
+  | { kind: 'restore'; laui: Laui; at: string };
+
+export const itemStream = (laui: Laui): string => `item-${laui}`;
+export const itemNotFound = (laui: Laui): string => `Item not found with laui: ${laui}`;

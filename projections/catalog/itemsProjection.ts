@@ -1,0 +1,89 @@
+import type { AccessMaps } from '../../shared/access/permissions.ts';
+import type { RecordedEvent } from '../../shared/event-store/EventStore.ts';
+import type { Laui } from '../../shared/ids.ts';
+import { primaryKeyOf } from '../../shared/item-types/primaryKey.ts';
+import type { Projection } from '../runner/Projection.ts';
+
+/** The items read model: one flat document per live or soft-deleted item (hard-deleted ones leave). */
+export interface ItemDoc {
+  [field: string]: unknown;
+  id: Laui;
+  laui: Laui;
+  item_type: string;
+  name: string;
+  parent_laui: Laui | null;
+  is_root: boolean;
+  access: AccessMaps;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+  is_deleted: boolean;
+  created_by: Laui | null;
+  updated_by: Laui | null;
+  version: number;
+  pk: string;
+}
+
+export const ITEMS = 'items';
+
+const data = (event: RecordedEvent) => event.data as Record<string, unknown>;
+
+export const itemsProjection: Projection<ItemDoc> = {
+  name: 'items',
+  collection: ITEMS,
+  indexes: [
+    { fields: ['parent_laui'] },
+    { fields: ['item_type'] },
+    { fields: ['is_root'] },
+    { fields: ['name'] },
+    { fields: ['pk'] },
+    { fields: ['item_type', 'name'] },
+    { fields: ['project_laui'] },
+  ],
+  handles: new Set(['ItemCreated', 'ItemUpdated', 'ItemAccessChanged', 'ItemSoftDeleted', 'ItemRestored', 'ItemHardDeleted']),
+  documentId: (event) => (event.streamId.startsWith('item-') ? event.streamId.slice('item-'.length) : null),
+  evolve: (doc, event) => {
+    const at = event.metadata.at;
+    const by = event.metadata.user_laui;
+    const payload = data(event);
+    if (event.type === 'ItemCreated') {
+      const fields = payload.fields as Record<string, unknown>;
+      const created = {
+        ...fields,
+        id: String(payload.laui),
+        laui: String(payload.laui),
+        item_type: String(payload.item_type),
+        name: String(payload.name),
+        parent_laui: (payload.parent_laui as Laui | null) ?? null,
+        is_root: payload.is_root === true,
+        access: payload.access as AccessMaps,
+        created_at: at,
+        updated_at: at,
+        deleted_at: null,
+        is_deleted: false,
+        created_by: by,
+        updated_by: by,
+        version: Number(payload.version),
+        pk: '',
+      };
+      return { ...created, pk: primaryKeyOf(created.item_type, created) };
+    }
+    if (!doc) return null;
+    switch (event.type) {
+      case 'ItemUpdated': {
+        const updated = { ...doc, ...(payload.changes as Record<string, unknown>), updated_at: at, updated_by: by, version: Number(payload.version) };
+        return { ...updated, pk: primaryKeyOf(updated.item_type, updated) };
+      }
+      case 'ItemAccessChanged':
+        return { ...doc, access: payload.access as AccessMaps, updated_at: at, updated_by: by };
+      case 'ItemSoftDeleted':
+        return { ...doc, deleted_at: String(payload.at), is_deleted: true, updated_at: at, updated_by: by };
+      case 'ItemRestored':
+        return { ...doc, deleted_at: null, is_deleted: false, updated_at: at, updated_by: by };
+      case 'ItemHardDeleted':
+        return null;
+      default:
+        return doc;
+    }
+  },
+};

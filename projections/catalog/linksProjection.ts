@@ -1,0 +1,62 @@
+import type { Laui } from '../../shared/ids.ts';
+import type { Projection } from '../runner/Projection.ts';
+
+/** Parent-child links: true-parent links come with ItemCreated, soft links from link streams. */
+export interface LinkDoc {
+  [field: string]: unknown;
+  id: Laui;
+  link_laui: Laui;
+  parent_laui: Laui;
+  child_laui: Laui;
+  parent_type: string;
+  child_type: string;
+  true_parent: boolean;
+  created_at: string;
+  created_by: Laui | null;
+}
+
+export const LINKS = 'links';
+
+export const linksProjection: Projection<LinkDoc> = {
+  name: 'links',
+  collection: LINKS,
+  indexes: [{ fields: ['parent_laui'] }, { fields: ['child_laui'] }, { fields: ['parent_laui', 'child_laui'] }],
+  handles: new Set(['ItemCreated', 'LinkCreated', 'LinkRemoved']),
+  documentId: (event) => {
+    const data = event.data as Record<string, unknown>;
+    if (event.type === 'ItemCreated') return typeof data.link_laui === 'string' ? data.link_laui : null;
+    return event.streamId.startsWith('link-') ? event.streamId.slice('link-'.length) : null;
+  },
+  evolve: (doc, event) => {
+    const data = event.data as Record<string, unknown>;
+    const base = { created_at: event.metadata.at, created_by: event.metadata.user_laui };
+    switch (event.type) {
+      case 'ItemCreated':
+        return {
+          ...base,
+          id: String(data.link_laui),
+          link_laui: String(data.link_laui),
+          parent_laui: String(data.parent_laui),
+          child_laui: String(data.laui),
+          parent_type: String(data.parent_type ?? ''),
+          child_type: String(data.item_type),
+          true_parent: true,
+        };
+      case 'LinkCreated':
+        return {
+          ...base,
+          id: String(data.link_laui),
+          link_laui: String(data.link_laui),
+          parent_laui: String(data.parent_laui),
+          child_laui: String(data.child_laui),
+          parent_type: String(data.parent_type),
+          child_type: String(data.child_type),
+          true_parent: data.true_parent === true,
+        };
+      case 'LinkRemoved':
+        return null;
+      default:
+        return doc;
+    }
+  },
+};

@@ -1,0 +1,19 @@
+import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+
+/** Read-model bookkeeping that is not part of an item as clients see it. */
+const INTERNAL = new Set(['id', '_position', 'is_deleted']);
+
+export const itemView = (doc: ItemDoc): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(doc).filter(([key]) => !INTERNAL.has(key)));
+
+/** Opaque cursors: base64url JSON of the offset after the page, so clients cannot depend on it. */
+export const encodePageToken = (offset: number): string => Buffer.from(JSON.stringify({ o: offset })).toString('base64url');
+
+export const decodePageToken = (token: string): number | null => {
+  try {
+    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { o?: unknown };
+    return typeof parsed.o === 'number' && Number.isInteger(parsed.o) && parsed.o >= 0 ? parsed.o : null;
+  } catch {
+    return null;
+  }
+};

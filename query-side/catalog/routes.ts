@@ -1,0 +1,136 @@
+import Router from '@koa/router';
+import { forbidden, notFound } from '../../shared/errors.ts';
+import { principalOf, type AppState } from '../../shared/http/AppState.ts';
+import type { EventStore } from '../../shared/event-store/EventStore.ts';
+import { itemTypesDocument } from '../../shared/item-types/itemTypes.ts';
+import { lauiSchema, requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
+import { getItems, type GetDeps, type GetQuery } from './getItems.ts';
+import { searchItems, type SearchBody } from './searchItems.ts';
+import { itemHistory, itemRevisions } from './itemHistory.ts';
+
+const booleanQuery = { type: 'boolean' } as const;
+const integerQuery = { type: 'integer' } as const;
+
+const getSchema = {
+  type: 'object',
+  properties: {
+    item_laui: lauiSchema,
+    is_root: booleanQuery,
+    item_type: { type: 'string' },
+    parent_or_child: { type: 'string', enum: ['parent', 'child'] },
+    depth: { type: 'integer', minimum: 1, maximum: 20, default: 1 },
+    per_page: { ...integerQuery, default: 10 },
+    page: { ...integerQuery, default: 1 },
+    is_deleted: { type: 'boolean', default: true },
+    page_token: { type: 'string' },
+    item_permission: { type: 'string', enum: ['view', 'edit', 'own', 'delete', 'true_parent_edit', 'is_true_parent'] },
+    sort_by: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+    filter_state: { type: 'string' },
+  },
+} as const;
+
+const searchSchema = {
+  type: 'object',
+  properties: {
+    item_filter: {
+      type: 'object',
+      properties: {
+        item_laui: lauiSchema,
+        is_root: { type: 'boolean' },
+        item_type: { type: 'string' },
+        name: { type: 'string' },
+        parent_laui: lauiSchema,
+        item_lauis: { type: 'array', items: lauiSchema, maxItems: 1000 },
+        get_by_pk: { type: 'boolean', default: false },
+      },
+    },
+    link_filter: {
+      type: 'object',
+      properties: {
+        parent_laui: lauiSchema,
+        child_laui: lauiSchema,
+        true_parent: { type: 'boolean' },
+        parent_type: { type: 'string' },
+        child_type: { type: 'string' },
+      },
+      additionalProperties: false,
+    },
+    pagination: {
+      type: 'object',
+      properties: {
+        page: { type: 'integer', minimum: 1, default: 1 },
+        per_page: { type: 'integer', minimum: 0, maximum: 1000, default: 10 },
+        sort_order: { type: 'string', enum: ['asc', 'desc'], default: 'asc' },
+        page_token: { type: 'string' },
+      },
+      additionalProperties: false,
+      default: {},
+    },
+    projection: {
+      type: 'object',
+      properties: { include: { type: 'array', items: { type: 'string' } }, exclude: { type: 'array', items: { type: 'string' } } },
+      additionalProperties: false,
+    },
+  },
+} as const;
+
+/** Query strings arrive as text: turn the typed parameters into booleans and integers first. */
+const coerceQuery = (raw: Record<string, unknown>, booleans: string[], integers: string[]): Record<string, unknown> => {
+  const result: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    const text = Array.isArray(value) ? value.at(-1) : value;
+    if (booleans.includes(key) && (text === 'true' || text === 'false')) result[key] = text === 'true';
+    else if (integers.includes(key) && typeof text === 'string' && /^-?\d+$/.test(text)) result[key] = Number(text);
+    else result[key] = text;
+  }
+  return result;
+};
+
+/** Catalog reads (spec 4.3) plus item history for auditors. */
+export const catalogQueryRoutes = (deps: GetDeps & { eventStore: EventStore }): Router<AppState> => {
+  const router = new Router<AppState>({ prefix: '/api/v1/catalog' });
+
+  router.get('/get', async (ctx) => {
+    const raw = coerceQuery(ctx.query, ['is_root', 'is_deleted'], ['depth', 'per_page', 'page']);
+    const given = new Set(Object.keys(raw));
+    const query = validateRequest<GetQuery>(getSchema, raw, 'query');
+    ctx.body = await getItems(deps, principalOf(ctx), query, given);
+  });
+
+  router.get('/get/item_revisions', async (ctx) => {
+    const query = validateRequest<{ item_laui: string; version?: number }>(
+      { type: 'object', properties: { item_laui: lauiSchema, version: { type: 'integer', minimum: 1 } }, required: ['item_laui'] },
+      coerceQuery(ctx.query, [], ['version']),
+      'query',
+    );
+    ctx.body = await itemRevisions(deps.eventStore, query.item_laui, query.version);
+  });
+
+  router.get('/get/item_history', async (ctx) => {
+    const query = validateRequest<{ item_laui: string }>(
+      { type: 'object', properties: { item_laui: lauiSchema }, required: ['item_laui'] },
+      coerceQuery(ctx.query, [], []),
+      'query',
+    );
+    const principal = principalOf(ctx);
+    const item = await deps.items.get(query.item_laui);
+    // A hard-deleted item has no access maps left: only administrators read its tombstone.
+    if (item) {
+      if (!(await deps.access.can(principal, item, 'VIEW'))) throw forbidden();
+    } else if (!principal.isAdmin) {
+      throw notFound(`Item not found with laui: ${query.item_laui}`);
+    }
+    ctx.body = await itemHistory(deps.eventStore, query.item_laui);
+  });
+
+  router.post('/search', async (ctx) => {
+    const body = validateRequest<SearchBody>(searchSchema, requireObjectBody(ctx.request.body));
+    ctx.body = await searchItems(deps, principalOf(ctx), body);
+  });
+
+  router.get('/item-types/supported-types', (ctx) => {
+    ctx.body = itemTypesDocument();
+  });
+
+  return router;
+};
