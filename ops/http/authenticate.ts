@@ -35,7 +35,8 @@ export const authenticate = (options: AuthenticateOptions): Middleware<AppState>
     if (token === null) throw unauthorized();
     const verified = await options.tokens.verify(audience, token).catch(() => null);
     if (!verified?.subject) throw unauthorized();
-    const user = await options.users.get(verified.subject);
+    // peek: read-only use, no copy on every request.
+    const user = await options.users.peek(verified.subject);
     if (!user) throw unauthorized();
     ctx.state.principal = {
       laui: user.laui,

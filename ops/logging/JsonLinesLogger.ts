@@ -13,6 +13,8 @@ import type { LogEntry, Logger } from '../../shared/ports/Logger.ts';
  */
 export class JsonLinesLogger implements Logger {
   private readonly streams = new Map<string, WriteStream>();
+  /** Today's stream per category, so the hot path does no path joins or map lookups by path. */
+  private readonly categoryStreams = new Map<string, WriteStream>();
   private currentDay = '';
 
   constructor(
@@ -28,7 +30,12 @@ export class JsonLinesLogger implements Logger {
     const day = timestamp.slice(0, 10);
     if (day !== this.currentDay) this.rollOver(day);
     const line = JSON.stringify({ timestamp, ...entry }) + '\n';
-    this.stream(join(this.root, entry.category), `${day}.jsonl`).write(line);
+    let categoryStream = this.categoryStreams.get(entry.category);
+    if (!categoryStream) {
+      categoryStream = this.stream(join(this.root, entry.category), `${day}.jsonl`);
+      this.categoryStreams.set(entry.category, categoryStream);
+    }
+    categoryStream.write(line);
     if (typeof entry.session_id === 'string' && /^[A-Za-z0-9_.-]{1,128}$/.test(entry.session_id)) {
       this.stream(join(this.root, 'sessions'), `${entry.session_id}.jsonl`).write(line);
     }
@@ -42,11 +49,13 @@ export class JsonLinesLogger implements Logger {
   async close(): Promise<void> {
     const streams = [...this.streams.values()];
     this.streams.clear();
+    this.categoryStreams.clear();
     await Promise.all(streams.map((stream) => new Promise<void>((resolve) => stream.end(() => resolve()))));
   }
 
   private rollOver(day: string): void {
     this.currentDay = day;
+    this.categoryStreams.clear();
     for (const stream of this.streams.values()) stream.end();
     this.streams.clear();
   }

@@ -22,6 +22,8 @@ export interface ItemDoc {
   updated_by: Laui | null;
   version: number;
   pk: string;
+  /** Log position of the creation: the creation order listings sort by (ties impossible). */
+  created_seq: number;
 }
 
 export const ITEMS = 'items';
@@ -47,9 +49,9 @@ export const itemsProjection: Projection<ItemDoc> = {
     const by = event.metadata.user_laui;
     const payload = data(event);
     if (event.type === 'ItemCreated') {
-      const fields = payload.fields as Record<string, unknown>;
-      const created = {
-        ...fields,
+      // One literal of the common fields, then the type fields assigned in place: two spreads of a
+      // twenty-field object made rebuilds allocation-bound (this runs a million times at start).
+      const created: ItemDoc = {
         id: String(payload.laui),
         laui: String(payload.laui),
         item_type: String(payload.item_type),
@@ -65,14 +67,19 @@ export const itemsProjection: Projection<ItemDoc> = {
         updated_by: by,
         version: Number(payload.version),
         pk: '',
+        created_seq: Number(event.position),
       };
-      return { ...created, pk: primaryKeyOf(created.item_type, created) };
+      const fields = payload.fields as Record<string, unknown>;
+      for (const key in fields) if (!(key in created)) created[key] = fields[key];
+      created.pk = primaryKeyOf(created.item_type, created);
+      return created;
     }
     if (!doc) return null;
     switch (event.type) {
       case 'ItemUpdated': {
         const updated = { ...doc, ...(payload.changes as Record<string, unknown>), updated_at: at, updated_by: by, version: Number(payload.version) };
-        return { ...updated, pk: primaryKeyOf(updated.item_type, updated) };
+        updated.pk = primaryKeyOf(updated.item_type, updated);
+        return updated;
       }
       case 'ItemAccessChanged':
         return { ...doc, access: payload.access as AccessMaps, updated_at: at, updated_by: by };

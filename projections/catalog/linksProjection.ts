@@ -13,6 +13,7 @@ export interface LinkDoc {
   true_parent: boolean;
   created_at: string;
   created_by: Laui | null;
+  created_seq: number;
 }
 
 export const LINKS = 'links';
@@ -29,11 +30,9 @@ export const linksProjection: Projection<LinkDoc> = {
   },
   evolve: (doc, event) => {
     const data = event.data as Record<string, unknown>;
-    const base = { created_at: event.metadata.at, created_by: event.metadata.user_laui };
     switch (event.type) {
       case 'ItemCreated':
         return {
-          ...base,
           id: String(data.link_laui),
           link_laui: String(data.link_laui),
           parent_laui: String(data.parent_laui),
@@ -41,10 +40,12 @@ export const linksProjection: Projection<LinkDoc> = {
           parent_type: String(data.parent_type ?? ''),
           child_type: String(data.item_type),
           true_parent: true,
+          created_at: event.metadata.at,
+          created_by: event.metadata.user_laui,
+          created_seq: Number(event.position),
         };
       case 'LinkCreated':
         return {
-          ...base,
           id: String(data.link_laui),
           link_laui: String(data.link_laui),
           parent_laui: String(data.parent_laui),
@@ -52,6 +53,9 @@ export const linksProjection: Projection<LinkDoc> = {
           parent_type: String(data.parent_type),
           child_type: String(data.child_type),
           true_parent: data.true_parent === true,
+          created_at: event.metadata.at,
+          created_by: event.metadata.user_laui,
+          created_seq: Number(event.position),
         };
       case 'LinkRemoved':
         return null;

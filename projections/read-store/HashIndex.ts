@@ -87,8 +87,15 @@ export class HashIndex {
   }
 
   /** Moves the id only when an indexed value changed: most puts touch unindexed fields. */
+  /**
+   * False once any id moved between buckets: until then every bucket lists its ids in the
+   * collection's insertion order, which the ordered fast path of MemoryCollection relies on.
+   */
+  keepsInsertionOrder = true;
+
   replace(previous: Doc, next: Doc): void {
     if (this.keyOf(previous) === this.keyOf(next)) return;
+    this.keepsInsertionOrder = false;
     this.remove(previous);
     this.add(next);
   }
@@ -118,6 +125,7 @@ export class HashIndex {
 
   clear(): void {
     this.buckets.clear();
+    this.keepsInsertionOrder = true;
   }
 
   /** The key as errors show it: the JSON tuple, whichever internal form the bucket uses. */

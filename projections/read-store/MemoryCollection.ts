@@ -8,6 +8,17 @@ interface Selection {
   candidates: Iterable<Doc>;
   size: number;
   remaining: ReadonlyArray<readonly [string, unknown]>;
+  /** True when the candidates come in the collection's insertion order. */
+  inInsertionOrder: boolean;
+}
+
+/**
+ * A field whose values strictly increase with insertion (a creation sequence): sorting by it is
+ * reading in insertion order, with no sort at all. Tracked from the first query that sorts by it.
+ */
+interface Sequence {
+  holds: boolean;
+  last: number;
 }
 
 /**
@@ -17,6 +28,7 @@ interface Selection {
 export class MemoryCollection implements Collection<Doc> {
   private readonly docs = new Map<string, Doc>();
   private readonly indexes = new Map<string, HashIndex>();
+  private readonly sequences = new Map<string, Sequence>();
 
   constructor(
     private readonly name: string,
@@ -67,6 +79,17 @@ export class MemoryCollection implements Collection<Doc> {
     // Every unique index is checked before any is touched: a refused put changes nothing.
     for (const index of this.indexes.values()) index.assertAccepts(next);
     const previous = this.docs.get(next.id);
+    for (const [field, sequence] of this.sequences) {
+      if (!sequence.holds) continue;
+      const value = next[field];
+      if (previous) {
+        if (previous[field] !== value) sequence.holds = false;
+      } else if (typeof value === 'number' && value > sequence.last) {
+        sequence.last = value;
+      } else {
+        sequence.holds = false;
+      }
+    }
     for (const index of this.indexes.values()) {
       if (previous) index.replace(previous, next);
       else index.add(next);
@@ -85,6 +108,11 @@ export class MemoryCollection implements Collection<Doc> {
     const skip = checkedCount('skip', options.skip, 0);
     const limit = checkedCount('limit', options.limit, Number.POSITIVE_INFINITY);
     const selection = this.select(options.where);
+    if (options.sort && selection.inInsertionOrder && this.isSequence(options.sort.field)) {
+      // Sorting by a creation sequence is reading in insertion order (reversed for desc).
+      const ordered = options.sort.direction === 'asc' ? selection.candidates : [...selection.candidates].reverse();
+      return page(matches({ ...selection, candidates: ordered }), skip, limit).map((doc) => structuredClone(doc));
+    }
     const matching = matches(selection);
     const found = options.sort ? sorted(matching, selection.size, options.sort, skip, limit) : page(matching, skip, limit);
     // Only the page is copied: the candidates it was cut from may be a million documents.
@@ -99,7 +127,26 @@ export class MemoryCollection implements Collection<Doc> {
     return count;
   }
 
+  /** Whether `field` is a strictly increasing number in insertion order (tracked from now on). */
+  private isSequence(field: string): boolean {
+    let sequence = this.sequences.get(field);
+    if (!sequence) {
+      sequence = { holds: true, last: Number.NEGATIVE_INFINITY };
+      for (const doc of this.docs.values()) {
+        const value = doc[field];
+        if (typeof value !== 'number' || value <= sequence.last) {
+          sequence.holds = false;
+          break;
+        }
+        sequence.last = value;
+      }
+      this.sequences.set(field, sequence);
+    }
+    return sequence.holds;
+  }
+
   clear(): void {
+    this.sequences.clear();
     this.docs.clear();
     for (const index of this.indexes.values()) index.clear();
   }
@@ -113,7 +160,7 @@ export class MemoryCollection implements Collection<Doc> {
     if (Object.hasOwn(where, 'id')) {
       const id = where.id;
       const doc = typeof id === 'string' ? this.docs.get(id) : undefined;
-      return { candidates: doc ? [doc] : [], size: doc ? 1 : 0, remaining: entriesExcept(where, ['id']) };
+      return { candidates: doc ? [doc] : [], size: doc ? 1 : 0, remaining: entriesExcept(where, ['id']), inInsertionOrder: true };
     }
     // Bucket sizes are known without walking them: take the covering index with the fewest hits
     // (a pk lookup beats an item_type bucket of a million, whatever their field counts).
@@ -125,8 +172,13 @@ export class MemoryCollection implements Collection<Doc> {
         best = { index, hits };
       }
     }
-    if (!best) return { candidates: this.docs.values(), size: this.docs.size, remaining: entriesExcept(where, []) };
-    return { candidates: this.byIds(best.hits.ids), size: best.hits.size, remaining: entriesExcept(where, best.index.fields) };
+    if (!best) return { candidates: this.docs.values(), size: this.docs.size, remaining: entriesExcept(where, []), inInsertionOrder: true };
+    return {
+      candidates: this.byIds(best.hits.ids),
+      size: best.hits.size,
+      remaining: entriesExcept(where, best.index.fields),
+      inInsertionOrder: best.index.keepsInsertionOrder,
+    };
   }
 
   private *byIds(ids: Iterable<string>): Generator<Doc> {

@@ -7,6 +7,7 @@ import type { AccessControl } from '../../projections/catalog/accessControl.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import type { LinkDoc } from '../../projections/catalog/linksProjection.ts';
 import { decodePageToken, encodePageToken, itemView } from './itemView.ts';
+import { compareByField } from '../../projections/read-store/compareByField.ts';
 
 export interface GetQuery {
   item_laui?: Laui;
@@ -67,7 +68,8 @@ type Filter = (doc: ItemDoc) => Promise<boolean>;
 export const getItems = async (deps: GetDeps, principal: Principal, query: GetQuery, given: ReadonlySet<string>) => {
   checkGetQuery(query, given);
   if (query.item_laui !== undefined && given.size === 1) {
-    const item = await deps.items.get(query.item_laui);
+    // peek: itemView copies what it returns and the body is serialised at once.
+    const item = await deps.items.peek(query.item_laui);
     if (!item) throw notFound(`Item not found with laui: ${query.item_laui}`);
     return itemView(item);
   }
@@ -130,7 +132,8 @@ const buildFilter = (deps: GetDeps, principal: Principal, principals: Set<Laui>,
   return deps.access.can(principal, doc, PERMISSIONS[wanted] ?? 'VIEW', principals);
 };
 
-const sortOf = (query: GetQuery): FindOptions['sort'] => ({ field: query.sort_by ?? 'created_at', direction: 'asc' });
+/** Creation order is log order (`created_seq`): what created_at order means, without ties. */
+const sortOf = (query: GetQuery): FindOptions['sort'] => ({ field: query.sort_by ?? 'created_seq', direction: 'asc' });
 
 /** Reads candidates through the index in sorted order, filters, and stops once the page is known. */
 const pageOf = async (collection: Collection<ItemDoc>, where: FindOptions['where'], query: GetQuery, filter: Filter, offset: number) => {
@@ -158,8 +161,8 @@ const childrenPage = async (deps: GetDeps, parentLaui: Laui, query: GetQuery, fi
     if (doc && (await filter(doc))) linked.push(doc);
   }
   const all = await pageOf(deps.items, where, { ...query, per_page: Number.MAX_SAFE_INTEGER - 1 }, filter, 0);
-  const field = query.sort_by ?? 'created_at';
-  const merged = [...all.page, ...linked].sort((a, b) => String(a[field] ?? '').localeCompare(String(b[field] ?? '')) || a.laui.localeCompare(b.laui));
+  const field = query.sort_by ?? 'created_seq';
+  const merged = [...all.page, ...linked].sort(compareByField({ field, direction: 'asc' }));
   return { page: merged.slice(offset, offset + query.per_page), hasNext: merged.length > offset + query.per_page };
 };
 

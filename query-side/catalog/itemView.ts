@@ -1,10 +1,13 @@
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 
 /** Read-model bookkeeping that is not part of an item as clients see it. */
-const INTERNAL = new Set(['id', '_position', 'is_deleted']);
+const INTERNAL = new Set(['id', '_position', 'is_deleted', 'created_seq']);
 
-export const itemView = (doc: ItemDoc): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(doc).filter(([key]) => !INTERNAL.has(key)));
+export const itemView = (doc: ItemDoc): Record<string, unknown> => {
+  const view: Record<string, unknown> = {};
+  for (const key in doc) if (!INTERNAL.has(key)) view[key] = doc[key];
+  return view;
+};
 
 /** Opaque cursors: base64url JSON of the offset after the page, so clients cannot depend on it. */
 export const encodePageToken = (offset: number): string => Buffer.from(JSON.stringify({ o: offset })).toString('base64url');

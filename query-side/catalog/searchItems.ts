@@ -81,13 +81,14 @@ export const searchItems = async (deps: GetDeps, principal: Principal, body: Sea
     throw unprocessable([{ type: 'value_error', loc: ['body'], msg: 'Exactly one of item_filter or link_filter must be given', input: null }]);
   }
   const { offset, perPage, currentPage } = pagination(body);
-  const sort = { field: 'created_at', direction: body.pagination.sort_order } as const;
+  // Creation order is log order (`created_seq`), the order created_at reflects, without ties.
+  const sort = { field: 'created_seq', direction: body.pagination.sort_order } as const;
   const wanted = offset + perPage + 1;
   let views: Record<string, unknown>[];
   if (body.link_filter) {
     const where = Object.fromEntries(Object.entries(body.link_filter).filter(([, value]) => value !== undefined)) as FindOptions['where'];
     const links = await deps.links.find({ where, sort, skip: offset, limit: perPage + 1 });
-    views = links.map(({ id: _id, _position: _p, ...link }) => ({ laui: link.link_laui, ...link }));
+    views = links.map(({ id: _id, _position: _p, created_seq: _seq, ...link }) => ({ laui: link.link_laui, ...link }));
   } else {
     const { where, lauis } = itemWhere(body.item_filter ?? {});
     const principals = await deps.access.principals(principal);
@@ -98,7 +99,7 @@ export const searchItems = async (deps: GetDeps, principal: Principal, body: Sea
         const doc = await deps.items.get(laui);
         if (doc && Object.entries(where ?? {}).every(([field, value]) => (doc[field] ?? null) === value) && (await visible(doc))) kept.push(doc);
       }
-      kept.sort((a, b) => (sort.direction === 'asc' ? 1 : -1) * (a.created_at.localeCompare(b.created_at) || a.laui.localeCompare(b.laui)));
+      kept.sort((a, b) => (sort.direction === 'asc' ? 1 : -1) * (a.created_seq - b.created_seq));
     } else {
       const batch = Math.max(wanted, 100);
       for (let skip = 0; kept.length < wanted; skip += batch) {
