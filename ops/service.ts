@@ -115,7 +115,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     ],
     privateRoutes: [
       catalogQueryRoutes({ items, links, access, eventStore }),
-      catalogCommandRoutes({ eventStore, items, links, access, clock, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
+      catalogCommandRoutes({ eventStore, items, links, access, clock, secrets, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       userQueryRoutes({ users, secrets }),
       userCommandRoutes({ users: userCommands, clock, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       groupQueryRoutes({ readStore }),

@@ -1,5 +1,6 @@
 import type { Clock } from '../../shared/clock.ts';
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
+import type { SecretBox } from '../../shared/ports/SecretBox.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import type { AccessControl } from '../../projections/catalog/accessControl.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
@@ -12,6 +13,7 @@ export interface CatalogDeps {
   links: Collection<LinkDoc>;
   access: AccessControl;
   clock: Clock;
+  secrets: SecretBox;
 }
 
 /** Keys of a create or update body that are not type fields: the service owns or derives them. */

@@ -5,6 +5,7 @@ import { newLaui, type Laui } from '../../shared/ids.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
 import { resolveItemType, validateItem } from '../../shared/item-types/itemTypes.ts';
 import { uniqueKeyOf } from '../../shared/item-types/primaryKey.ts';
+import { sealSecretFields } from '../../shared/item-types/secretFields.ts';
 import { handleCommand, type CommandResult } from '../kernel/handleCommand.ts';
 import { releaseUniqueKey, reserveUniqueKey } from '../kernel/uniqueKey.ts';
 import { applyAccessPatch } from '../group/applyAccessPatch.ts';
@@ -60,7 +61,7 @@ export const updateItem = async (deps: CatalogDeps, principal: Principal, reques
       {
         kind: 'update',
         laui: item.laui,
-        changes,
+        changes: sealSecretFields(item.item_type, changes, deps.secrets, item),
         versionedFields: definition.versionedFields,
         expectedVersion: typeof request.expected_version === 'number' ? request.expected_version : null,
         access,

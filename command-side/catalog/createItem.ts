@@ -14,6 +14,7 @@ import {
   validateItem,
 } from '../../shared/item-types/itemTypes.ts';
 import { uniqueKeyOf } from '../../shared/item-types/primaryKey.ts';
+import { sealSecretFields } from '../../shared/item-types/secretFields.ts';
 import { handleCommand } from '../kernel/handleCommand.ts';
 import { reserveUniqueKey, uniqueKeyStream, uniqueKeyDecider } from '../kernel/uniqueKey.ts';
 import { loadState } from '../kernel/handleCommand.ts';
@@ -107,7 +108,7 @@ export const createItem = async (
       parentType: plan.parent?.item_type ?? null,
       linkLaui: plan.parent ? newLaui(now) : null,
       isRoot: plan.parent === null,
-      fields: plan.fields,
+      fields: sealSecretFields(plan.itemType, plan.fields, deps.secrets),
       access: plan.access,
       revisionLaui: newLaui(now),
     },

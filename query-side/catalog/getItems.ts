@@ -80,7 +80,7 @@ export const getItems = async (deps: GetDeps, principal: Principal, query: GetQu
   let hasNext: boolean;
   if (query.is_root === true) {
     const canView: Filter = async (doc) => (await filter(doc)) && (await deps.access.can(principal, doc, 'VIEW', principals));
-    ({ page, hasNext } = await pageOf(deps.items, { is_root: true }, query, canView, offset));
+    ({ page, hasNext } = await pageOf(deps.items, { is_root: true }, query, canView, offset, !principal.isAdmin || needsPostFilter(query)));
   } else {
     const anchor = await deps.access.require(principal, query.item_laui as Laui, 'VIEW');
     if (query.parent_or_child === 'parent') {
@@ -135,8 +135,23 @@ const buildFilter = (deps: GetDeps, principal: Principal, principals: Set<Laui>,
 /** Creation order is log order (`created_seq`): what created_at order means, without ties. */
 const sortOf = (query: GetQuery): FindOptions['sort'] => ({ field: query.sort_by ?? 'created_seq', direction: 'asc' });
 
-/** Reads candidates through the index in sorted order, filters, and stops once the page is known. */
-const pageOf = async (collection: Collection<ItemDoc>, where: FindOptions['where'], query: GetQuery, filter: Filter, offset: number) => {
+/** Only per-item permission filters need documents in hand; the rest are index equalities. */
+const needsPostFilter = (query: GetQuery): boolean => query.item_permission !== undefined && query.item_permission !== 'is_true_parent';
+
+/**
+ * Reads candidates through the index in sorted order. Without a per-item filter the store cuts the
+ * page itself (skip and limit), so a deep page copies ten documents, not the thousand before it;
+ * with one, candidates are filtered in batches until the page is known.
+ */
+const pageOf = async (collection: Collection<ItemDoc>, baseWhere: FindOptions['where'], query: GetQuery, filter: Filter, offset: number, postFilter = needsPostFilter(query)) => {
+  const where = { ...baseWhere };
+  if (!query.is_deleted) where.is_deleted = false;
+  if (query.item_type !== undefined) where.item_type = query.item_type;
+  if (query.filter_state !== undefined) where.state = query.filter_state;
+  if (!postFilter) {
+    const found = await collection.find({ where, sort: sortOf(query), skip: offset, limit: query.per_page + 1 });
+    return { page: found.slice(0, query.per_page), hasNext: found.length > query.per_page };
+  }
   const wanted = offset + query.per_page + 1;
   const kept: ItemDoc[] = [];
   const batch = Math.max(wanted, 100);

@@ -1,6 +1,7 @@
 import { notFound } from '../../shared/errors.ts';
 import type { EventStore, RecordedEvent } from '../../shared/event-store/EventStore.ts';
 import type { Laui } from '../../shared/ids.ts';
+import { maskSealedFields } from '../../shared/item-types/secretFields.ts';
 
 interface Revision {
   laui: Laui;
@@ -62,7 +63,7 @@ export const itemRevisions = async (eventStore: EventStore, laui: Laui, version:
   const revision = revisions.find((candidate) => candidate.version === version);
   if (!revision) throw notFound('Revision not found');
   return {
-    ...revision.fields,
+    ...maskSealedFields({ ...revision.fields }),
     version: revision.version,
     laui: revision.laui,
     item_laui: laui,
@@ -95,7 +96,12 @@ export const itemHistory = async (eventStore: EventStore, laui: Laui) => {
       user_laui: event.metadata.user_laui,
       version: typeof payload.version === 'number' ? payload.version : null,
       changed_fields: changed,
-      changes: event.type === 'ItemUpdated' ? payload.changes : event.type === 'ItemAccessChanged' ? { access: payload.access } : undefined,
+      changes:
+        event.type === 'ItemUpdated'
+          ? maskSealedFields({ ...(payload.changes as Record<string, unknown>) })
+          : event.type === 'ItemAccessChanged'
+            ? { access: payload.access }
+            : undefined,
     };
   });
 };

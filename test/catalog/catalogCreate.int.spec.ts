@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { catalogClient, createUser, type CatalogClient } from '../support/catalogFixture.ts';
 
@@ -148,5 +150,33 @@ describe('catalog create, validate and bootstrap (HTTP)', () => {
     const byType = new Map(types.map((type) => [type.item_type, type]));
     expect(byType.get('folder.account')?.allowed_children).to.have.members(['folder.project', 'folder.trash', 'folder.users']);
     expect(byType.has('task')).to.equal(true);
+  });
+
+  it('given a connection with credentials, when stored, then the log and the read model hold only ciphertext and reads are masked', async () => {
+    const secret = 'sup3r-s3cret-passw0rd';
+    const laui = await admin.createOk({
+      item_type: 'connection.postgresql',
+      name: 'warehouse',
+      parent_laui: tree.folders.connection,
+      content: { host: 'db.internal', password: secret },
+      max_parallelism: 3,
+    });
+    const item = (await admin.get({ item_laui: laui })).json as { content: unknown; version: number };
+    expect(item.content).to.deep.equal({ host: '********', password: '********' });
+    const raw = ['events.sqlite', 'events.sqlite-wal']
+      .map((file) => join(svc.dataDir, file))
+      .filter((path) => existsSync(path))
+      .map((path) => readFileSync(path).toString('latin1'))
+      .join('');
+    expect(raw).to.include('warehouse');
+    expect(raw).to.not.include(secret);
+    expect(JSON.stringify(await svc.service.readStore.collection('items').get(laui))).to.not.include(secret);
+
+    const same = await admin.post('/update', { item_laui: laui, content: { host: 'db.internal', password: secret } });
+    expect(same.json).to.deep.equal({ item_laui: laui, version: 1 });
+    const rotated = await admin.post('/update', { item_laui: laui, content: { host: 'db.internal', password: 'new-one' } });
+    expect(rotated.json).to.deep.equal({ item_laui: laui, version: 2 });
+    const history = JSON.stringify((await admin.getPath(`/get/item_history?item_laui=${laui}`)).json);
+    expect(history).to.not.include('new-one');
   });
 });
