@@ -22,6 +22,15 @@ export interface Config {
   logToConsole: boolean;
   /** Origins (scheme://host[:port]) a login client's redirect_uri may use; loopback is always allowed. */
   allowedRedirectOrigins: ReadonlyArray<string>;
+  /** Operator runs a worker process executes at once. */
+  workerConcurrency: number;
+  workerPollIntervalMs: number;
+  workerMemoryMb: number;
+  workerTimeoutSeconds: number;
+  workerMaxOutputBytes: number;
+  /** Warm interpreter processes per language, started ahead of demand. */
+  workerPoolSize: number;
+  reaperIntervalMs: number;
 }
 
 const integer = (env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number => {
@@ -68,6 +77,13 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     cookieSecure: flag(env, 'COOKIE_SECURE', false),
     readYourWritesTimeoutMs: integer(env, 'READ_YOUR_WRITES_TIMEOUT_MS', 5000, 0, 600000),
     logToConsole: flag(env, 'LOG_TO_CONSOLE', false),
+    workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 8, 1, 256),
+    workerPollIntervalMs: integer(env, 'WORKER_POLL_INTERVAL_MS', 200, 10, 60_000),
+    workerMemoryMb: integer(env, 'WORKER_MEMORY_MB', 512, 32, 65_536),
+    workerTimeoutSeconds: integer(env, 'WORKER_TIMEOUT_SECONDS', 6 * 3600, 1, 7 * 24 * 3600),
+    workerMaxOutputBytes: integer(env, 'WORKER_MAX_OUTPUT_BYTES', 1024 * 1024, 1024, 256 * 1024 * 1024),
+    workerPoolSize: integer(env, 'WORKER_POOL_SIZE', 2, 0, 64),
+    reaperIntervalMs: integer(env, 'REAPER_INTERVAL_MS', 5000, 100, 3_600_000),
     allowedRedirectOrigins: (text(env, 'OAUTH_REDIRECT_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())

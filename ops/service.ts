@@ -27,6 +27,15 @@ import { createAccessControl } from '../projections/catalog/accessControl.ts';
 import { groupsOfPrincipal } from '../projections/groups/groupsOfPrincipal.ts';
 import { catalogCommandRoutes } from '../command-side/catalog/routes.ts';
 import { catalogQueryRoutes } from '../query-side/catalog/routes.ts';
+import { queueMetricsProjection } from '../projections/catalog/queueMetricsProjection.ts';
+import { queueHandler } from '../command-side/queue/handler.ts';
+import { taskRoutes } from '../command-side/task/routes.ts';
+import { executeTask, type WorkerDeps } from '../command-side/task/executeTask.ts';
+import { HeartbeatStore } from '../command-side/task/HeartbeatStore.ts';
+import { reapStaleLeases } from '../command-side/task/reapStaleLeases.ts';
+import { EXECUTE_TASK, type TaskDeps } from '../command-side/task/taskDeps.ts';
+import type { ExecuteTaskMessage } from '../command-side/task/dispatchConnection.ts';
+import { ProcessCodeRunner } from './worker/ProcessCodeRunner.ts';
 import { USERS, usersProjection, type UserDoc } from '../projections/users/usersProjection.ts';
 import { MemoryReadStore } from '../projections/read-store/MemoryReadStore.ts';
 import type { Config } from './config.ts';
@@ -78,12 +87,12 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
 
   const eventStore = openSqliteEventStore({ file: join(config.dataDir, 'events.sqlite'), synchronous: config.sqliteSynchronous });
   const readStore = new MemoryReadStore();
-  const bus = new InProcessBus();
+  const bus = new InProcessBus({ concurrency: config.workerConcurrency });
   const projections = new ProjectionRunner({
     name: 'embedded',
     eventStore,
     readStore,
-    projections: [usersProjection, groupsProjection, groupMembersProjection, itemsProjection, linksProjection],
+    projections: [usersProjection, groupsProjection, groupMembersProjection, itemsProjection, linksProjection, queueMetricsProjection],
     onProgress: (progress) =>
       announce(`Rebuilding read models: ${progress.position}/${progress.head} (${progress.eventsPerSecond} events/s)`),
     onError: (error) => logger.log({ level: 'critical', category: 'API', message: `Projection failed: ${String(error)}` }),
@@ -93,6 +102,18 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const items = readStore.collection<ItemDoc>(ITEMS, itemsProjection.indexes);
   const links = readStore.collection<LinkDoc>(LINKS, linksProjection.indexes);
   const access = createAccessControl({ items, groupsOf: (laui) => groupsOfPrincipal(readStore, laui) });
+  const taskDeps: TaskDeps = { eventStore, items, links, access, clock, secrets, bus, tokens, queue: queueHandler(eventStore), logger };
+  const runner = new ProcessCodeRunner({
+    poolSize: config.workerPoolSize,
+    prewarm: config.workerPoolSize > 0 ? [{ language: 'python', memoryMb: config.workerMemoryMb }, { language: 'javascript', memoryMb: config.workerMemoryMb }] : [],
+  });
+  const workerDeps: WorkerDeps = {
+    ...taskDeps,
+    runner,
+    heartbeats: new HeartbeatStore(),
+    pollIntervalMs: config.workerPollIntervalMs,
+    limits: { timeoutMs: config.workerTimeoutSeconds * 1000, memoryMb: config.workerMemoryMb, maxOutputBytes: config.workerMaxOutputBytes },
+  };
 
   let ready = false;
   const app = createApp({
@@ -114,6 +135,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       }),
     ],
     privateRoutes: [
+      taskRoutes({ ...taskDeps, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       catalogQueryRoutes({ items, links, access, eventStore }),
       catalogCommandRoutes({ eventStore, items, links, access, clock, secrets, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       userQueryRoutes({ users, secrets }),
@@ -139,6 +161,18 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
 
   await projections.start();
   await ensureAdmin(config, { users, userCommands, projections, clock, announce });
+  // Workers and the lease reaper start once the read models are current: they read task state.
+  const worker = await bus.subscribe<ExecuteTaskMessage>({ topic: EXECUTE_TASK, group: 'workers', handler: executeTask(workerDeps) });
+  let reaping = Promise.resolve(0);
+  const reaper = setInterval(() => {
+    reaping = reaping
+      .then(async () => reapStaleLeases(workerDeps, (await items.find({ where: { queue_active: true } })).map((doc) => doc.laui)))
+      .catch((error: unknown) => {
+        logger.log({ level: 'error', category: 'CELERY', message: `Lease reaper failed: ${String(error)}` });
+        return 0;
+      });
+  }, config.reaperIntervalMs);
+  reaper.unref();
   ready = true;
   logger.log({ level: 'info', category: 'API', message: `Service ready on ${url}` });
 
@@ -152,9 +186,13 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     logger,
     async close() {
       ready = false;
+      clearInterval(reaper);
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await worker.close();
       await bus.close();
+      await reaping;
+      await runner.close();
       await projections.stop();
       await eventStore.close();
       await logger.close();

@@ -6,6 +6,7 @@ import { benchRebuild } from './rebuildBench.ts';
 import { benchLogin } from './loginBench.ts';
 import { benchCatalogHttp } from './catalogBench.ts';
 import { benchCatalogScale } from './catalogScaleBench.ts';
+import { benchTasks } from './taskBench.ts';
 
 /**
  * `npm run bench`: every figure as one JSON line on stdout, each beside the baseline measured in
@@ -19,6 +20,7 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['login', (dir) => benchLogin({ dir })],
   ['catalog', (dir) => benchCatalogHttp({ dir })],
   ['catalog-scale', (dir) => benchCatalogScale({ dir, items: events })],
+  ['tasks', (dir) => benchTasks({ dir, seconds: Number(process.env.BENCH_TASK_SECONDS ?? 20) })],
 ];
 
 const dir = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), 'bench-'));

@@ -41,6 +41,7 @@ export const itemsProjection: Projection<ItemDoc> = {
     { fields: ['pk'] },
     { fields: ['item_type', 'name'] },
     { fields: ['project_laui'] },
+    { fields: ['queue_active'] },
   ],
   handles: new Set(['ItemCreated', 'ItemUpdated', 'ItemAccessChanged', 'ItemSoftDeleted', 'ItemRestored', 'ItemHardDeleted']),
   documentId: (event) => (event.streamId.startsWith('item-') ? event.streamId.slice('item-'.length) : null),

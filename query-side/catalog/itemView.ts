@@ -2,7 +2,7 @@ import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { maskSealedFields } from '../../shared/item-types/secretFields.ts';
 
 /** Read-model bookkeeping that is not part of an item as clients see it. */
-const INTERNAL = new Set(['id', '_position', 'is_deleted', 'created_seq']);
+const INTERNAL = new Set(['id', '_position', 'is_deleted', 'created_seq', 'queue_active']);
 
 /** An item as clients see it: no bookkeeping, credentials masked (docs/decisions.md). */
 export const itemView = (doc: ItemDoc): Record<string, unknown> => {

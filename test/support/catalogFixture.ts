@@ -39,3 +39,14 @@ export const createUser = async (svc: TestService, adminToken: string, username:
   const { token } = await svc.login(username, 'password-123');
   return { laui: (created.json as { user_laui: string }).user_laui, token };
 };
+
+/** Polls GET /catalog/get until `done` holds for the item, or fails naming its last state. */
+export const waitForItem = async <T extends Record<string, unknown>>(api: CatalogClient, laui: string, done: (item: T) => boolean, timeoutMs = 20_000): Promise<T> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const item = (await api.get({ item_laui: laui })).json as T;
+    if (done(item)) return item;
+    if (Date.now() > deadline) throw new Error(`item ${laui} stuck in state ${String(item.state)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+};

@@ -1,0 +1,63 @@
+import { deciderSpecification } from '../../test/support/deciderSpecification.ts';
+import { queueDecider } from './decide.ts';
+import { NOT_IN_QUEUE, type QueueEvent } from './queue.ts';
+
+const given = deciderSpecification(queueDecider);
+const at = '2026-01-01T00:00:00.000Z';
+const t = (n: number) => `65a0000000000000000000${String(n).padStart(2, '0')}`;
+const enqueued = (n: number, priority = 1, sort_values: Record<string, unknown> = {}): QueueEvent => ({
+  type: 'TaskEnqueued',
+  data: { task_laui: t(n), priority, sort_values, at },
+});
+const leased = (n: number, dispatch = `d${n}`): QueueEvent => ({ type: 'TaskLeased', data: { task_laui: t(n), dispatch_id: dispatch, session_id: `s${n}`, at } });
+const leases = (count: number) => Array.from({ length: count }, (_, index) => ({ dispatchId: `x${index}`, sessionId: `y${index}` }));
+
+describe('connection queue decider', () => {
+  it('given a task already waiting or running, when enqueued again, then nothing is recorded', () => {
+    given(enqueued(1)).when({ kind: 'enqueue', taskLaui: t(1), priority: 1, sortValues: {}, at }).then([]);
+    given(enqueued(1), leased(1)).when({ kind: 'enqueue', taskLaui: t(1), priority: 1, sortValues: {}, at }).then([]);
+  });
+
+  it('given 2 running of max 3 and 3 waiting, when dispatching, then exactly one slot is leased, to the highest priority', () => {
+    given(enqueued(1), enqueued(2), leased(1), leased(2), enqueued(3, 1), enqueued(4, 5), enqueued(5, 1))
+      .when({ kind: 'dispatch', maxParallelism: 3, sortDict: {}, leases: leases(3), at })
+      .then([{ type: 'TaskLeased', data: { task_laui: t(4), dispatch_id: 'x0', session_id: 'y0', at } }]);
+  });
+
+  it('given a full queue, when dispatching, then nothing is leased', () => {
+    given(enqueued(1), leased(1), enqueued(2)).when({ kind: 'dispatch', maxParallelism: 1, sortDict: {}, leases: leases(1), at }).then([]);
+  });
+
+  it('given a sort_dict, when dispatching, then its fields order the queue before priority and arrival', () => {
+    given(enqueued(1, 9, { size: 3 }), enqueued(2, 1, { size: 1 }), enqueued(3, 1, { size: 2 }))
+      .when({ kind: 'dispatch', maxParallelism: 2, sortDict: { size: 'ascending' }, leases: leases(2), at })
+      .then([
+        { type: 'TaskLeased', data: { task_laui: t(2), dispatch_id: 'x0', session_id: 'y0', at } },
+        { type: 'TaskLeased', data: { task_laui: t(3), dispatch_id: 'x1', session_id: 'y1', at } },
+      ]);
+    given(enqueued(1, 1, { size: 3 }), enqueued(2, 1, { size: 1 }))
+      .when({ kind: 'dispatch', maxParallelism: 1, sortDict: { size: 'descending' }, leases: leases(1), at })
+      .then([{ type: 'TaskLeased', data: { task_laui: t(1), dispatch_id: 'x0', session_id: 'y0', at } }]);
+  });
+
+  it('given a running lease, when released by its holder, by anyone, or by a stale holder, then only a current release frees the slot', () => {
+    const release = { type: 'TaskSlotReleased', data: { task_laui: t(1), dispatch_id: 'd1', reason: 'finished', at } } as QueueEvent;
+    given(enqueued(1), leased(1)).when({ kind: 'release', taskLaui: t(1), dispatchId: 'd1', reason: 'finished', at }).then([release]);
+    given(enqueued(1), leased(1)).when({ kind: 'release', taskLaui: t(1), dispatchId: null, reason: 'finished', at }).then([release]);
+    given(enqueued(1), leased(1)).when({ kind: 'release', taskLaui: t(1), dispatchId: 'old', reason: 'finished', at }).then([]);
+  });
+
+  it('given a task not in the queue, when finished, then 404', () => {
+    given(enqueued(1), leased(1), { type: 'TaskSlotReleased', data: { task_laui: t(1), dispatch_id: 'd1', reason: 'finished', at } })
+      .when({ kind: 'release', taskLaui: t(1), dispatchId: null, reason: 'finished', at })
+      .thenFails(404, NOT_IN_QUEUE);
+  });
+
+  it('given a waiting or running task, when removed by a reset, then it leaves the queue; absent, nothing happens', () => {
+    given(enqueued(1)).when({ kind: 'remove', taskLaui: t(1), at }).then([{ type: 'TaskDequeued', data: { task_laui: t(1), reason: 'reset', at } }]);
+    given(enqueued(1), leased(1))
+      .when({ kind: 'remove', taskLaui: t(1), at })
+      .then([{ type: 'TaskSlotReleased', data: { task_laui: t(1), dispatch_id: 'd1', reason: 'reset', at } }]);
+    given().when({ kind: 'remove', taskLaui: t(1), at }).then([]);
+  });
+});

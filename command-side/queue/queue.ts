@@ -1,0 +1,50 @@
+import type { DomainEvent } from '../../shared/events.ts';
+import type { Laui } from '../../shared/ids.ts';
+
+/**
+ * The connection queue, one aggregate per connection (stream `queue-<connection_laui>`). Every
+ * decision is appended at the stream's revision, so two dispatchers can never both take the last
+ * slot: `max_parallelism` holds under any concurrency. Running entries are leases, released by
+ * finish, by reset, or by the reaper when the worker's heartbeat goes stale.
+ */
+export type QueueEvent =
+  | DomainEvent<'TaskEnqueued', { task_laui: Laui; priority: number; sort_values: Record<string, unknown>; at: string }>
+  | DomainEvent<'TaskLeased', { task_laui: Laui; dispatch_id: string; session_id: string; at: string }>
+  | DomainEvent<'TaskSlotReleased', { task_laui: Laui; dispatch_id: string; reason: ReleaseReason; at: string }>
+  | DomainEvent<'TaskDequeued', { task_laui: Laui; reason: ReleaseReason; at: string }>;
+
+export type ReleaseReason = 'finished' | 'stale' | 'reset';
+
+export interface WaitingEntry {
+  taskLaui: Laui;
+  priority: number;
+  sortValues: Record<string, unknown>;
+  /** Arrival order, the last tie-breaker. */
+  seq: number;
+}
+
+export interface RunningEntry {
+  taskLaui: Laui;
+  dispatchId: string;
+  sessionId: string;
+  leasedAt: string;
+}
+
+export interface QueueState {
+  waiting: ReadonlyMap<Laui, WaitingEntry>;
+  running: ReadonlyMap<Laui, RunningEntry>;
+  arrivals: number;
+}
+
+export type SortDict = Record<string, string>;
+
+export type QueueCommand =
+  | { kind: 'enqueue'; taskLaui: Laui; priority: number; sortValues: Record<string, unknown>; at: string }
+  /** Lease free slots to the first waiting tasks; `leases` are pre-made (dispatch id, session id) pairs. */
+  | { kind: 'dispatch'; maxParallelism: number; sortDict: SortDict; leases: ReadonlyArray<{ dispatchId: string; sessionId: string }>; at: string }
+  /** Finish: only the lease holder (dispatch id) may release; a stale release is ignored. */
+  | { kind: 'release'; taskLaui: Laui; dispatchId: string | null; reason: ReleaseReason; at: string }
+  | { kind: 'remove'; taskLaui: Laui; at: string };
+
+export const queueStream = (connectionLaui: Laui): string => `queue-${connectionLaui}`;
+export const NOT_IN_QUEUE = 'Task not found in the connection queue';

@@ -1,0 +1,19 @@
+import type { EventMetadata } from '../../shared/events.ts';
+import { renderTemplates, templateVariables } from '../../shared/task/templating.ts';
+import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { TaskDeps } from './taskDeps.ts';
+import { mergedConfigOf } from './mergedConfig.ts';
+
+/**
+ * Rule 9 for the payload: the payload item's content wins over the inline payload; `{{variable}}`
+ * resolves from task fields, the merged config parameters and the builtins (which win).
+ */
+export const renderPayload = async (deps: Pick<TaskDeps, 'items'>, task: ItemDoc, metadata: EventMetadata): Promise<unknown> => {
+  let payload: unknown = task.payload ?? null;
+  if (typeof task.payload_laui === 'string') {
+    const item = await deps.items.get(task.payload_laui);
+    if (item && !item.is_deleted) payload = item.content ?? null;
+  }
+  const { config } = await mergedConfigOf(deps.items, task);
+  return renderTemplates(payload, templateVariables(task, config.parameters, new Date(metadata.at)));
+};

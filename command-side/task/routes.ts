@@ -1,0 +1,109 @@
+import Router from '@koa/router';
+import { notFound } from '../../shared/errors.ts';
+import { metadataFor } from '../../shared/events.ts';
+import { principalOf, type AppContext, type AppState } from '../../shared/http/AppState.ts';
+import type { Position } from '../../shared/event-store/EventStore.ts';
+import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
+import { lauiSchema, requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
+import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import { AppError } from '../../shared/errors.ts';
+import { changeTask } from './changeTask.ts';
+import { dispatchConnection } from './dispatchConnection.ts';
+import { enqueueAndDispatch, runTask } from './runTask.ts';
+import type { TaskDeps } from './taskDeps.ts';
+import { updateSchema } from './updateSchema.ts';
+
+export interface TaskRoutesDeps extends TaskDeps {
+  readModels: ReadModelProgress;
+  readYourWritesTimeoutMs: number;
+}
+
+const pathLaui = (ctx: AppContext) =>
+  validateRequest<{ task_laui: string }>({ type: 'object', properties: { task_laui: lauiSchema }, required: ['task_laui'] }, { task_laui: ctx.params.task_laui }, 'path')
+    .task_laui;
+
+/** Task endpoints of spec 4.2 (diagnose comes with the scheduler). */
+export const taskRoutes = (deps: TaskRoutesDeps): Router<AppState> => {
+  const router = new Router<AppState>({ prefix: '/api/v1/task' });
+  const meta = (ctx: AppContext) => metadataFor(principalOf(ctx).laui, deps.clock.now(), ctx.state.correlationId);
+  const settle = async (position: Position | null) => {
+    if (position !== null) await deps.readModels.waitFor(position, deps.readYourWritesTimeoutMs);
+  };
+  const taskOf = async (laui: string): Promise<ItemDoc> => {
+    const task = await deps.items.get(laui);
+    if (!task || task.item_type !== 'task') throw notFound('Item not found');
+    return task;
+  };
+
+  router.post('/run', async (ctx) => {
+    const outcome = await runTask(deps, principalOf(ctx), requireObjectBody(ctx.request.body), meta(ctx), settle);
+    await settle(outcome.position);
+    ctx.body = { item_laui: outcome.taskLaui };
+  });
+
+  router.post('/multiple_tasks', async (ctx) => {
+    const body = validateRequest<{ task_lauis: string[] }>(
+      { type: 'object', properties: { task_lauis: { type: 'array', items: lauiSchema, maxItems: 1000 } }, required: ['task_lauis'] },
+      requireObjectBody(ctx.request.body),
+    );
+    const tasks = await Promise.all(body.task_lauis.map((laui) => deps.items.get(laui)));
+    const missing = body.task_lauis.filter((_, index) => !tasks[index] || tasks[index]?.item_type !== 'task');
+    if (missing.length > 0) throw notFound(`Item not found: ${missing.join(', ')}`);
+    const results: Array<{ task_laui: string; execution_result_id: string | null }> = [];
+    let latest: Position | null = null;
+    for (const task of tasks as ItemDoc[]) {
+      try {
+        const outcome = await enqueueAndDispatch(deps, task, {}, meta(ctx));
+        if (outcome.position !== null) latest = outcome.position;
+        results.push({ task_laui: task.laui, execution_result_id: outcome.executionResultId });
+      } catch (error) {
+        // Spec: tasks failing validation or pre-actions are silently omitted.
+        if (!(error instanceof AppError) || error.status !== 422) throw error;
+      }
+    }
+    await settle(latest);
+    ctx.body = { task_results: results };
+  });
+
+  router.post('/update/:task_laui', async (ctx) => {
+    const laui = pathLaui(ctx);
+    const body = validateRequest<Record<string, unknown>>(updateSchema, requireObjectBody(ctx.request.body));
+    await taskOf(laui);
+    if (typeof body.duration === 'number') body.duration = Math.trunc(body.duration);
+    await settle(await changeTask(deps.eventStore, laui, body, meta(ctx)));
+    ctx.body = { item_laui: laui };
+  });
+
+  router.post('/finish/:task_laui', async (ctx) => {
+    const task = await taskOf(pathLaui(ctx));
+    const connectionLaui = String(task.connection_laui);
+    const { position } = await deps.queue.release(connectionLaui, task.laui, null, 'finished', meta(ctx));
+    const dispatched = await dispatchConnection(deps, connectionLaui, meta(ctx));
+    await settle(dispatched.position ?? position);
+    ctx.body = { message: `Task ${task.laui} removed from the connection queue`, item_laui: task.laui };
+  });
+
+  router.post('/dangerously_reset/:task_laui', async (ctx) => {
+    const task = await taskOf(pathLaui(ctx));
+    const metadata = meta(ctx);
+    if (typeof task.connection_laui === 'string') await deps.queue.remove(task.connection_laui, task.laui, metadata);
+    const position = await changeTask(
+      deps.eventStore,
+      task.laui,
+      {
+        state: 'scheduled',
+        last_run_output: {},
+        user_set_state: null,
+        actions_status: { pre_actions: [], running_actions: [], post_actions: [] },
+        last_system_updated_date: metadata.at,
+      },
+      metadata,
+    );
+    if (typeof task.connection_laui === 'string') await dispatchConnection(deps, task.connection_laui, metadata);
+    await settle(position);
+    ctx.body = { message: `Task ${task.laui} reset to scheduled`, item_laui: task.laui };
+  });
+
+  return router;
+};
+

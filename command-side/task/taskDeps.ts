@@ -1,0 +1,26 @@
+import type { MessageBus } from '../../shared/bus/MessageBus.ts';
+import type { Logger } from '../../shared/ports/Logger.ts';
+import type { TokenSigner } from '../../shared/ports/TokenSigner.ts';
+import type { SystemSettings } from '../../shared/task/systemSettings.ts';
+import { resolveSystemSettings } from '../../shared/task/systemSettings.ts';
+import type { Collection } from '../../shared/read-store/ReadStore.ts';
+import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { CatalogDeps } from '../catalog/catalogDeps.ts';
+import type { QueueHandler } from '../queue/handler.ts';
+
+/** Ports of the task engine: the catalog's plus the bus, token signing for workers and the queues. */
+export interface TaskDeps extends CatalogDeps {
+  bus: MessageBus;
+  tokens: TokenSigner;
+  queue: QueueHandler;
+  logger: Logger;
+}
+
+export const EXECUTE_TASK = 'execute_task';
+
+/** System settings are config items with config_type `system` (docs/decisions.md). */
+export const loadSystemSettings = async (items: Collection<ItemDoc>): Promise<SystemSettings> => {
+  const configs = await items.find({ where: { item_type: 'config', config_type: 'system', is_deleted: false } });
+  return resolveSystemSettings(configs.map((doc) => ({ name: doc.name, content: (doc.content as Record<string, unknown>) ?? {}, config_type: 'system' })))
+    .settings;
+};

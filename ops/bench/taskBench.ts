@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig } from '../config.ts';
+import { startService } from '../service.ts';
+import { loginToken } from './catalogBench.ts';
+
+const percentile = (sorted: number[], p: number) => Number((sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN).toFixed(2));
+const NOOP = {
+  javascript: 'export function run() { return null; }\nexport function check_completion() { return { status: "success" }; }\n',
+  python: 'def run(connection, payload, context):\n    return None\n\ndef check_completion(connection, payload, context):\n    return {"status": "success"}\n',
+};
+
+/**
+ * No-op operators end to end (POST /task/run until the task reads `success`): latency at low load
+ * for JavaScript and Python, sustained throughput with a fresh process per run and with reuse, and
+ * the share of each pipeline step from the task's own history.
+ */
+export async function benchTasks(opts: { dir: string; seconds?: number }): Promise<Array<Record<string, unknown>>> {
+  const seconds = opts.seconds ?? 20;
+  const dataDir = mkdtempSync(join(opts.dir, 'tasks-'));
+  const service = await startService(
+    loadConfig({ PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'bench-password-1', WORKER_CONCURRENCY: '16', WORKER_POOL_SIZE: '4', WORKER_POLL_INTERVAL_MS: '20' }),
+    { announce: () => undefined },
+  );
+  try {
+    const token = await loginToken(service, 'bench-password-1');
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const api = async (path: string, body?: unknown) => {
+      const response = await fetch(`${service.url}/api/v1${path}`, body === undefined ? { headers } : { method: 'POST', headers, body: JSON.stringify(body) });
+      const json = (await response.json()) as Record<string, unknown>;
+      if (response.status !== 200) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`);
+      return json;
+    };
+    const tree = (await api('/catalog/bootstrap', { account_name: 'bench' })) as { account_laui: string; project_laui: string; folders: Record<string, string> };
+    const workflow = String((await api('/catalog/create', { item_type: 'folder.workflow', name: 'wf', parent_laui: tree.folders.workflow })).item_laui);
+    const connection = String((await api('/catalog/create', { item_type: 'connection', name: 'c', parent_laui: tree.folders.connection, content: {}, max_parallelism: 16 })).item_laui);
+    const operator = async (language: 'javascript' | 'python', reuse: boolean, phase: string) =>
+      String(
+        (await api('/catalog/create', { item_type: 'operator', name: `${language}-${phase}${reuse ? '-reuse' : ''}.operator`, parent_laui: tree.folders.operator, codeblock: { language, code: NOOP[language] }, reuse_process: reuse })).item_laui,
+      );
+    let counter = 0;
+    const runNew = async (operatorLaui: string) =>
+      String((await api('/task/run', { name: `t${counter++}`, parent_laui: workflow, project_laui: tree.project_laui, account_laui: tree.account_laui, operator_laui: operatorLaui, connection_laui: connection })).item_laui);
+    const until = async (laui: string, iteration: number) => {
+      for (;;) {
+        const task = await service.readStore.collection('items').peek(laui);
+        if (task && task.iteration === iteration && ['success', 'error', 'fail', 'timeout'].includes(String(task.state))) return String(task.state);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    };
+
+    const figures: Array<Record<string, unknown>> = [];
+    const stepTotals = new Map<string, number>();
+    for (const language of ['javascript', 'python'] as const) {
+      const op = await operator(language, false, 'latency');
+      const laui = await runNew(op);
+      await until(laui, 1);
+      const times: number[] = [];
+      for (let round = 2; round <= 41; round += 1) {
+        const started = performance.now();
+        await api('/task/run', { item_laui: laui });
+        await until(laui, round);
+        times.push(performance.now() - started);
+      }
+      times.sort((a, b) => a - b);
+      figures.push({ figure: `task.noop.e2e.${language}`, unit: 'ms', p50: percentile(times, 0.5), p99: percentile(times, 0.99), rounds: times.length, target: 'p50 <= 25 ms', pass: percentile(times, 0.5) <= 25 });
+      const history = (await api(`/catalog/get/item_history?item_laui=${laui}`)) as unknown as Array<{ at: string; changes?: { state?: string } }>;
+      for (let index = 1; index < history.length; index += 1) {
+        const state = history[index]?.changes?.state;
+        if (!state) continue;
+        const step = `to_${state}`;
+        stepTotals.set(step, (stepTotals.get(step) ?? 0) + Date.parse(history[index]?.at ?? '') - Date.parse(history[index - 1]?.at ?? ''));
+      }
+    }
+    const total = [...stepTotals.values()].reduce((sum, value) => sum + value, 0);
+    figures.push({
+      figure: 'task.pipeline.step_share',
+      unit: '% of time between recorded transitions',
+      shares: Object.fromEntries([...stepTotals].map(([step, ms]) => [step, Number(((100 * ms) / Math.max(total, 1)).toFixed(1))])),
+      note: 'to_queued_for_connection: validation+enqueue; to_queued_in_redis: dispatch+templating; to_running: bus+worker pick-up; to_success: operator process',
+    });
+
+    for (const reuse of [false, true]) {
+      const op = await operator('javascript', reuse, 'throughput');
+      const deadline = performance.now() + seconds * 1000;
+      let done = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (performance.now() < deadline) {
+            const laui = await runNew(op);
+            await until(laui, 1);
+            done += 1;
+          }
+        }),
+      );
+      const rate = done / seconds;
+      figures.push({
+        figure: `task.noop.throughput.${reuse ? 'reuse' : 'fresh_process'}`,
+        value: Number(rate.toFixed(1)),
+        unit: 'tasks/s',
+        seconds,
+        target: reuse ? '>= 1000 tasks/s' : '>= 100 tasks/s',
+        pass: rate >= (reuse ? 1000 : 100),
+      });
+    }
+    return figures;
+  } finally {
+    await service.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,205 @@
+import { ADHOC, advanceLogicalDate, floorToGranularity, initialLogicalDate, nextCronDate } from './cron.ts';
+import { iso, toInstant } from './dates.ts';
+import { retryFields, type TaskRecord, type TaskState } from './taskFields.ts';
+
+/**
+ * The task state machine of spec 3.1 and the field changes each transition implies. Pure: every
+ * function returns changes (ISO strings for timestamps) for the caller to record; `now` is an argument.
+ *
+ * Decisions beyond the spec table:
+ * - Transitions out of `created` (not shown in the spec): only a manual run (POST /task/run,
+ *   /task/multiple_tasks) and dangerously_reset leave it.
+ * - A manual run is allowed from every state that is not in flight (queued_for_connection,
+ *   queued_in_redis, running) except `cancelled`, whose user_set_state `cancel` would cancel the new run
+ *   at once: dangerously_reset first. The cron takes scheduled/success (normal) and error/timeout (retry).
+ * - Worker pick-up (queued_in_redis -> running) increments `iteration` (lifetime execution count) and sets
+ *   task_instance_start_date, latest_heartbeat and the data interval:
+ *   data_interval_start = logical_date, data_interval_end = the next logical date (one cron step,
+ *   `advanceLogicalDate`); an ADHOC task's interval is empty (end = start = logical_date).
+ * - Success: retry_number 0; prev_interval_start/end = the run's data interval (recomputed from
+ *   logical_date when absent); scheduled tasks advance logical_date one cron step and next_run_date one
+ *   cron interval from the previous next_run_date (from now when there was none), and `dispatchNow`
+ *   says the new next_run_date is not later than now (and not after end_date). ADHOC tasks keep both.
+ * - Error and timeout increment retry_number; `retryEligible` is the spec's
+ *   `total_retries > 0 and retry_number < total_retries` on the incremented value (so total_retries
+ *   counts attempts including the first run: 3 means at most 2 automatic retries).
+ * - Cancelled and fail change only the state; user_set_state stays `cancel` after a cancellation.
+ * - The worker's own report (duration, last_run_output, last_run_date, task_instance_end_date) is not
+ *   computed here.
+ */
+
+export type TaskTrigger =
+  | 'manual_run'
+  | 'cron_dispatch'
+  | 'retry_dispatch'
+  | 'parallelism_available'
+  | 'worker_pickup'
+  | 'operator_success'
+  | 'operator_error'
+  | 'completion_timeout'
+  | 'cancel_observed'
+  | 'invalid_operator'
+  | 'dangerously_reset';
+
+export interface TransitionRule {
+  trigger: TaskTrigger;
+  from: readonly TaskState[] | 'any';
+  to: TaskState;
+}
+
+export const TRANSITIONS: readonly TransitionRule[] = [
+  { trigger: 'manual_run', from: ['created', 'scheduled', 'success', 'error', 'timeout', 'fail'], to: 'queued_for_connection' },
+  { trigger: 'cron_dispatch', from: ['scheduled', 'success'], to: 'queued_for_connection' },
+  { trigger: 'retry_dispatch', from: ['error', 'timeout'], to: 'queued_for_connection' },
+  { trigger: 'parallelism_available', from: ['queued_for_connection'], to: 'queued_in_redis' },
+  { trigger: 'worker_pickup', from: ['queued_in_redis'], to: 'running' },
+  { trigger: 'operator_success', from: ['running'], to: 'success' },
+  { trigger: 'operator_error', from: ['running'], to: 'error' },
+  { trigger: 'completion_timeout', from: ['running'], to: 'timeout' },
+  { trigger: 'cancel_observed', from: ['running'], to: 'cancelled' },
+  { trigger: 'invalid_operator', from: ['running'], to: 'fail' },
+  { trigger: 'dangerously_reset', from: 'any', to: 'scheduled' },
+];
+
+export const IN_FLIGHT_STATES: readonly TaskState[] = ['queued_for_connection', 'queued_in_redis', 'running'];
+
+const applies = (rule: TransitionRule, from: string): boolean =>
+  rule.from === 'any' || (rule.from as readonly string[]).includes(from);
+
+/** The target state of `trigger` from `from`, or null when the trigger does not apply there. */
+export function transitionTarget(from: string, trigger: TaskTrigger): TaskState | null {
+  const rule = TRANSITIONS.find((candidate) => candidate.trigger === trigger && applies(candidate, from));
+  return rule === undefined ? null : rule.to;
+}
+
+export function canTransition(from: string, to: string): boolean {
+  return TRANSITIONS.some((rule) => rule.to === to && applies(rule, from));
+}
+
+/** Field changes, as stored (timestamps as ISO strings). */
+export interface TaskChanges {
+  state?: TaskState;
+  logical_date?: string;
+  next_run_date?: string;
+  retry_number?: number;
+  iteration?: number;
+  latest_heartbeat?: string;
+  task_instance_start_date?: string;
+  data_interval_start?: string;
+  data_interval_end?: string;
+  prev_interval_start?: string;
+  prev_interval_end?: string;
+  user_set_state?: null;
+  last_run_output?: Record<string, never>;
+  actions_status?: { pre_actions: []; running_actions: []; post_actions: [] };
+  last_system_updated_date?: string;
+}
+
+const frequencyOf = (task: TaskRecord): string => task.frequency ?? ADHOC;
+
+/**
+ * The logical date of a run: a run-time override (POST /task/run), else the stored logical_date, else
+ * now (ADHOC) or the first logical date from start_date (scheduled); scheduled values are floored.
+ */
+export function resolveRunLogicalDate(task: TaskRecord, override: unknown, now: Date): Date {
+  const frequency = frequencyOf(task);
+  const chosen = toInstant(override) ?? toInstant(task.logical_date);
+  if (frequency === ADHOC) return chosen ?? now;
+  if (chosen !== null) return floorToGranularity(chosen, frequency);
+  const start = toInstant(task.start_date);
+  return start === null ? floorToGranularity(now, frequency) : initialLogicalDate(start, frequency);
+}
+
+/** The data interval computed by a run with this logical date. */
+export function dataInterval(task: TaskRecord, now: Date): { start: Date; end: Date } {
+  const frequency = frequencyOf(task);
+  const start = toInstant(task.logical_date) ?? now;
+  return { start, end: frequency === ADHOC ? start : advanceLogicalDate(start, frequency) };
+}
+
+/** scheduled/success/error/timeout/... -> queued_for_connection (the caller enqueues). */
+export const enqueueChanges = (): TaskChanges => ({ state: 'queued_for_connection' });
+
+/** queued_for_connection -> queued_in_redis (the caller dispatches to the broker). */
+export const brokerDispatchChanges = (): TaskChanges => ({ state: 'queued_in_redis' });
+
+/** queued_in_redis -> running. */
+export function workerPickupChanges(task: TaskRecord, now: Date): TaskChanges {
+  const interval = dataInterval(task, now);
+  return {
+    state: 'running',
+    iteration: (typeof task.iteration === 'number' ? task.iteration : 0) + 1,
+    task_instance_start_date: iso(now),
+    latest_heartbeat: iso(now),
+    data_interval_start: iso(interval.start),
+    data_interval_end: iso(interval.end),
+  };
+}
+
+export interface SuccessOutcome {
+  changes: TaskChanges;
+  /** The new next_run_date is already due: dispatch the next run at once (spec 3.1). */
+  dispatchNow: boolean;
+}
+
+/** running -> success. */
+export function successChanges(task: TaskRecord, now: Date): SuccessOutcome {
+  const frequency = frequencyOf(task);
+  const computed = dataInterval(task, now);
+  const changes: TaskChanges = {
+    state: 'success',
+    retry_number: 0,
+    prev_interval_start: iso(toInstant(task.data_interval_start) ?? computed.start),
+    prev_interval_end: iso(toInstant(task.data_interval_end) ?? computed.end),
+  };
+  if (frequency === ADHOC) return { changes, dispatchNow: false };
+  const logical = toInstant(task.logical_date);
+  if (logical !== null) changes.logical_date = iso(advanceLogicalDate(logical, frequency));
+  const next = nextCronDate(frequency, toInstant(task.next_run_date) ?? now);
+  changes.next_run_date = iso(next);
+  const end = toInstant(task.end_date);
+  const dispatchNow = next.getTime() <= now.getTime() && (end === null || next.getTime() <= end.getTime());
+  return { changes, dispatchNow };
+}
+
+export interface FailureOutcome {
+  changes: TaskChanges;
+  /** The cron retry path will pick the task again (once retry_interval has elapsed). */
+  retryEligible: boolean;
+}
+
+/** running -> error (operator exception or status failed) or timeout (completion timeout exceeded). */
+export function failureChanges(task: TaskRecord, to: 'error' | 'timeout'): FailureOutcome {
+  const { total_retries, retry_number } = retryFields(task);
+  const next = retry_number + 1;
+  return { changes: { state: to, retry_number: next }, retryEligible: total_retries > 0 && next < total_retries };
+}
+
+/** running -> cancelled (user_set_state cancel observed by the worker). */
+export const cancelledChanges = (): TaskChanges => ({ state: 'cancelled' });
+
+/** running -> fail (invalid operator or missing codeblock; permanent). */
+export const failChanges = (): TaskChanges => ({ state: 'fail' });
+
+/** POST /task/dangerously_reset (spec 4.2): the caller also removes the task from its connection queue. */
+export function dangerousResetChanges(now: Date): TaskChanges {
+  return {
+    state: 'scheduled',
+    last_run_output: {},
+    user_set_state: null,
+    actions_status: { pre_actions: [], running_actions: [], post_actions: [] },
+    last_system_updated_date: iso(now),
+  };
+}
+
+/** A running task whose run started at least `timeoutSeconds` ago has exceeded its completion timeout. */
+export function isCompletionTimedOut(task: TaskRecord, now: Date, timeoutSeconds: number): boolean {
+  const started = toInstant(task.task_instance_start_date);
+  return task.state === 'running' && started !== null && started.getTime() + timeoutSeconds * 1000 <= now.getTime();
+}
+
+/** A running task whose latest heartbeat (or, without one, its start) is older than `staleSeconds` is stale. */
+export function isHeartbeatStale(task: TaskRecord, now: Date, staleSeconds: number): boolean {
+  const beat = toInstant(task.latest_heartbeat) ?? toInstant(task.task_instance_start_date);
+  return task.state === 'running' && (beat === null || now.getTime() - beat.getTime() > staleSeconds * 1000);
+}

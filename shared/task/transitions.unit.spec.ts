@@ -1,0 +1,246 @@
+import { expect } from 'chai';
+import { TASK_STATES } from '../item-types/schemas/task.ts';
+import type { TaskRecord } from './taskFields.ts';
+import {
+  canTransition,
+  cancelledChanges,
+  dangerousResetChanges,
+  enqueueChanges,
+  brokerDispatchChanges,
+  failChanges,
+  failureChanges,
+  isCompletionTimedOut,
+  isHeartbeatStale,
+  resolveRunLogicalDate,
+  successChanges,
+  transitionTarget,
+  workerPickupChanges,
+} from './transitions.ts';
+
+const NOW = new Date('2024-06-15T12:00:00.000Z');
+
+const daily = (overrides: TaskRecord = {}): TaskRecord => ({
+  frequency: '0 0 * * *',
+  start_date: '2024-01-01T00:00:00.000Z',
+  end_date: '2024-12-31T00:00:00.000Z',
+  logical_date: '2024-06-15T00:00:00.000Z',
+  next_run_date: '2024-06-15T00:00:00.000Z',
+  state: 'running',
+  retry_number: 0,
+  total_retries: 0,
+  iteration: 4,
+  ...overrides,
+});
+
+describe('task state machine: allowed transitions (spec 3.1)', () => {
+  it('given each row of the spec table, when checked, then the transition is allowed', () => {
+    const rows: Array<[string, string]> = [
+      ['scheduled', 'queued_for_connection'],
+      ['queued_for_connection', 'queued_in_redis'],
+      ['queued_in_redis', 'running'],
+      ['running', 'success'],
+      ['running', 'error'],
+      ['running', 'timeout'],
+      ['running', 'cancelled'],
+      ['running', 'fail'],
+      ['error', 'queued_for_connection'],
+      ['timeout', 'queued_for_connection'],
+      ['success', 'queued_for_connection'],
+    ];
+    for (const [from, to] of rows) expect(canTransition(from, to), `${from} -> ${to}`).to.equal(true);
+  });
+
+  it('given any state, when dangerously reset, then the target is scheduled', () => {
+    for (const state of TASK_STATES) expect(transitionTarget(state, 'dangerously_reset')).to.equal('scheduled');
+  });
+
+  it('given transitions the spec does not allow, when checked, then they are refused', () => {
+    const refused: Array<[string, string]> = [
+      ['scheduled', 'running'],
+      ['queued_for_connection', 'running'],
+      ['running', 'queued_in_redis'],
+      ['success', 'running'],
+      ['fail', 'success'],
+      ['cancelled', 'queued_for_connection'],
+    ];
+    for (const [from, to] of refused) expect(canTransition(from, to), `${from} -> ${to}`).to.equal(false);
+  });
+
+  it('given the cron and manual triggers, when applied, then the cron takes schedulable and retry states and a manual run any idle state but cancelled', () => {
+    expect(transitionTarget('scheduled', 'cron_dispatch')).to.equal('queued_for_connection');
+    expect(transitionTarget('error', 'cron_dispatch')).to.equal(null);
+    expect(transitionTarget('error', 'retry_dispatch')).to.equal('queued_for_connection');
+    expect(transitionTarget('scheduled', 'retry_dispatch')).to.equal(null);
+    for (const state of ['created', 'scheduled', 'success', 'error', 'timeout', 'fail']) {
+      expect(transitionTarget(state, 'manual_run'), state).to.equal('queued_for_connection');
+    }
+    for (const state of ['cancelled', 'queued_for_connection', 'queued_in_redis', 'running']) {
+      expect(transitionTarget(state, 'manual_run'), state).to.equal(null);
+    }
+  });
+
+  it('given the simple transitions, when their changes are asked, then only the state changes', () => {
+    expect(enqueueChanges()).to.deep.equal({ state: 'queued_for_connection' });
+    expect(brokerDispatchChanges()).to.deep.equal({ state: 'queued_in_redis' });
+    expect(cancelledChanges()).to.deep.equal({ state: 'cancelled' });
+    expect(failChanges()).to.deep.equal({ state: 'fail' });
+  });
+});
+
+describe('task state machine: worker pick-up', () => {
+  it('given a daily task, when a worker picks it up, then iteration, start, heartbeat and the one-day data interval are set', () => {
+    expect(workerPickupChanges(daily({ state: 'queued_in_redis' }), NOW)).to.deep.equal({
+      state: 'running',
+      iteration: 5,
+      task_instance_start_date: '2024-06-15T12:00:00.000Z',
+      latest_heartbeat: '2024-06-15T12:00:00.000Z',
+      data_interval_start: '2024-06-15T00:00:00.000Z',
+      data_interval_end: '2024-06-16T00:00:00.000Z',
+    });
+  });
+
+  it('given a 31st-of-month task, when picked up, then the data interval skips months without a 31st', () => {
+    const changes = workerPickupChanges(daily({ frequency: '0 0 31 * *', logical_date: '2024-01-01T00:00:00.000Z' }), NOW);
+    expect([changes.data_interval_start, changes.data_interval_end]).to.deep.equal(['2024-01-01T00:00:00.000Z', '2024-03-01T00:00:00.000Z']);
+  });
+
+  it('given an ADHOC task without iteration, when picked up, then iteration is 1 and the data interval is empty', () => {
+    const changes = workerPickupChanges({ frequency: 'ADHOC', logical_date: '2024-06-15T11:00:00.000Z' }, NOW);
+    expect(changes.iteration).to.equal(1);
+    expect([changes.data_interval_start, changes.data_interval_end]).to.deep.equal(['2024-06-15T11:00:00.000Z', '2024-06-15T11:00:00.000Z']);
+  });
+});
+
+describe('task state machine: success', () => {
+  it('given a daily task that is up to date, when it succeeds, then logical_date and next_run_date advance one step and retries reset', () => {
+    const task = daily({
+      retry_number: 2,
+      next_run_date: '2024-06-15T00:00:00.000Z',
+      data_interval_start: '2024-06-15T00:00:00.000Z',
+      data_interval_end: '2024-06-16T00:00:00.000Z',
+    });
+    expect(successChanges(task, NOW)).to.deep.equal({
+      changes: {
+        state: 'success',
+        retry_number: 0,
+        prev_interval_start: '2024-06-15T00:00:00.000Z',
+        prev_interval_end: '2024-06-16T00:00:00.000Z',
+        logical_date: '2024-06-16T00:00:00.000Z',
+        next_run_date: '2024-06-16T00:00:00.000Z',
+      },
+      dispatchNow: false,
+    });
+  });
+
+  it('given a task behind schedule, when it succeeds, then next_run_date advances from the previous one (not from now) and the next run is dispatched at once', () => {
+    const outcome = successChanges(daily({ logical_date: '2024-06-10T00:00:00.000Z', next_run_date: '2024-06-10T00:00:00.000Z' }), NOW);
+    expect(outcome.changes.logical_date).to.equal('2024-06-11T00:00:00.000Z');
+    expect(outcome.changes.next_run_date).to.equal('2024-06-11T00:00:00.000Z');
+    expect(outcome.dispatchNow).to.equal(true);
+  });
+
+  it('given a task behind schedule whose next run is after end_date, when it succeeds, then nothing is dispatched at once', () => {
+    const outcome = successChanges(
+      daily({ logical_date: '2024-06-10T00:00:00.000Z', next_run_date: '2024-06-10T00:00:00.000Z', end_date: '2024-06-10T12:00:00.000Z' }),
+      NOW,
+    );
+    expect(outcome.dispatchNow).to.equal(false);
+  });
+
+  it('given no data interval and no next_run_date, when it succeeds, then prev interval comes from logical_date and next_run_date from now', () => {
+    const outcome = successChanges(daily({ next_run_date: null }), NOW);
+    expect(outcome.changes.prev_interval_start).to.equal('2024-06-15T00:00:00.000Z');
+    expect(outcome.changes.prev_interval_end).to.equal('2024-06-16T00:00:00.000Z');
+    expect(outcome.changes.next_run_date).to.equal('2024-06-16T00:00:00.000Z');
+  });
+
+  it('given month-end and leap-day schedules, when they succeed, then next_run_date skips to the next existing date', () => {
+    const monthEnd = successChanges(
+      daily({ frequency: '0 0 31 * *', logical_date: '2024-01-01T00:00:00.000Z', next_run_date: '2024-01-31T00:00:00.000Z' }),
+      new Date('2024-01-31T01:00:00Z'),
+    );
+    expect(monthEnd.changes.logical_date).to.equal('2024-03-01T00:00:00.000Z');
+    expect(monthEnd.changes.next_run_date).to.equal('2024-03-31T00:00:00.000Z');
+    const leap = successChanges(
+      daily({ frequency: '0 0 29 2 *', end_date: null, logical_date: '2024-01-01T00:00:00.000Z', next_run_date: '2024-02-29T00:00:00.000Z' }),
+      new Date('2024-02-29T01:00:00Z'),
+    );
+    expect(leap.changes.logical_date).to.equal('2028-01-01T00:00:00.000Z');
+    expect(leap.changes.next_run_date).to.equal('2028-02-29T00:00:00.000Z');
+  });
+
+  it('given an ADHOC task, when it succeeds, then logical_date and next_run_date are unchanged', () => {
+    const outcome = successChanges({ frequency: 'ADHOC', logical_date: '2024-06-15T11:00:00.000Z', retry_number: 1 }, NOW);
+    expect(outcome).to.deep.equal({
+      changes: {
+        state: 'success',
+        retry_number: 0,
+        prev_interval_start: '2024-06-15T11:00:00.000Z',
+        prev_interval_end: '2024-06-15T11:00:00.000Z',
+      },
+      dispatchNow: false,
+    });
+  });
+});
+
+describe('task state machine: error and timeout', () => {
+  it('given a failure, when recorded, then retry_number increments and eligibility is retry_number < total_retries', () => {
+    expect(failureChanges(daily({ total_retries: 3, retry_number: 0 }), 'error')).to.deep.equal({
+      changes: { state: 'error', retry_number: 1 },
+      retryEligible: true,
+    });
+    expect(failureChanges(daily({ total_retries: 3, retry_number: 2 }), 'timeout')).to.deep.equal({
+      changes: { state: 'timeout', retry_number: 3 },
+      retryEligible: false,
+    });
+    expect(failureChanges(daily({ total_retries: 0, retry_number: undefined }), 'error')).to.deep.equal({
+      changes: { state: 'error', retry_number: 1 },
+      retryEligible: false,
+    });
+  });
+});
+
+describe('task state machine: dangerously_reset (spec 4.2)', () => {
+  it('given any task, when reset, then state, output, cancel request and action statuses are cleared and the system date set', () => {
+    expect(dangerousResetChanges(NOW)).to.deep.equal({
+      state: 'scheduled',
+      last_run_output: {},
+      user_set_state: null,
+      actions_status: { pre_actions: [], running_actions: [], post_actions: [] },
+      last_system_updated_date: '2024-06-15T12:00:00.000Z',
+    });
+  });
+});
+
+describe('task state machine: run logical date, timeout and stale heartbeat', () => {
+  it('given a run-time override, when the logical date is resolved, then it wins and is floored for scheduled tasks', () => {
+    expect(resolveRunLogicalDate(daily(), '2024-03-05T17:30:00Z', NOW).toISOString()).to.equal('2024-03-05T00:00:00.000Z');
+    expect(resolveRunLogicalDate({ frequency: 'ADHOC' }, '2024-03-05T17:30:00Z', NOW).toISOString()).to.equal('2024-03-05T17:30:00.000Z');
+  });
+
+  it('given no override, when the logical date is resolved, then the stored one, else now (ADHOC) or the first from start_date applies', () => {
+    expect(resolveRunLogicalDate(daily(), undefined, NOW).toISOString()).to.equal('2024-06-15T00:00:00.000Z');
+    expect(resolveRunLogicalDate({ frequency: 'ADHOC', logical_date: null }, null, NOW).toISOString()).to.equal(NOW.toISOString());
+    expect(resolveRunLogicalDate({ frequency: 'ADHOC', logical_date: '2024-01-01T10:00:00.000Z' }, null, NOW).toISOString()).to.equal(
+      '2024-01-01T10:00:00.000Z',
+    );
+    expect(resolveRunLogicalDate(daily({ logical_date: null, start_date: '2024-01-06T10:00:00Z', frequency: '0 0 * * 1-5' }), null, NOW).toISOString()).to.equal(
+      '2024-01-08T00:00:00.000Z',
+    );
+  });
+
+  it('given a running task, when its completion timeout is reached, then it is timed out; not before, and never when not running', () => {
+    const task = daily({ state: 'running', task_instance_start_date: '2024-06-15T11:00:00.000Z' });
+    expect(isCompletionTimedOut(task, NOW, 3600)).to.equal(true);
+    expect(isCompletionTimedOut(task, NOW, 3601)).to.equal(false);
+    expect(isCompletionTimedOut({ ...task, state: 'success' }, NOW, 60)).to.equal(false);
+  });
+
+  it('given a running task, when its heartbeat is older than the stale limit, then it is stale; the start date stands in for a missing heartbeat', () => {
+    const task = daily({ state: 'running', latest_heartbeat: '2024-06-15T11:59:00.000Z', task_instance_start_date: '2024-06-15T11:00:00.000Z' });
+    expect(isHeartbeatStale(task, NOW, 60)).to.equal(false);
+    expect(isHeartbeatStale(task, NOW, 59)).to.equal(true);
+    expect(isHeartbeatStale({ ...task, latest_heartbeat: null }, NOW, 60)).to.equal(true);
+    expect(isHeartbeatStale({ ...task, state: 'queued_in_redis' }, NOW, 1)).to.equal(false);
+  });
+});

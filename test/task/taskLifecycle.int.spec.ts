@@ -1,0 +1,155 @@
+import { expect } from 'chai';
+import { startTestService, type TestService } from '../support/testService.ts';
+import { catalogClient, waitForItem, type CatalogClient } from '../support/catalogFixture.ts';
+import { EXECUTE_TASK } from '../../command-side/task/taskDeps.ts';
+
+const PY_SLOW = `
+import time
+def run(connection, payload, context):
+    time.sleep(0.2)
+
+def check_completion(connection, payload, context):
+    return {"status": "running"}
+`;
+
+const JS_QUICK = `
+export function run() { return null; }
+export function check_completion() { return { status: 'success', done: true }; }
+`;
+
+type Task = Record<string, unknown> & { state: string };
+
+describe('task lifecycle: cancel, timeout, reset, finish, update, duplicates and dead workers', function () {
+  this.timeout(60_000);
+  let svc: TestService;
+  let admin: CatalogClient;
+  let tree: Awaited<ReturnType<CatalogClient['bootstrap']>>;
+  let workflow: string;
+  let connection: string;
+  let slow: string;
+  let quick: string;
+
+  const post = (path: string, json?: unknown) => svc.client().post(`/api/v1/task${path}`, json === undefined ? { token: admin.token } : { json, token: admin.token });
+  const task = (laui: string) => admin.get({ item_laui: laui }).then((reply) => reply.json as Task);
+  const waitFor = (laui: string, done: (task: Task) => boolean, timeoutMs?: number) => waitForItem<Task>(admin, laui, done, timeoutMs);
+  const runNew = async (name: string, operatorLaui: string, extra: Record<string, unknown> = {}) => {
+    const reply = await post('/run', {
+      name,
+      parent_laui: workflow,
+      project_laui: tree.project_laui,
+      account_laui: tree.account_laui,
+      operator_laui: operatorLaui,
+      connection_laui: connection,
+      ...extra,
+    });
+    expect(reply.status, reply.text).to.equal(200);
+    return (reply.json as { item_laui: string }).item_laui;
+  };
+
+  before(async () => {
+    // A short stale-heartbeat window and a fast reaper make the dead-worker case testable.
+    svc = await startTestService({ REAPER_INTERVAL_MS: '200' });
+    admin = catalogClient(svc, (await svc.login()).token);
+    tree = await admin.bootstrap('life-co');
+    workflow = await admin.createOk({ item_type: 'folder.workflow', name: 'wf', parent_laui: tree.folders.workflow });
+    connection = await admin.createOk({ item_type: 'connection', name: 'c', parent_laui: tree.folders.connection, content: {}, max_parallelism: 1 });
+    slow = await admin.createOk({ item_type: 'operator', name: 'slow.operator', parent_laui: tree.folders.operator, codeblock: { language: 'python', code: PY_SLOW } });
+    quick = await admin.createOk({ item_type: 'operator', name: 'quick.operator', parent_laui: tree.folders.operator, codeblock: { language: 'javascript', content: JS_QUICK } });
+    await admin.createOk({
+      item_type: 'config',
+      name: 'system',
+      parent_laui: tree.folders.config,
+      config_type: 'system',
+      content: { check_completion_timeout_seconds: 2, stale_heartbeat_seconds: 1 },
+    });
+  });
+  after(async () => svc.stop());
+
+  it('given a running task, when user_set_state is set to cancel, then the worker stops it as cancelled and frees the slot', async () => {
+    const laui = await runNew('to-cancel', slow);
+    await waitFor(laui, (candidate) => candidate.state === 'running');
+    const update = await post(`/update/${laui}`, { user_set_state: 'cancel' });
+    expect(update.status).to.equal(200);
+    expect(update.json).to.deep.equal({ item_laui: laui });
+    expect((await waitFor(laui, (candidate) => candidate.state === 'cancelled')).user_set_state).to.equal('cancel');
+    const next = await runNew('after-cancel', quick);
+    expect((await waitFor(next, (candidate) => candidate.state === 'success')).last_run_output).to.include({ done: true });
+  });
+
+  it('given check_completion that never finishes, when the completion timeout passes, then the task ends timeout with retry_number 1', async () => {
+    const laui = await runNew('to-timeout', slow);
+    const ended = await waitFor(laui, (candidate) => candidate.state === 'timeout');
+    expect(ended.retry_number).to.equal(1);
+  });
+
+  it('given update bodies, when invalid, then 422; duration is truncated to an integer; unknown task 404', async () => {
+    const laui = await runNew('to-update', quick);
+    await waitFor(laui, (candidate) => candidate.state === 'success');
+    expect((await post(`/update/${laui}`, { state: 'exploded' })).status).to.equal(422);
+    expect((await post(`/update/${laui}`, { nonsense: 1 })).status).to.equal(422);
+    expect((await post(`/update/${laui}`, { duration: 12.9 })).status).to.equal(200);
+    expect((await task(laui)).duration).to.equal(12);
+    expect((await post('/update/65a0000000000000000000cc', { duration: 1 })).status).to.equal(404);
+  });
+
+  it('given a task not in its queue, when finished, then 404; a reset puts it back to scheduled with cleared fields', async () => {
+    const laui = await runNew('to-reset', quick);
+    await waitFor(laui, (candidate) => candidate.state === 'success');
+    const finish = await post(`/finish/${laui}`);
+    expect(finish.status).to.equal(404);
+    const reset = await post(`/dangerously_reset/${laui}`);
+    expect(reset.status).to.equal(200);
+    expect(await task(laui)).to.include({ state: 'scheduled', user_set_state: null });
+    expect((await task(laui)).last_run_output).to.deep.equal({});
+    expect((await post('/dangerously_reset/65a0000000000000000000cc')).status).to.equal(404);
+  });
+
+  it('given the same dispatch message delivered twice, when workers consume both, then the task runs once', async () => {
+    const laui = await runNew('dup', quick);
+    const done = await waitFor(laui, (candidate) => candidate.state === 'success');
+    // Replay the very message the dispatcher sent: its session is no longer current.
+    await svc.service.bus.publish(EXECUTE_TASK, laui, {
+      task_laui: laui,
+      connection_laui: connection,
+      dispatch_id: 'replayed',
+      session_id: String(done.session_id),
+      access_token: '',
+      payload: null,
+      user_laui: null,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await task(laui)).iteration).to.equal(1);
+  });
+
+  it('given a lease whose worker died (no heartbeat), when the reaper runs, then the lease is released as stale and the slot goes to the waiting task', async () => {
+    const laui = await runNew('orphan', quick);
+    await waitFor(laui, (candidate) => candidate.state === 'success');
+    // Simulate a worker that took the lease and died: lease a slot without any worker behind it.
+    const { queueHandler } = await import('../../command-side/queue/handler.ts');
+    const { metadataFor } = await import('../../shared/events.ts');
+    const queue = queueHandler(svc.service.eventStore);
+    const meta = metadataFor(null, new Date(), 'test');
+    await queue.enqueue(connection, { laui, priority: 1, sortValues: {} }, meta);
+    const { leases } = await queue.dispatch(connection, 1, {}, meta);
+    expect(leases).to.have.length(1);
+    const waiting = await runNew('waits-for-slot', quick);
+    expect((await task(waiting)).state).to.equal('queued_for_connection');
+    const released = await waitFor(waiting, (candidate) => candidate.state === 'success', 15_000);
+    expect(released.state).to.equal('success');
+    const events = await svc.service.eventStore.readStream(`queue-${connection}`);
+    expect(events.some((event) => event.type === 'TaskSlotReleased' && (event.data as { reason: string }).reason === 'stale')).to.equal(true);
+  });
+
+  it('given multiple_tasks with one unknown laui, then 404; with good ones, then each gets a result', async () => {
+    const a = await runNew('multi-a', quick);
+    const b = await runNew('multi-b', quick);
+    await waitFor(a, (candidate) => candidate.state === 'success');
+    await waitFor(b, (candidate) => candidate.state === 'success');
+    expect((await post('/multiple_tasks', { task_lauis: [a, '65a0000000000000000000dd'] })).status).to.equal(404);
+    const reply = await post('/multiple_tasks', { task_lauis: [a, b] });
+    expect(reply.status).to.equal(200);
+    const results = (reply.json as { task_results: Array<{ task_laui: string }> }).task_results;
+    expect(results.map((result) => result.task_laui)).to.deep.equal([a, b]);
+    await waitFor(b, (candidate) => candidate.state === 'success' && candidate.iteration === 2);
+  });
+});
