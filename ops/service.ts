@@ -30,6 +30,7 @@ import { catalogQueryRoutes } from '../query-side/catalog/routes.ts';
 import { queueMetricsProjection } from '../projections/catalog/queueMetricsProjection.ts';
 import { queueHandler } from '../command-side/queue/handler.ts';
 import { taskRoutes } from '../command-side/task/routes.ts';
+import { actionRoutes } from '../command-side/action/routes.ts';
 import { executeTask, type WorkerDeps } from '../command-side/task/executeTask.ts';
 import { HeartbeatStore } from '../command-side/task/HeartbeatStore.ts';
 import { reapStaleLeases } from '../command-side/task/reapStaleLeases.ts';
@@ -113,6 +114,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     heartbeats: new HeartbeatStore(),
     pollIntervalMs: config.workerPollIntervalMs,
     limits: { timeoutMs: config.workerTimeoutSeconds * 1000, memoryMb: config.workerMemoryMb, maxOutputBytes: config.workerMaxOutputBytes },
+    readModels: projections,
+    readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
   };
 
   let ready = false;
@@ -136,6 +139,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     ],
     privateRoutes: [
       taskRoutes({ ...taskDeps, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
+      actionRoutes({ ...taskDeps, runner, limits: workerDeps.limits, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       catalogQueryRoutes({ items, links, access, eventStore }),
       catalogCommandRoutes({ eventStore, items, links, access, clock, secrets, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       userQueryRoutes({ users, secrets }),

@@ -16,6 +16,8 @@ export interface ExecuteTaskMessage {
   access_token: string;
   payload: unknown;
   user_laui: Laui | null;
+  /** Log position of the queued_in_redis change: a worker reads the task only once its read model has it. */
+  position: string | null;
 }
 
 /** Worker tokens outlive the longest run they may report on. */
@@ -53,6 +55,7 @@ export const dispatchConnection = async (deps: TaskDeps, connectionLaui: Laui, m
       access_token: await deps.tokens.sign('access', ownerOf(task, metadata), { purpose: 'worker', task_laui: task.laui }, WORKER_TOKEN_TTL_SECONDS),
       payload,
       user_laui: ownerOf(task, metadata),
+      position: changed === null ? null : changed.toString(),
     };
     sent.set(task.laui, await deps.bus.publish(EXECUTE_TASK, task.laui, message));
     deps.logger.log({

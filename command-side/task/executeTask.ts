@@ -13,6 +13,7 @@ import { dispatchConnection, type ExecuteTaskMessage } from './dispatchConnectio
 import { mergedConfigOf } from './mergedConfig.ts';
 import { loadSystemSettings, type TaskDeps } from './taskDeps.ts';
 import type { HeartbeatStore } from './HeartbeatStore.ts';
+import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 
 export interface WorkerDeps extends TaskDeps {
   runner: CodeRunner;
@@ -22,6 +23,8 @@ export interface WorkerDeps extends TaskDeps {
   /** How often check_completion is polled and user_set_state checked. */
   pollIntervalMs: number;
   limits: { timeoutMs: number; memoryMb: number; maxOutputBytes: number };
+  readModels: ReadModelProgress;
+  readYourWritesTimeoutMs: number;
 }
 
 const EXECUTOR = `${hostname()}:${process.pid}`;
@@ -60,6 +63,9 @@ const terminalChanges = (task: ItemDoc, outcome: OperatorOutcome, now: Date): { 
  */
 export const executeTask = (deps: WorkerDeps) => async (message: BusMessage<ExecuteTaskMessage>): Promise<void> => {
   const { task_laui: taskLaui, session_id: sessionId, dispatch_id: dispatchId, connection_laui: connectionLaui } = message.value;
+  // The message can outrun the projection: read the task only once its dispatch is applied, or the
+  // session check below would take a fresh dispatch for a duplicate.
+  if (message.value.position) await deps.readModels.waitFor(BigInt(message.value.position), deps.readYourWritesTimeoutMs);
   const task = await deps.items.get(taskLaui);
   if (!task || task.session_id !== sessionId || task.state !== 'queued_in_redis') return;
   const metadata = () => metadataFor(message.value.user_laui, deps.clock.now(), sessionId, dispatchId);

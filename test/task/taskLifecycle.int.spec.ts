@@ -116,12 +116,13 @@ describe('task lifecycle: cancel, timeout, reset, finish, update, duplicates and
       access_token: '',
       payload: null,
       user_laui: null,
+      position: null,
     });
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect((await task(laui)).iteration).to.equal(1);
   });
 
-  it('given a lease whose worker died (no heartbeat), when the reaper runs, then the lease is released as stale and the slot goes to the waiting task', async () => {
+  it('given a lease whose worker died (no heartbeat), when the reaper runs, then the task ends error (retry rule applies), the lease is released as stale and the slot goes to the waiting task', async () => {
     const laui = await runNew('orphan', quick);
     await waitFor(laui, (candidate) => candidate.state === 'success');
     // Simulate a worker that took the lease and died: lease a slot without any worker behind it.
@@ -132,10 +133,16 @@ describe('task lifecycle: cancel, timeout, reset, finish, update, duplicates and
     await queue.enqueue(connection, { laui, priority: 1, sortValues: {} }, meta);
     const { leases } = await queue.dispatch(connection, 1, {}, meta);
     expect(leases).to.have.length(1);
+    // ...and marked the task running under that lease before it died.
+    const { changeTask } = await import('../../command-side/task/changeTask.ts');
+    await changeTask(svc.service.eventStore, laui, { state: 'running', session_id: leases[0]?.sessionId }, meta);
     const waiting = await runNew('waits-for-slot', quick);
     expect((await task(waiting)).state).to.equal('queued_for_connection');
     const released = await waitFor(waiting, (candidate) => candidate.state === 'success', 15_000);
     expect(released.state).to.equal('success');
+    const orphan = await waitFor(laui, (candidate) => candidate.state === 'error');
+    expect(orphan.retry_number).to.equal(1);
+    expect(JSON.stringify(orphan.last_run_output)).to.include('heartbeat');
     const events = await svc.service.eventStore.readStream(`queue-${connection}`);
     expect(events.some((event) => event.type === 'TaskSlotReleased' && (event.data as { reason: string }).reason === 'stale')).to.equal(true);
   });
