@@ -6,6 +6,7 @@ import { evolveItem, initialItemState } from './evolve.ts';
 import { itemNotFound, type ItemCommand, type ItemEvent, type ItemState } from './item.ts';
 
 const decideUpdate = (command: Extract<ItemCommand, { kind: 'update' }>, state: Extract<ItemState, { laui: string }>): ItemEvent[] => {
+  if (command.onlyIfStateIn && !command.onlyIfStateIn.includes(String(state.fields.state))) return [];
   if (command.expectedVersion !== null && command.expectedVersion !== state.version) {
     throw conflict(`Item version conflict: expected version ${command.expectedVersion}, current version ${state.version}`);
   }

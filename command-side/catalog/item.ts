@@ -66,6 +66,8 @@ export type ItemCommand =
       expectedVersion: number | null;
       access: AccessMaps | null;
       revisionLaui: Laui;
+      /** Apply only while the item's `state` is one of these (a stale transition is skipped). */
+      onlyIfStateIn?: ReadonlyArray<string>;
     }
   | { kind: 'soft-delete'; laui: Laui; at: string }
   | { kind: 'hard-delete'; laui: Laui; at: string }

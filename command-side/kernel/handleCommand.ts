@@ -10,6 +10,36 @@ export interface CommandResult<State, Event> {
   position: Position | null;
 }
 
+/**
+ * Folded state of hot streams kept between commands, so a command reads only the events appended
+ * since (a busy connection queue or a task that runs daily grows for ever). Sound because events are
+ * immutable and states are never mutated in place: a cached entry is exactly the fold up to its revision.
+ */
+export interface StateCache<State> {
+  get(streamId: string): { revision: number; state: State } | undefined;
+  set(streamId: string, entry: { revision: number; state: State }): void;
+}
+
+/** A bounded cache: the least recently used stream leaves first. */
+export const lruStateCache = <State>(capacity = 10_000): StateCache<State> => {
+  const entries = new Map<string, { revision: number; state: State }>();
+  return {
+    get(streamId) {
+      const entry = entries.get(streamId);
+      if (entry) {
+        entries.delete(streamId);
+        entries.set(streamId, entry);
+      }
+      return entry;
+    },
+    set(streamId, entry) {
+      entries.delete(streamId);
+      entries.set(streamId, entry);
+      if (entries.size > capacity) entries.delete(entries.keys().next().value as string);
+    },
+  };
+};
+
 export interface RetryPolicy {
   attempts: number;
   baseDelayMs: number;
@@ -32,21 +62,22 @@ export const handleCommand = async <State, Command, Event extends DomainEvent>(
   command: Command,
   metadata: EventMetadata,
   retry: RetryPolicy = SPEC_RETRY,
+  cache?: StateCache<State>,
 ): Promise<CommandResult<State, Event>> => {
   for (let attempt = 1; ; attempt += 1) {
-    const recorded = await eventStore.readStream(streamId);
-    let state = decider.initialState();
-    for (const event of recorded) state = decider.evolve(state, { type: event.type, data: event.data } as Event);
+    const loaded = await loadRevision(eventStore, streamId, decider, cache);
+    let state = loaded.state;
+    const revision = loaded.revision;
     const events = decider.decide(command, state);
     if (events.length === 0) return { events, state, position: null };
-    const last = recorded.at(-1);
     try {
       const result = await eventStore.append(
         streamId,
         events.map((event) => ({ type: event.type, data: event.data, metadata })),
-        last ? last.revision : 'no_stream',
+        revision ?? 'no_stream',
       );
       for (const event of events) state = decider.evolve(state, event);
+      cache?.set(streamId, { revision: result.nextExpectedRevision, state });
       return { events, state, position: result.position };
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
@@ -56,12 +87,48 @@ export const handleCommand = async <State, Command, Event extends DomainEvent>(
   }
 };
 
+/**
+ * Several commands decided in order on one stream and appended together: one commit, one fsync,
+ * and the later commands see the events of the earlier ones.
+ */
+export const inSequence = <State, Command, Event extends DomainEvent>(decider: Decider<State, Command, Event>): Decider<State, Command[], Event> => ({
+  initialState: decider.initialState,
+  evolve: decider.evolve,
+  decide: (commands, state) => {
+    const events: Event[] = [];
+    let current = state;
+    for (const command of commands) {
+      for (const event of decider.decide(command, current)) {
+        events.push(event);
+        current = decider.evolve(current, event);
+      }
+    }
+    return events;
+  },
+});
+
+/**
+ * Folds a stream (from the cache's revision when there is one) and returns the state with the
+ * revision of its last event, undefined for a stream that does not exist.
+ */
+export const loadRevision = async <State, Event extends DomainEvent>(
+  eventStore: EventStore,
+  streamId: string,
+  decider: Pick<Decider<State, unknown, Event>, 'initialState' | 'evolve'>,
+  cache?: StateCache<State>,
+): Promise<{ state: State; revision: number | undefined }> => {
+  const cached = cache?.get(streamId);
+  const recorded = await eventStore.readStream(streamId, cached ? { fromRevision: cached.revision + 1 } : undefined);
+  let state = cached ? cached.state : decider.initialState();
+  for (const event of recorded) state = decider.evolve(state, { type: event.type, data: event.data } as Event);
+  const revision = recorded.at(-1)?.revision ?? cached?.revision;
+  if (cache && revision !== undefined) cache.set(streamId, { revision, state });
+  return { state, revision };
+};
+
 /** Folds a stream without deciding: the current state of an aggregate for a query or a check. */
 export const loadState = async <State, Event extends DomainEvent>(
   eventStore: EventStore,
   streamId: string,
   decider: Pick<Decider<State, unknown, Event>, 'initialState' | 'evolve'>,
-): Promise<State> => {
-  const recorded = await eventStore.readStream(streamId);
-  return recorded.reduce((state, event) => decider.evolve(state, { type: event.type, data: event.data } as Event), decider.initialState());
-};
+): Promise<State> => (await loadRevision(eventStore, streamId, decider)).state;

@@ -2,30 +2,39 @@ import type { EventMetadata } from '../../shared/events.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import { newLaui, type Laui } from '../../shared/ids.ts';
 import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
-import { handleCommand } from '../kernel/handleCommand.ts';
+import { handleCommand, inSequence, lruStateCache, SPEC_RETRY } from '../kernel/handleCommand.ts';
 import { itemDecider } from '../catalog/decide.ts';
-import { itemStream } from '../catalog/item.ts';
+import { itemStream, type ItemState } from '../catalog/item.ts';
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
 
 /**
  * Task state and runtime fields change through the item's own stream (ItemUpdated), so the task's
  * history shows every transition. Runtime fields are not versioned; definition fields are.
  */
-export const changeTask = async (eventStore: EventStore, taskLaui: Laui, changes: Record<string, unknown>, metadata: EventMetadata): Promise<Position | null> => {
-  const result = await handleCommand(
-    eventStore,
-    itemStream(taskLaui),
-    itemDecider,
-    {
-      kind: 'update',
-      laui: taskLaui,
-      changes,
-      versionedFields: resolveItemType('task')?.versionedFields ?? [],
-      expectedVersion: null,
-      access: null,
-      revisionLaui: newLaui(new Date(metadata.at)),
-    },
-    metadata,
-  );
+/** Tasks that run often have long streams: keep their folded state between changes. */
+const taskStates = lruStateCache<ItemState>(10_000);
+
+const steps = inSequence(itemDecider);
+
+/** One change, or several consecutive transitions written in one commit (each its own event). */
+export const changeTask = async (
+  eventStore: EventStore,
+  taskLaui: Laui,
+  changes: Record<string, unknown> | ReadonlyArray<Record<string, unknown>>,
+  metadata: EventMetadata,
+  onlyIfStateIn?: ReadonlyArray<string>,
+): Promise<Position | null> => {
+  const versionedFields = resolveItemType('task')?.versionedFields ?? [];
+  const commands = (Array.isArray(changes) ? changes : [changes]).map((change: Record<string, unknown>) => ({
+    kind: 'update' as const,
+    laui: taskLaui,
+    changes: change,
+    versionedFields,
+    expectedVersion: null,
+    access: null,
+    revisionLaui: newLaui(new Date(metadata.at)),
+    onlyIfStateIn,
+  }));
+  const result = await handleCommand(eventStore, itemStream(taskLaui), steps, commands, metadata, SPEC_RETRY, taskStates);
   return result.position;
 };

@@ -3,6 +3,7 @@ import type { Laui } from '../../shared/ids.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { changeTask } from './changeTask.ts';
+import type { Lease } from '../queue/handler.ts';
 import { EXECUTE_TASK, type TaskDeps } from './taskDeps.ts';
 import { renderPayload } from './renderPayload.ts';
 
@@ -30,31 +31,46 @@ const WORKER_TOKEN_TTL_SECONDS = 24 * 60 * 60;
  */
 export const dispatchConnection = async (deps: TaskDeps, connectionLaui: Laui, metadata: EventMetadata): Promise<{ sent: Map<Laui, string>; position: Position | null }> => {
   const connection = await deps.items.get(connectionLaui);
-  const maxParallelism = typeof connection?.max_parallelism === 'number' ? connection.max_parallelism : 1;
-  const sortDict = (connection?.sort_dict as Record<string, string> | undefined) ?? {};
-  const { leases, position } = await deps.queue.dispatch(connectionLaui, maxParallelism, sortDict, metadata);
+  const { leases, position } = await deps.queue.dispatch(connectionLaui, maxParallelismOf(connection), sortDictOf(connection), metadata);
+  const sent = await sendLeases(deps, connectionLaui, leases, metadata, null);
+  return { sent: sent.sent, position: sent.position ?? position };
+};
+
+export const maxParallelismOf = (connection: ItemDoc | null): number => (typeof connection?.max_parallelism === 'number' ? connection.max_parallelism : 1);
+export const sortDictOf = (connection: ItemDoc | null): Record<string, string> => (connection?.sort_dict as Record<string, string> | undefined) ?? {};
+
+/**
+ * Sends leased tasks to the workers: templated payload, state queued_in_redis with the lease's
+ * session, `execute_task` published. `lead` carries changes for a task that was enqueued in the same
+ * commit as its lease: its queued_for_connection step is written together with queued_in_redis.
+ */
+export const sendLeases = async (
+  deps: TaskDeps,
+  connectionLaui: Laui,
+  leases: ReadonlyArray<Lease>,
+  metadata: EventMetadata,
+  lead: { taskLaui: Laui; changes: Record<string, unknown> } | null,
+): Promise<{ sent: Map<Laui, string>; position: Position | null }> => {
   const sent = new Map<Laui, string>();
-  let latest = position;
+  let latest: Position | null = null;
   for (const lease of leases) {
-    const task = await deps.items.get(lease.taskLaui);
-    if (!task) continue;
+    const stored = await deps.items.get(lease.taskLaui);
+    if (!stored) continue;
+    const leading = lead?.taskLaui === lease.taskLaui ? lead.changes : null;
+    const task = leading ? { ...stored, ...leading } : stored;
     const payload = await renderPayload(deps, task, metadata);
-    const at = metadata.at;
-    const changed = await changeTask(
-      deps.eventStore,
-      task.laui,
-      { state: 'queued_in_redis', session_id: lease.sessionId, last_system_updated_date: at },
-      metadata,
-    );
+    const queued = { state: 'queued_in_redis', session_id: lease.sessionId, last_system_updated_date: metadata.at };
+    const changed = await changeTask(deps.eventStore, task.laui, leading ? [leading, queued] : queued, metadata);
     if (changed !== null) latest = changed;
+    const user = ownerOf(task, metadata);
     const message: ExecuteTaskMessage = {
       task_laui: task.laui,
       connection_laui: connectionLaui,
       dispatch_id: lease.dispatchId,
       session_id: lease.sessionId,
-      access_token: await deps.tokens.sign('access', ownerOf(task, metadata), { purpose: 'worker', task_laui: task.laui }, WORKER_TOKEN_TTL_SECONDS),
+      access_token: await workerToken(deps, user, task.laui),
       payload,
-      user_laui: ownerOf(task, metadata),
+      user_laui: user,
       position: changed === null ? null : changed.toString(),
     };
     sent.set(task.laui, await deps.bus.publish(EXECUTE_TASK, task.laui, message));
@@ -70,6 +86,18 @@ export const dispatchConnection = async (deps: TaskDeps, connectionLaui: Laui, m
     });
   }
   return { sent, position: latest };
+};
+
+/** RSA signing costs milliseconds: a user's worker token is reused while it has an hour left. */
+const workerTokens = new Map<string, { token: string; expiresAt: number }>();
+const workerToken = async (deps: TaskDeps, user: Laui | null, taskLaui: Laui): Promise<string> => {
+  const key = user ?? '';
+  const cached = workerTokens.get(key);
+  const now = deps.clock.now().getTime();
+  if (cached && cached.expiresAt - now > 3600_000) return cached.token;
+  const token = await deps.tokens.sign('access', user, { purpose: 'worker', task_laui: taskLaui }, WORKER_TOKEN_TTL_SECONDS);
+  workerTokens.set(key, { token, expiresAt: now + WORKER_TOKEN_TTL_SECONDS * 1000 });
+  return token;
 };
 
 const ownerOf = (task: ItemDoc, metadata: EventMetadata): Laui | null => metadata.user_laui ?? task.created_by;

@@ -9,11 +9,12 @@ import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { createItem, UNIQUE_KEY_EXISTS } from '../catalog/createItem.ts';
 import { uniqueKeyOf } from '../../shared/item-types/primaryKey.ts';
 import { changeTask } from './changeTask.ts';
-import { dispatchConnection } from './dispatchConnection.ts';
+import { maxParallelismOf, sendLeases, sortDictOf } from './dispatchConnection.ts';
 import { mergedConfigOf } from './mergedConfig.ts';
 import { loadSystemSettings, type TaskDeps } from './taskDeps.ts';
 
 const TERMINAL_STATES = new Set(['success', 'error', 'timeout', 'cancelled', 'fail']);
+const NOT_IN_FLIGHT = ['created', 'scheduled', 'success', 'error', 'timeout', 'cancelled', 'fail', 'queued_for_connection'];
 const CREATE_REQUIRED = ['name', 'parent_laui', 'project_laui', 'account_laui', 'operator_laui', 'connection_laui'];
 
 export interface RunOutcome {
@@ -80,7 +81,7 @@ export const enqueueAndDispatch = async (deps: TaskDeps, task: ItemDoc, override
   else if (isAdhoc(task.frequency ?? 'ADHOC') && (task.logical_date ?? null) === null) changes.logical_date = metadata.at;
   const connectionLaui = String(task.connection_laui);
   const connection = await deps.items.get(connectionLaui);
-  const sortDict = (connection?.sort_dict as Record<string, unknown> | undefined) ?? {};
+  const sortDict = sortDictOf(connection);
   const sortValues = Object.fromEntries(Object.keys(sortDict).map((field) => [field, task[field] ?? null]));
   // A run that already reached its terminal state may still hold its lease for a moment (the worker
   // writes the state, then leaves the queue): release it here so an immediate re-run is not dropped.
@@ -91,12 +92,20 @@ export const enqueueAndDispatch = async (deps: TaskDeps, task: ItemDoc, override
       if (!(error instanceof AppError && error.status === 404)) throw error;
     });
   }
-  const { enqueued } = await deps.queue.enqueue(connectionLaui, { laui: task.laui, priority: Number(task.priority ?? 1), sortValues }, metadata);
-  let position: Position | null = null;
+  const queued = await deps.queue.enqueueAndDispatch(
+    connectionLaui,
+    { laui: task.laui, priority: Number(task.priority ?? 1), sortValues },
+    maxParallelismOf(connection),
+    sortDict,
+    metadata,
+  );
   // Rule 8: a task already in its queue is dropped, and its state stays as the queue left it.
-  if (enqueued) position = await changeTask(deps.eventStore, task.laui, changes, metadata);
-  const dispatched = await dispatchConnection(deps, connectionLaui, metadata);
-  return { taskLaui: task.laui, executionResultId: dispatched.sent.get(task.laui) ?? null, position: dispatched.position ?? position };
+  const leadsItself = queued.enqueued && queued.leases.some((taken) => taken.taskLaui === task.laui);
+  const sent = await sendLeases(deps, connectionLaui, queued.leases, metadata, leadsItself ? { taskLaui: task.laui, changes } : null);
+  let position = sent.position ?? queued.position;
+  // Waiting for a slot: record queued_for_connection unless a finishing worker already leased it.
+  if (queued.enqueued && !leadsItself) position = (await changeTask(deps.eventStore, task.laui, changes, metadata, NOT_IN_FLIGHT)) ?? position;
+  return { taskLaui: task.laui, executionResultId: sent.sent.get(task.laui) ?? null, position };
 };
 
 /** A task whose unique key exists is the existing task (spec 4.2), not a 409. */

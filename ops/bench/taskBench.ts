@@ -19,7 +19,7 @@ export async function benchTasks(opts: { dir: string; seconds?: number }): Promi
   const seconds = opts.seconds ?? 20;
   const dataDir = mkdtempSync(join(opts.dir, 'tasks-'));
   const service = await startService(
-    loadConfig({ PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'bench-password-1', WORKER_CONCURRENCY: '16', WORKER_POOL_SIZE: '4', WORKER_POLL_INTERVAL_MS: '20' }),
+    loadConfig({ PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'bench-password-1', WORKER_CONCURRENCY: '16', WORKER_POOL_SIZE: '4', WORKER_POLL_INTERVAL_MS: '20', SQLITE_SYNCHRONOUS: process.env.SYNC ?? 'full' }),
     { announce: () => undefined },
   );
   try {

@@ -26,7 +26,9 @@ export const HIERARCHY: Readonly<Record<string, readonly string[]>> = {
   'folder.ai': ['folder.ai', 'folder.chat', 'folder.skill'],
   'folder.chat': ['folder.chat', 'chat'],
   'folder.skill': ['folder.skill', 'skill'],
-  // Not in the spec's key mappings: a user's folder lives in its account's users folder (docs/decisions.md).
+  // Not in the spec's key mappings (docs/decisions.md): a user's folder lives in its account's users
+  // folder, and a project's action folder holds actions (otherwise only workflows could).
+  'folder.action': ['folder.action', 'action'],
   'folder.users': ['folder.user'],
   'folder.user': ['chat_history'],
 };

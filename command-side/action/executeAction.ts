@@ -1,0 +1,112 @@
+import type { Clock } from '../../shared/clock.ts';
+import { isLaui } from '../../shared/ids.ts';
+import { openSecretField } from '../../shared/item-types/secretFields.ts';
+import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
+import type { CodeRunner, RunLimits } from '../../shared/ports/CodeRunner.ts';
+import type { Logger } from '../../shared/ports/Logger.ts';
+import type { SecretBox } from '../../shared/ports/SecretBox.ts';
+import type { Collection } from '../../shared/read-store/ReadStore.ts';
+import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import { normaliseCodeBlock } from '../task/executeTask.ts';
+
+/**
+ * Ports an action run needs: the items read model (the action and its connection), the secret box
+ * (a connection's content is sealed), the code runner and the log. WorkerDeps satisfies it.
+ */
+export interface ActionRunDeps {
+  items: Collection<ItemDoc>;
+  secrets: SecretBox;
+  runner: CodeRunner;
+  logger: Logger;
+  clock: Clock;
+  /** Memory and output caps of a run; its time limit comes from `action_timeout_seconds`. */
+  limits: Pick<RunLimits, 'memoryMb' | 'maxOutputBytes'>;
+}
+
+export type ActionRunOutcome =
+  | { ok: true; result: unknown; startedAt: Date; endedAt: Date }
+  | { ok: false; kind: 'error' | 'timeout' | 'invalid'; message: string; startedAt: Date; endedAt: Date };
+
+export interface ActionExecution {
+  action: ItemDoc;
+  /** Already opened (decrypted) connection content, or null. */
+  connection: unknown;
+  actionVariables: Record<string, unknown>;
+  /** What the action's `run` receives as its third argument; session_id is added. */
+  context: Record<string, unknown>;
+  sessionId: string;
+  timeoutSeconds: number;
+  /** Extra fields of the run's log line (task_laui, action_type, ...). */
+  logFields?: Record<string, unknown>;
+}
+
+/** `connection item not found: <laui>`, the wording of the task validation (spec 4.2). */
+export const connectionNotFound = (laui: unknown): string => `connection item not found: ${String(laui)}`;
+
+export const isConnectionItem = (doc: ItemDoc): boolean => resolveItemType(doc.item_type)?.base === 'connection';
+
+/** A live connection item, or null when the LAUI is malformed, unknown, deleted or not a connection. */
+export const loadConnection = async (items: Collection<ItemDoc>, laui: unknown): Promise<ItemDoc | null> => {
+  if (!isLaui(laui)) return null;
+  const doc = await items.get(laui);
+  return doc && !doc.is_deleted && isConnectionItem(doc) ? doc : null;
+};
+
+/** The connection's content as the action code sees it: opened when sealed. */
+export const openConnection = (connection: ItemDoc | null, secrets: SecretBox): unknown =>
+  connection === null ? null : openSecretField(connection.content ?? {}, secrets);
+
+/** A bashblock's install step: `code` or `content` (spec 2.3 note); empty means none. */
+export const installStep = (value: unknown): { code: string } | null => {
+  if (value === null || typeof value !== 'object') return null;
+  const block = value as { code?: unknown; content?: unknown };
+  const code = typeof block.code === 'string' ? block.code : typeof block.content === 'string' ? block.content : null;
+  return code !== null && code.trim() !== '' ? { code } : null;
+};
+
+/**
+ * Runs one action through the code runner with the action's codeblock and bashblock, and logs the
+ * run (category TASK, step `action`, its session_id). Never throws for what the code does: a
+ * timeout, an exception, invalid code or a non-JSON return value come back as `ok: false`.
+ */
+export const executeAction = async (deps: ActionRunDeps, run: ActionExecution): Promise<ActionRunOutcome> => {
+  const { action, sessionId, timeoutSeconds } = run;
+  const startedAt = deps.clock.now();
+  const outcome = await deps.runner
+    .runAction({
+      codeblock: normaliseCodeBlock(action.codeblock),
+      bashblock: installStep(action.bashblock),
+      connection: run.connection,
+      actionVariables: run.actionVariables,
+      context: { ...run.context, session_id: sessionId },
+      limits: { ...deps.limits, timeoutMs: timeoutSeconds * 1000 },
+      // Actions opt into process reuse like operators (docs/decisions.md, Code runner).
+      reuse: action.reuse_process === true,
+    })
+    .catch((error: unknown) => ({
+      ok: false as const,
+      kind: 'error' as const,
+      message: `runner error: ${error instanceof Error ? error.message : String(error)}`,
+      logs: '',
+      logsTruncated: false,
+    }));
+  const endedAt = deps.clock.now();
+  const durationSeconds = (endedAt.getTime() - startedAt.getTime()) / 1000;
+  const base = {
+    category: 'TASK' as const,
+    step: 'action',
+    session_id: sessionId,
+    action_laui: action.laui,
+    action_name: action.name,
+    duration_seconds: durationSeconds,
+    ...(outcome.logs ? { logs: outcome.logs, logs_truncated: outcome.logsTruncated } : {}),
+    ...run.logFields,
+  };
+  if (outcome.ok) {
+    deps.logger.log({ ...base, level: 'info', status: 'success', message: `Action ${action.name} returned after ${durationSeconds} s` });
+    return { ok: true, result: outcome.result, startedAt, endedAt };
+  }
+  const message = outcome.kind === 'timeout' ? `action timed out after ${timeoutSeconds} s` : outcome.message;
+  deps.logger.log({ ...base, level: 'error', status: outcome.kind, message: `Action ${action.name} failed: ${message}` });
+  return { ok: false, kind: outcome.kind, message, startedAt, endedAt };
+};
