@@ -31,6 +31,8 @@ export interface Config {
   /** Warm interpreter processes per language, started ahead of demand. */
   workerPoolSize: number;
   reaperIntervalMs: number;
+  /** Length of one SLA minute for running actions: 60,000 in production, shorter for drills and tests. */
+  slaMinuteMs: number;
 }
 
 const integer = (env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number => {
@@ -84,6 +86,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     workerMaxOutputBytes: integer(env, 'WORKER_MAX_OUTPUT_BYTES', 1024 * 1024, 1024, 256 * 1024 * 1024),
     workerPoolSize: integer(env, 'WORKER_POOL_SIZE', 2, 0, 64),
     reaperIntervalMs: integer(env, 'REAPER_INTERVAL_MS', 5000, 100, 3_600_000),
+    slaMinuteMs: integer(env, 'SLA_MINUTE_MS', 60_000, 1, 60_000),
     allowedRedirectOrigins: (text(env, 'OAUTH_REDIRECT_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())

@@ -103,17 +103,17 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const items = readStore.collection<ItemDoc>(ITEMS, itemsProjection.indexes);
   const links = readStore.collection<LinkDoc>(LINKS, linksProjection.indexes);
   const access = createAccessControl({ items, groupsOf: (laui) => groupsOfPrincipal(readStore, laui) });
-  const taskDeps: TaskDeps = { eventStore, items, links, access, clock, secrets, bus, tokens, queue: queueHandler(eventStore), logger };
   const runner = new ProcessCodeRunner({
     poolSize: config.workerPoolSize,
     prewarm: config.workerPoolSize > 0 ? [{ language: 'python', memoryMb: config.workerMemoryMb }, { language: 'javascript', memoryMb: config.workerMemoryMb }] : [],
   });
+  const limits = { timeoutMs: config.workerTimeoutSeconds * 1000, memoryMb: config.workerMemoryMb, maxOutputBytes: config.workerMaxOutputBytes };
+  const taskDeps: TaskDeps = { eventStore, items, links, access, clock, secrets, bus, tokens, queue: queueHandler(eventStore), logger, runner, limits };
   const workerDeps: WorkerDeps = {
     ...taskDeps,
-    runner,
     heartbeats: new HeartbeatStore(),
     pollIntervalMs: config.workerPollIntervalMs,
-    limits: { timeoutMs: config.workerTimeoutSeconds * 1000, memoryMb: config.workerMemoryMb, maxOutputBytes: config.workerMaxOutputBytes },
+    slaMinuteMs: config.slaMinuteMs,
     readModels: projections,
     readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
   };

@@ -7,7 +7,7 @@ import type { Logger } from '../../shared/ports/Logger.ts';
 import type { SecretBox } from '../../shared/ports/SecretBox.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
-import { normaliseCodeBlock } from '../task/executeTask.ts';
+import { installStep, normaliseCodeBlock } from './codeBlocks.ts';
 
 /**
  * Ports an action run needs: the items read model (the action and its connection), the secret box
@@ -56,13 +56,6 @@ export const loadConnection = async (items: Collection<ItemDoc>, laui: unknown):
 export const openConnection = (connection: ItemDoc | null, secrets: SecretBox): unknown =>
   connection === null ? null : openSecretField(connection.content ?? {}, secrets);
 
-/** A bashblock's install step: `code` or `content` (spec 2.3 note); empty means none. */
-export const installStep = (value: unknown): { code: string } | null => {
-  if (value === null || typeof value !== 'object') return null;
-  const block = value as { code?: unknown; content?: unknown };
-  const code = typeof block.code === 'string' ? block.code : typeof block.content === 'string' ? block.content : null;
-  return code !== null && code.trim() !== '' ? { code } : null;
-};
 
 /**
  * Runs one action through the code runner with the action's codeblock and bashblock, and logs the

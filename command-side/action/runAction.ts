@@ -9,7 +9,7 @@ import type { CatalogValidationEntry } from '../../shared/item-types/types.ts';
 import { renderTemplates, templateVariables } from '../../shared/task/templating.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { createItem } from '../catalog/createItem.ts';
-import { normaliseCodeBlock } from '../task/executeTask.ts';
+import { normaliseCodeBlock } from './codeBlocks.ts';
 import { loadSystemSettings, type TaskDeps } from '../task/taskDeps.ts';
 import { connectionNotFound, executeAction, loadConnection, openConnection, type ActionRunDeps } from './executeAction.ts';
 

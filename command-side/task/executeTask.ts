@@ -1,14 +1,14 @@
 import { hostname } from 'node:os';
 import { metadataFor } from '../../shared/events.ts';
 import type { BusMessage } from '../../shared/bus/MessageBus.ts';
-import type { Clock } from '../../shared/clock.ts';
-import type { CodeBlock, CodeRunner, OperatorOutcome } from '../../shared/ports/CodeRunner.ts';
-import type { SecretBox } from '../../shared/ports/SecretBox.ts';
+import type { OperatorOutcome } from '../../shared/ports/CodeRunner.ts';
 import { openSecretField } from '../../shared/item-types/secretFields.ts';
 import { cancelledChanges, failChanges, failureChanges, successChanges, workerPickupChanges } from '../../shared/task/transitions.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { changeTask } from './changeTask.ts';
+import { actionsStatusAfter, hookReferences, runHookList, type ActionStatusEntry } from '../action/runHooks.ts';
+import { installStep, normaliseCodeBlock } from '../action/codeBlocks.ts';
 import { dispatchConnection, type ExecuteTaskMessage } from './dispatchConnection.ts';
 import { mergedConfigOf } from './mergedConfig.ts';
 import { loadSystemSettings, type TaskDeps } from './taskDeps.ts';
@@ -16,29 +16,16 @@ import type { HeartbeatStore } from './HeartbeatStore.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 
 export interface WorkerDeps extends TaskDeps {
-  runner: CodeRunner;
-  secrets: SecretBox;
   heartbeats: HeartbeatStore;
-  clock: Clock;
   /** How often check_completion is polled and user_set_state checked. */
   pollIntervalMs: number;
-  limits: { timeoutMs: number; memoryMb: number; maxOutputBytes: number };
   readModels: ReadModelProgress;
   readYourWritesTimeoutMs: number;
+  /** One SLA minute in milliseconds (60,000 outside tests). */
+  slaMinuteMs: number;
 }
 
 const EXECUTOR = `${hostname()}:${process.pid}`;
-
-/** Catalog create examples say `code`, the action endpoint `content`: both are accepted. */
-export const normaliseCodeBlock = (value: unknown): CodeBlock | null => {
-  if (value === null || typeof value !== 'object') return null;
-  const block = value as { language?: unknown; code?: unknown; content?: unknown };
-  const code = typeof block.code === 'string' ? block.code : typeof block.content === 'string' ? block.content : null;
-  const language = String(block.language ?? '').toLowerCase();
-  const normalised = language === 'py' || language === 'python3' ? 'python' : language === 'js' || language === 'node' || language === 'typescript' ? 'javascript' : language;
-  if (code === null || (normalised !== 'python' && normalised !== 'javascript')) return null;
-  return { language: normalised, code };
-};
 
 const terminalChanges = (task: ItemDoc, outcome: OperatorOutcome, now: Date): { changes: Record<string, unknown>; dispatchNow: boolean } => {
   const record = task as unknown as TaskRecord;
@@ -93,9 +80,28 @@ export const executeTask = (deps: WorkerDeps) => async (message: BusMessage<Exec
     data_interval_end: pickup.data_interval_end ?? null,
     parameters: merged.config.parameters,
   };
+  // Rule 7: running actions fire once when the run has lasted their SLA (minutes), without blocking.
+  const slaTimers = hookReferences(task, 'running_actions').flatMap((reference) => {
+    const sla = Number((reference as { sla?: unknown }).sla);
+    if (!Number.isFinite(sla) || sla < 0) return [];
+    return [
+      setTimeout(() => {
+        const single = { ...task, actions: { ...(task.actions as Record<string, unknown>), running_actions: [reference] } };
+        void runHookList(deps, single, 'running_actions', metadata(), merged.config.parameters)
+          .then((fired) => recordHooks('running_actions', fired.statuses))
+          .catch((error: unknown) => log('error', 'TASK', 'running-action', `Running action failed to start: ${String(error)}`));
+      }, sla * deps.slaMinuteMs),
+    ];
+  });
+  const recordHooks = async (kind: 'running_actions' | 'post_actions', statuses: ActionStatusEntry[]) => {
+    const current = await deps.items.get(taskLaui);
+    const previous = (current?.actions_status as Record<string, unknown> | undefined) ?? {};
+    const kept = kind === 'running_actions' && Array.isArray(previous.running_actions) ? (previous.running_actions as ActionStatusEntry[]) : [];
+    await changeTask(deps.eventStore, taskLaui, { actions_status: actionsStatusAfter(previous, kind, [...kept, ...statuses]) }, metadata());
+  };
   const outcome = await deps.runner.runOperator({
     codeblock: normaliseCodeBlock(operator?.codeblock),
-    bashblock: typeof (operator?.bashblock as { code?: unknown } | undefined)?.code === 'string' ? { code: String((operator?.bashblock as { code: string }).code) } : null,
+    bashblock: installStep(operator?.bashblock),
     connection: openSecretField(connection?.content ?? {}, deps.secrets),
     payload: message.value.payload,
     context,
@@ -108,6 +114,7 @@ export const executeTask = (deps: WorkerDeps) => async (message: BusMessage<Exec
     reuse: operator?.reuse_process === true,
   });
 
+  for (const timer of slaTimers) clearTimeout(timer);
   const ended = deps.clock.now();
   const current = (await deps.items.get(taskLaui)) ?? task;
   const { changes, dispatchNow } = terminalChanges(current, outcome, ended);
@@ -135,5 +142,11 @@ export const executeTask = (deps: WorkerDeps) => async (message: BusMessage<Exec
   // Finish (spec 3.1): leave the connection queue, then give the freed slot to the next task.
   await deps.queue.release(connectionLaui, taskLaui, dispatchId, 'finished', metadata()).catch(() => undefined);
   await dispatchConnection(deps, connectionLaui, metadata());
+  // Post actions: after the operator finished, fire-and-forget; they never change the terminal state.
+  if (hookReferences(task, 'post_actions').length > 0) {
+    void runHookList(deps, { ...task, ...changes }, 'post_actions', metadata(), merged.config.parameters)
+      .then((post) => recordHooks('post_actions', post.statuses))
+      .catch((error: unknown) => log('error', 'TASK', 'post-action', `Post actions failed to run: ${String(error)}`));
+  }
   if (dispatchNow) log('info', 'TASK', 'catch-up', 'next_run_date already due: the scheduler dispatches the next run at once');
 };

@@ -55,6 +55,8 @@ export const taskRoutes = (deps: TaskRoutesDeps): Router<AppState> => {
       try {
         const outcome = await enqueueAndDispatch(deps, task, {}, meta(ctx));
         if (outcome.position !== null) latest = outcome.position;
+        // Spec: tasks whose pre-actions fail are silently omitted.
+        if (outcome.skipped) continue;
         results.push({ task_laui: task.laui, execution_result_id: outcome.executionResultId });
       } catch (error) {
         // Spec: tasks failing validation or pre-actions are silently omitted.

@@ -9,6 +9,7 @@ import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { createItem, UNIQUE_KEY_EXISTS } from '../catalog/createItem.ts';
 import { uniqueKeyOf } from '../../shared/item-types/primaryKey.ts';
 import { changeTask } from './changeTask.ts';
+import { actionsStatusAfter, runHookList } from '../action/runHooks.ts';
 import { maxParallelismOf, sendLeases, sortDictOf } from './dispatchConnection.ts';
 import { mergedConfigOf } from './mergedConfig.ts';
 import { loadSystemSettings, type TaskDeps } from './taskDeps.ts';
@@ -19,6 +20,8 @@ const CREATE_REQUIRED = ['name', 'parent_laui', 'project_laui', 'account_laui', 
 
 export interface RunOutcome {
   taskLaui: Laui;
+  /** A pre-action failed or returned false: the task was not queued (see actions_status). */
+  skipped?: boolean;
   /** Bus message id when the task was dispatched at once, null while it waits for a slot. */
   executionResultId: string | null;
   position: Position | null;
@@ -70,6 +73,12 @@ export const enqueueAndDispatch = async (deps: TaskDeps, task: ItemDoc, override
   });
   if (!verdict.ok) throw new AppError(verdict.status, verdict.detail);
   const merged = await mergedConfigOf(deps.items, task);
+  // Rule 7: pre-actions are awaited; any that fails or returns false skips the run (not queued).
+  const pre = await runHookList(deps, task, 'pre_actions', metadata, merged.config.parameters);
+  if (pre.statuses.length > 0) {
+    const recorded = await changeTask(deps.eventStore, task.laui, { actions_status: actionsStatusAfter(task.actions_status, 'pre_actions', pre.statuses) }, metadata);
+    if (!pre.allPassed) return { taskLaui: task.laui, executionResultId: null, position: recorded, skipped: true };
+  }
   const changes: Record<string, unknown> = {
     state: 'queued_for_connection',
     user_set_state: null,
@@ -117,6 +126,16 @@ const createOrFind = async (
   settle: (position: Position | null) => Promise<void>,
 ): Promise<ItemDoc> => {
   const { item_laui: _ignored, logical_date: _logical, ...fields } = body;
+  // Rule 7: create actions run before the task is persisted; one returning false fails the creation.
+  const create = await runHookList(deps, { ...fields, item_type: 'task' }, 'create_actions', metadata);
+  if (!create.allPassed) {
+    const failed = create.statuses.find((entry) => entry.state !== 'success');
+    throw unprocessable({
+      task_name: String(fields.name),
+      message: `create action ${failed?.name ?? failed?.laui ?? ''} ${failed?.state === 'failed' ? 'returned false' : `failed: ${failed?.error ?? failed?.state ?? ''}`}`,
+    });
+  }
+  if (create.statuses.length > 0) fields.actions_status = actionsStatusAfter(fields.actions_status, 'create_actions', create.statuses);
   try {
     const created = await createItem(deps, principal, { ...fields, item_type: 'task' }, metadata);
     await settle(created.position);

@@ -1,5 +1,6 @@
 import type { MessageBus } from '../../shared/bus/MessageBus.ts';
 import type { Logger } from '../../shared/ports/Logger.ts';
+import type { CodeRunner, RunLimits } from '../../shared/ports/CodeRunner.ts';
 import type { TokenSigner } from '../../shared/ports/TokenSigner.ts';
 import type { SystemSettings } from '../../shared/task/systemSettings.ts';
 import { resolveSystemSettings } from '../../shared/task/systemSettings.ts';
@@ -14,6 +15,9 @@ export interface TaskDeps extends CatalogDeps {
   tokens: TokenSigner;
   queue: QueueHandler;
   logger: Logger;
+  /** Runs task hooks (actions) as well as operators. */
+  runner: CodeRunner;
+  limits: RunLimits;
 }
 
 export const EXECUTE_TASK = 'execute_task';

@@ -7,6 +7,7 @@ import { benchLogin } from './loginBench.ts';
 import { benchCatalogHttp } from './catalogBench.ts';
 import { benchCatalogScale } from './catalogScaleBench.ts';
 import { benchTasks } from './taskBench.ts';
+import { benchActions } from './actionBench.ts';
 
 /**
  * `npm run bench`: every figure as one JSON line on stdout, each beside the baseline measured in
@@ -20,6 +21,7 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['login', (dir) => benchLogin({ dir })],
   ['catalog', (dir) => benchCatalogHttp({ dir })],
   ['catalog-scale', (dir) => benchCatalogScale({ dir, items: events })],
+  ['actions', (dir) => benchActions({ dir })],
   ['tasks', (dir) => benchTasks({ dir, seconds: Number(process.env.BENCH_TASK_SECONDS ?? 20) })],
 ];
 

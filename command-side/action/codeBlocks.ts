@@ -1,0 +1,20 @@
+import type { CodeBlock } from '../../shared/ports/CodeRunner.ts';
+
+/** Catalog create examples say `code`, the action endpoint `content`: both are accepted everywhere. */
+export const normaliseCodeBlock = (value: unknown): CodeBlock | null => {
+  if (value === null || typeof value !== 'object') return null;
+  const block = value as { language?: unknown; code?: unknown; content?: unknown };
+  const code = typeof block.code === 'string' ? block.code : typeof block.content === 'string' ? block.content : null;
+  const language = String(block.language ?? '').toLowerCase();
+  const normalised = language === 'py' || language === 'python3' ? 'python' : language === 'js' || language === 'node' || language === 'typescript' ? 'javascript' : language;
+  if (code === null || (normalised !== 'python' && normalised !== 'javascript')) return null;
+  return { language: normalised, code };
+};
+
+/** A bashblock's install step: `code` or `content` (spec 2.3 note); empty means none. */
+export const installStep = (value: unknown): { code: string } | null => {
+  if (value === null || typeof value !== 'object') return null;
+  const block = value as { code?: unknown; content?: unknown };
+  const code = typeof block.code === 'string' ? block.code : typeof block.content === 'string' ? block.content : null;
+  return code !== null && code.trim() !== '' ? { code } : null;
+};
