@@ -37,6 +37,13 @@ import { reapStaleLeases } from '../command-side/task/reapStaleLeases.ts';
 import { EXECUTE_TASK, type TaskDeps } from '../command-side/task/taskDeps.ts';
 import type { ExecuteTaskMessage } from '../command-side/task/dispatchConnection.ts';
 import { ProcessCodeRunner } from './worker/ProcessCodeRunner.ts';
+import { cronLiveness } from '../projections/cron/cronLiveness.ts';
+import { createCronScheduler } from '../command-side/cron/cronScheduler.ts';
+import { cronRoutes } from '../command-side/cron/routes.ts';
+import { diagnosisJournal } from '../command-side/cron/diagnosisJournal.ts';
+import { readyToRunRoutes } from '../query-side/task/readyToRunRoutes.ts';
+import { diagnoseRoutes } from '../query-side/task/diagnoseRoutes.ts';
+import { cronStatusRoutes } from '../query-side/task/cronStatusRoutes.ts';
 import { USERS, usersProjection, type UserDoc } from '../projections/users/usersProjection.ts';
 import { MemoryReadStore } from '../projections/read-store/MemoryReadStore.ts';
 import type { Config } from './config.ts';
@@ -117,6 +124,10 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     readModels: projections,
     readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
   };
+  // One scheduler loop per started project; loops start once the read models are current (below).
+  const liveness = cronLiveness(readStore);
+  const cronDeps = { ...taskDeps, liveness };
+  const cron = createCronScheduler(cronDeps);
 
   let ready = false;
   const app = createApp({
@@ -141,6 +152,18 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       taskRoutes({ ...taskDeps, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       actionRoutes({ ...taskDeps, runner, limits: workerDeps.limits, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       catalogQueryRoutes({ items, links, access, eventStore }),
+      cronRoutes({ ...cronDeps, scheduler: cron, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
+      cronStatusRoutes({ items, access, clock, liveness }),
+      readyToRunRoutes({ items, access, clock }),
+      diagnoseRoutes({
+        items,
+        access,
+        clock,
+        liveness,
+        journal: diagnosisJournal(eventStore),
+        // Workers subscribe before the service is ready and leave when it closes.
+        workers: { heartbeat: (laui) => workerDeps.heartbeats.last(laui), running: () => ready, broker: 'in-process bus' },
+      }),
       catalogCommandRoutes({ eventStore, items, links, access, clock, secrets, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       userQueryRoutes({ users, secrets }),
       userCommandRoutes({ users: userCommands, clock, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
@@ -177,6 +200,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       });
   }, config.reaperIntervalMs);
   reaper.unref();
+  cron.start();
   ready = true;
   logger.log({ level: 'info', category: 'API', message: `Service ready on ${url}` });
 
@@ -191,6 +215,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     async close() {
       ready = false;
       clearInterval(reaper);
+      await cron.stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await worker.close();

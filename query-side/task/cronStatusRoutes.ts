@@ -1,0 +1,35 @@
+import Router from '@koa/router';
+import { principalOf, type AppState } from '../../shared/http/AppState.ts';
+import type { Clock } from '../../shared/clock.ts';
+import type { Collection } from '../../shared/read-store/ReadStore.ts';
+import { lauiSchema, validateRequest } from '../../shared/validation/validateRequest.ts';
+import type { AccessControl } from '../../projections/catalog/accessControl.ts';
+import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { CronLiveness } from '../../projections/cron/cronLiveness.ts';
+import { cronViewOf, systemSettingsOf } from './cronView.ts';
+
+export interface CronStatusDeps {
+  items: Collection<ItemDoc>;
+  access: AccessControl;
+  clock: Clock;
+  liveness: CronLiveness;
+}
+
+/**
+ * GET /api/v1/cron/status/{project_laui} (beyond the spec): the project's cron with its live
+ * heartbeat. The catalog shows the heartbeat persisted with the last status change; the per-cycle
+ * beats are ephemeral (docs/decisions.md), and this is where clients read them. VIEW on the project.
+ */
+export const cronStatusRoutes = (deps: CronStatusDeps): Router<AppState> => {
+  const router = new Router<AppState>({ prefix: '/api/v1/cron' });
+  router.get('/status/:project_laui', async (ctx) => {
+    const { project_laui } = validateRequest<{ project_laui: string }>(
+      { type: 'object', properties: { project_laui: lauiSchema }, required: ['project_laui'] },
+      { project_laui: ctx.params.project_laui },
+      'path',
+    );
+    const project = await deps.access.require(principalOf(ctx), project_laui, 'VIEW');
+    ctx.body = await cronViewOf({ liveness: deps.liveness, now: deps.clock.now(), settings: await systemSettingsOf(deps.items) }, project);
+  });
+  return router;
+};

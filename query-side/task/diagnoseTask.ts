@@ -1,0 +1,95 @@
+import { ADHOC } from '../../shared/task/cron.ts';
+import { toInstant } from '../../shared/task/dates.ts';
+import { isHeartbeatStale } from '../../shared/task/transitions.ts';
+import { isUsableReference, itemNotFoundEntry, referencedItems, type ItemLookup } from '../../shared/task/validateTask.ts';
+
+/**
+ * GET /task/diagnose (spec 4.2): why a task does not run. Pure: the route gathers the inputs.
+ * Every one of the ten checks is in the answer under a stable key, with `triggered` true or false,
+ * so clients can show what was checked as well as what is wrong; the title and severity are the
+ * spec's, details say what was seen. Keys, in spec order:
+ *   next_run_in_future, scheduler_not_running, pre_action_failed, state_cancelled,
+ *   user_cancellation_requested, end_date_passed, state_not_schedulable, required_item_deleted,
+ *   stuck_in_connection_queue, worker_not_running.
+ */
+
+export type Severity = 'info' | 'warning' | 'blocking';
+
+export interface CheckResult {
+  triggered: boolean;
+  severity: Severity;
+  title: string;
+  details: string;
+}
+
+export interface DiagnoseInput {
+  task: Record<string, unknown>;
+  now: Date;
+  /** The project's cron: status, whether a loop is alive (heartbeat younger than 3 intervals), its newest heartbeat. */
+  cron: { status: string | null; alive: boolean; latestHeartbeat: Date | null; intervalSeconds: number };
+  /** The referenced items found (null: missing). */
+  items: ItemLookup;
+  staleHeartbeatSeconds: number;
+  /** The worker's in-memory heartbeat of this task, when a worker of this process runs it. */
+  taskHeartbeat: Date | null;
+  workers: { running: boolean; broker: string };
+}
+
+const PRE_ACTION_FAILURES = new Set(['failed', 'error', 'timeout', 'false']);
+const SCHEDULABLE = ['scheduled', 'success'];
+const REQUIRED_KINDS = new Set(['operator', 'connection', 'payload', 'config', 'workflow']);
+
+const at = (date: Date | null): string => (date === null ? 'none' : date.toISOString());
+const check = (triggered: boolean, severity: Severity, title: string, details: string): CheckResult => ({ triggered, severity, title, details });
+
+const failedPreActions = (task: Record<string, unknown>): string[] => {
+  const status = task.actions_status as { pre_actions?: unknown } | undefined;
+  const entries = Array.isArray(status?.pre_actions) ? (status.pre_actions as unknown[]) : [];
+  return entries.flatMap((entry) => {
+    if (entry === null || typeof entry !== 'object') return [];
+    const record = entry as Record<string, unknown>;
+    const state = String(record.state ?? record.status ?? '').toLowerCase();
+    return PRE_ACTION_FAILURES.has(state) ? [`${String(record.name ?? record.laui ?? 'pre-action')} (${state})`] : [];
+  });
+};
+
+export function diagnoseTask(input: DiagnoseInput): Record<string, CheckResult> {
+  const { task, now, cron } = input;
+  const state = String(task.state ?? 'scheduled');
+  const scheduled = (task.frequency ?? ADHOC) !== ADHOC;
+  const next = toInstant(task.next_run_date);
+  const end = toInstant(task.end_date);
+  const preFailures = failedPreActions(task);
+  const missing = referencedItems(task)
+    .filter(({ kind, laui }) => REQUIRED_KINDS.has(kind) && !isUsableReference(kind, input.items.get(laui)))
+    .map(({ kind, laui }) => itemNotFoundEntry(kind, laui));
+  const beat = input.taskHeartbeat ?? toInstant(task.latest_heartbeat);
+  const stale = isHeartbeatStale({ ...task, latest_heartbeat: beat, task_instance_start_date: toInstant(task.task_instance_start_date) }, now, input.staleHeartbeatSeconds);
+  const waitingSince = toInstant(task.last_system_updated_date);
+  const pickupOverdue = waitingSince !== null && now.getTime() - waitingSince.getTime() > input.staleHeartbeatSeconds * 1000;
+  const cronText = `project cron ${cron.status ?? 'never started'}, latest heartbeat ${at(cron.latestHeartbeat)} (dead after ${3 * cron.intervalSeconds} s)`;
+  return {
+    next_run_in_future: check(next !== null && next.getTime() > now.getTime(), 'info', 'Next run date in future',
+      next === null ? 'The task has no next_run_date' : `next_run_date is ${at(next)}; now is ${at(now)}`),
+    scheduler_not_running: check(scheduled && !cron.alive, 'blocking', 'Scheduler not running',
+      scheduled ? `${cronText}; start it with POST /api/v1/cron/manage` : `ADHOC tasks do not need the scheduler (${cronText})`),
+    pre_action_failed: check(preFailures.length > 0, 'blocking', 'Pre-action failed',
+      preFailures.length > 0 ? `Failed pre-actions: ${preFailures.join(', ')}` : 'No pre-action has failed'),
+    state_cancelled: check(state === 'cancelled', 'blocking', 'State is cancelled',
+      state === 'cancelled' ? 'The task was cancelled; POST /api/v1/task/dangerously_reset makes it scheduled again' : `State is ${state}`),
+    user_cancellation_requested: check(task.user_set_state === 'cancel', 'blocking', 'User cancellation requested',
+      `user_set_state is ${String(task.user_set_state ?? null)}`),
+    end_date_passed: check(end !== null && end.getTime() < now.getTime(), 'blocking', 'End date passed',
+      end === null ? 'The task has no end_date' : `end_date is ${at(end)}; now is ${at(now)}`),
+    state_not_schedulable: check(!SCHEDULABLE.includes(state), 'warning', 'State not schedulable',
+      `State is ${state}; the scheduler takes scheduled and success (and error or timeout for retries)`),
+    required_item_deleted: check(missing.length > 0, 'blocking', 'Required item deleted',
+      missing.length > 0 ? missing.join('; ') : 'Operator, connection, payload, workflow and attached configs exist'),
+    stuck_in_connection_queue: check(stale, 'blocking', 'Stuck in connection queue',
+      state === 'running' ? `Running; latest heartbeat ${at(beat)} (stale after ${input.staleHeartbeatSeconds} s)` : `State is ${state}, not running`),
+    worker_not_running: check(state === 'queued_in_redis' && (!input.workers.running || pickupOverdue), 'warning', `Celery not running (worker broker: ${input.workers.broker})`,
+      state === 'queued_in_redis'
+        ? `Queued for a worker since ${at(waitingSince)}; workers ${input.workers.running ? 'subscribed' : 'not subscribed'} to execute_task`
+        : `State is ${state}, not waiting for a worker`),
+  };
+}

@@ -1,0 +1,91 @@
+import { expect } from 'chai';
+import { diagnoseTask, type DiagnoseInput } from '../../query-side/task/diagnoseTask.ts';
+
+const now = new Date('2024-06-10T12:00:00.000Z');
+const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000).toISOString();
+const ids = { operator: 'a'.repeat(24), connection: 'b'.repeat(24), workflow: 'c'.repeat(24), payload: 'd'.repeat(24), config: 'e'.repeat(24) };
+const KEYS = [
+  'next_run_in_future',
+  'scheduler_not_running',
+  'pre_action_failed',
+  'state_cancelled',
+  'user_cancellation_requested',
+  'end_date_passed',
+  'state_not_schedulable',
+  'required_item_deleted',
+  'stuck_in_connection_queue',
+  'worker_not_running',
+];
+
+const input = (task: Record<string, unknown>, overrides: Partial<DiagnoseInput> = {}): DiagnoseInput => ({
+  task: { item_type: 'task', frequency: '0 0 * * *', state: 'scheduled', operator_laui: ids.operator, connection_laui: ids.connection, parent_laui: ids.workflow, ...task },
+  now,
+  cron: { status: 'RUNNING', alive: true, latestHeartbeat: new Date(ago(1)), intervalSeconds: 5 },
+  items: new Map([
+    [ids.operator, { item_type: 'operator.javascript', deleted: false }],
+    [ids.connection, { item_type: 'connection', deleted: false }],
+    [ids.workflow, { item_type: 'folder.workflow', deleted: false }],
+  ]),
+  staleHeartbeatSeconds: 60,
+  taskHeartbeat: null,
+  workers: { running: true, broker: 'in-process bus' },
+  ...overrides,
+});
+const triggered = (result: ReturnType<typeof diagnoseTask>) => Object.keys(result).filter((key) => result[key]?.triggered);
+
+describe('task diagnose checks (spec 4.2)', () => {
+  it('given a healthy scheduled task, when diagnosed, then all ten checks are present and none triggered', () => {
+    const result = diagnoseTask(input({ next_run_date: ago(10) }));
+    expect(Object.keys(result)).to.deep.equal(KEYS);
+    expect(triggered(result)).to.deep.equal([]);
+    expect(result.scheduler_not_running).to.include({ severity: 'blocking', title: 'Scheduler not running' });
+  });
+
+  it('given each trigger, when diagnosed, then exactly its check fires with the spec severity', () => {
+    const cases: Array<[string, Record<string, unknown>, Partial<DiagnoseInput>, string]> = [
+      ['next_run_in_future', { next_run_date: '2024-06-11T00:00:00Z' }, {}, 'info'],
+      ['scheduler_not_running', {}, { cron: { status: 'STOPPED', alive: false, latestHeartbeat: null, intervalSeconds: 5 } }, 'blocking'],
+      ['pre_action_failed', { actions_status: { pre_actions: [{ name: 'gate.action', state: 'failed' }], running_actions: [], post_actions: [] } }, {}, 'blocking'],
+      ['user_cancellation_requested', { user_set_state: 'cancel' }, {}, 'blocking'],
+      ['end_date_passed', { end_date: ago(3600) }, {}, 'blocking'],
+      ['required_item_deleted', { payload_laui: ids.payload }, {}, 'blocking'],
+    ];
+    for (const [key, task, overrides, severity] of cases) {
+      const result = diagnoseTask(input(task, overrides));
+      expect(triggered(result), key).to.deep.equal([key]);
+      expect(result[key]?.severity).to.equal(severity);
+    }
+  });
+
+  it('given a cancelled task, when diagnosed, then state_cancelled and state_not_schedulable fire', () => {
+    const result = diagnoseTask(input({ state: 'cancelled' }));
+    expect(triggered(result)).to.deep.equal(['state_cancelled', 'state_not_schedulable']);
+    expect(result.state_not_schedulable?.severity).to.equal('warning');
+  });
+
+  it('given a running task whose heartbeat is stale, when diagnosed, then it is stuck; a fresh in-memory beat clears it', () => {
+    const task = { state: 'running', latest_heartbeat: ago(120), task_instance_start_date: ago(120) };
+    expect(triggered(diagnoseTask(input(task)))).to.include('stuck_in_connection_queue');
+    expect(triggered(diagnoseTask(input(task, { taskHeartbeat: new Date(ago(5)) })))).not.to.include('stuck_in_connection_queue');
+  });
+
+  it('given a task waiting for a worker, when no worker consumes or the pick-up is overdue, then the worker check warns naming the broker', () => {
+    const waiting = { state: 'queued_in_redis', last_system_updated_date: ago(5) };
+    expect(triggered(diagnoseTask(input(waiting)))).not.to.include('worker_not_running');
+    const none = diagnoseTask(input(waiting, { workers: { running: false, broker: 'in-process bus' } }));
+    expect(none.worker_not_running).to.include({ triggered: true, severity: 'warning', title: 'Celery not running (worker broker: in-process bus)' });
+    expect(triggered(diagnoseTask(input({ ...waiting, last_system_updated_date: ago(300) })))).to.include('worker_not_running');
+  });
+
+  it('given an ADHOC task and no cron, when diagnosed, then the scheduler is not needed', () => {
+    const result = diagnoseTask(input({ frequency: 'ADHOC' }, { cron: { status: null, alive: false, latestHeartbeat: null, intervalSeconds: 5 } }));
+    expect(result.scheduler_not_running?.triggered).to.equal(false);
+  });
+
+  it('given a deleted connection and attached config, when diagnosed, then the details name each', () => {
+    const items = input({}).items as Map<string, { item_type: string; deleted: boolean } | null>;
+    items.set(ids.connection, { item_type: 'connection', deleted: true });
+    const result = diagnoseTask(input({ attached_config_lauis: [ids.config] }, { items }));
+    expect(result.required_item_deleted?.details).to.equal(`connection item not found: ${ids.connection}; config item not found: ${ids.config}`);
+  });
+});
