@@ -8,6 +8,7 @@ import { benchCatalogHttp } from './catalogBench.ts';
 import { benchCatalogScale } from './catalogScaleBench.ts';
 import { benchTasks } from './taskBench.ts';
 import { benchActions } from './actionBench.ts';
+import { benchScheduler } from './schedulerBench.ts';
 
 /**
  * `npm run bench`: every figure as one JSON line on stdout, each beside the baseline measured in
@@ -22,6 +23,7 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['catalog', (dir) => benchCatalogHttp({ dir })],
   ['catalog-scale', (dir) => benchCatalogScale({ dir, items: events })],
   ['actions', (dir) => benchActions({ dir })],
+  ['scheduler', () => benchScheduler()],
   ['tasks', (dir) => benchTasks({ dir, seconds: Number(process.env.BENCH_TASK_SECONDS ?? 20) })],
 ];
 
