@@ -35,6 +35,23 @@ const dueAgainOnSuccess = (fields: Record<string, unknown>, now: Date): boolean 
   }
 };
 
+/**
+ * The tasks a cycle has to look at, found through indexes rather than a scan of the project:
+ * next_run_date <= now (ordered index; ISO-8601 UTC strings compare in time order), the retry
+ * states, the in-flight states (for catch-up), and tasks whose next_run_date is not set yet.
+ */
+export const cycleCandidates = async (deps: Pick<CronDeps, 'items'>, projectLaui: Laui, now: Date): Promise<ItemDoc[]> => {
+  const base = { project_laui: projectLaui, item_type: 'task', is_deleted: false } as const;
+  const found = new Map<string, ItemDoc>();
+  const add = (docs: ItemDoc[]) => {
+    for (const doc of docs) found.set(doc.laui, doc);
+  };
+  add(await deps.items.find({ where: base, range: { field: 'next_run_date', lte: now.toISOString() } }));
+  for (const state of ['error', 'timeout', ...IN_FLIGHT_STATES]) add(await deps.items.find({ where: { ...base, state } }));
+  add(await deps.items.find({ where: { ...base, next_run_date: null } }));
+  return [...found.values()].sort((a, b) => a.created_seq - b.created_seq);
+};
+
 /** What a loop remembers between its cycles (lost with the loop: a new loop starts fresh). */
 export interface LoopMemory {
   /** The last validation problem logged per task, so a broken task logs once, not every cycle. */
@@ -92,7 +109,7 @@ export const schedulerCycle = async (
     deps.logger.log({ level, category: 'CRON', step, message, project_laui: project.laui, ...(task ? { task_laui: task.laui, task_name: task.name } : {}) });
   const outcome: CycleOutcome = { dispatched: [], catchingUp: false };
   const workflows = new Map<string, string | null>();
-  const tasks = await deps.items.find({ where: { project_laui: project.laui, item_type: 'task', is_deleted: false } });
+  const tasks = await cycleCandidates(deps, project.laui, now);
   for (const task of tasks) {
     if ((IN_FLIGHT_STATES as readonly string[]).includes(String(task.state))) {
       outcome.catchingUp ||= dueAgainOnSuccess(task, now);

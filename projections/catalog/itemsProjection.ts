@@ -42,6 +42,10 @@ export const itemsProjection: Projection<ItemDoc> = {
     { fields: ['item_type', 'name'] },
     { fields: ['project_laui'] },
     { fields: ['queue_active'] },
+    // The scheduler's cycle: due tasks by next_run_date, tasks by state and unscheduled ones per project.
+    { fields: ['next_run_date'], ordered: true },
+    { fields: ['project_laui', 'state'] },
+    { fields: ['project_laui', 'next_run_date'] },
   ],
   handles: new Set(['ItemCreated', 'ItemUpdated', 'ItemAccessChanged', 'ItemSoftDeleted', 'ItemRestored', 'ItemHardDeleted']),
   documentId: (event) => (event.streamId.startsWith('item-') ? event.streamId.slice('item-'.length) : null),

@@ -2,6 +2,7 @@ import type { Collection, Doc, FindOptions, IndexSpec } from '../../shared/read-
 import { compareByField } from './compareByField.ts';
 import { firstInOrder } from './firstInOrder.ts';
 import { HashIndex, indexName, type Where } from './HashIndex.ts';
+import { inRange, OrderedIndex } from './OrderedIndex.ts';
 
 /** Candidates of a query: those an index (or the id) narrowed to, and the equalities left to check. */
 interface Selection {
@@ -29,6 +30,8 @@ export class MemoryCollection implements Collection<Doc> {
   private readonly docs = new Map<string, Doc>();
   private readonly indexes = new Map<string, HashIndex>();
   private readonly sequences = new Map<string, Sequence>();
+  /** Ordered indexes by field: they serve `range` queries. */
+  private readonly ordered = new Map<string, OrderedIndex>();
 
   constructor(
     private readonly name: string,
@@ -42,6 +45,15 @@ export class MemoryCollection implements Collection<Doc> {
     const added = new Map<string, HashIndex>();
     const madeUnique: HashIndex[] = [];
     for (const spec of specs) {
+      if (spec.ordered === true && spec.fields.length === 1) {
+        const field = spec.fields[0] as string;
+        if (!this.ordered.has(field)) {
+          const index = new OrderedIndex(field);
+          for (const doc of this.docs.values()) index.add(doc);
+          this.ordered.set(field, index);
+        }
+        continue;
+      }
       const name = indexName(spec.fields);
       const existing = this.indexes.get(name) ?? added.get(name);
       if (!existing) {
@@ -94,6 +106,10 @@ export class MemoryCollection implements Collection<Doc> {
       if (previous) index.replace(previous, next);
       else index.add(next);
     }
+    for (const index of this.ordered.values()) {
+      if (previous) index.replace(previous, next);
+      else index.add(next);
+    }
     this.docs.set(next.id, next);
   }
 
@@ -101,13 +117,14 @@ export class MemoryCollection implements Collection<Doc> {
     const previous = this.docs.get(id);
     if (!previous) return;
     for (const index of this.indexes.values()) index.remove(previous);
+    for (const index of this.ordered.values()) index.remove(previous);
     this.docs.delete(id);
   }
 
   async find(options: FindOptions = {}): Promise<Doc[]> {
     const skip = checkedCount('skip', options.skip, 0);
     const limit = checkedCount('limit', options.limit, Number.POSITIVE_INFINITY);
-    const selection = this.select(options.where);
+    const selection = this.withRange(this.select(options.where), options);
     if (options.sort && selection.inInsertionOrder && this.isSequence(options.sort.field)) {
       // Sorting by a creation sequence is reading in insertion order (reversed for desc).
       const ordered = options.sort.direction === 'asc' ? selection.candidates : [...selection.candidates].reverse();
@@ -145,7 +162,30 @@ export class MemoryCollection implements Collection<Doc> {
     return sequence.holds;
   }
 
+  /**
+   * A range narrows the selection: through an ordered index on its field when the equality index
+   * did not already pick a smaller bucket, otherwise as a filter on the selected candidates.
+   */
+  private withRange(selection: Selection, options: FindOptions): Selection {
+    const range = options.range;
+    if (!range) return selection;
+    const index = this.ordered.get(range.field);
+    if (index && selection.size > 64) {
+      const where = normalised(options.where);
+      return { candidates: this.byIds(index.range(range)), size: selection.size, remaining: entriesExcept(where, []), inInsertionOrder: false };
+    }
+    const candidates = selection.candidates;
+    return {
+      ...selection,
+      candidates: (function* () {
+        for (const doc of candidates) if (inRange(doc[range.field], range)) yield doc;
+      })(),
+      inInsertionOrder: selection.inInsertionOrder,
+    };
+  }
+
   clear(): void {
+    for (const index of this.ordered.values()) index.clear();
     this.sequences.clear();
     this.docs.clear();
     for (const index of this.indexes.values()) index.clear();

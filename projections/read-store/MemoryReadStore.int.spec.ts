@@ -97,4 +97,37 @@ describe('MemoryReadStore', () => {
       expect(ids(await moved.find({ where: { kind: 'x' }, sort: { field: 'seq', direction: 'asc' } }))).to.deep.equal(['a', 'b']);
     });
   });
+
+  describe('range queries', () => {
+    const seed = async (ordered: boolean) => {
+      const docs = new MemoryReadStore().collection('tasks', [{ fields: ['project'] }, ...(ordered ? [{ fields: ['due'], ordered: true }] : [])]);
+      for (let index = 0; index < 200; index += 1) {
+        await docs.put({ id: `t${String(index).padStart(3, '0')}`, project: index % 2 ? 'a' : 'b', due: index % 10 === 0 ? null : `2026-01-${String((index % 28) + 1).padStart(2, '0')}` });
+      }
+      return docs;
+    };
+
+    for (const ordered of [true, false]) {
+      it(`given ${ordered ? 'an ordered index' : 'no ordered index'}, when finding due <= a date with an equality, then exactly the matching documents come back`, async () => {
+        const docs = await seed(ordered);
+        const found = await docs.find({ where: { project: 'a' }, range: { field: 'due', lte: '2026-01-03' }, sort: { field: 'id', direction: 'asc' } });
+        const expected = Array.from({ length: 200 }, (_, index) => index).filter(
+          (index) => index % 2 === 1 && index % 10 !== 0 && (index % 28) + 1 <= 3,
+        );
+        expect(found.map((doc) => doc.id)).to.deep.equal(expected.map((index) => `t${String(index).padStart(3, '0')}`));
+        const between = await docs.find({ range: { field: 'due', gte: '2026-01-27', lte: '2026-01-28' } });
+        expect(between).to.have.length(Array.from({ length: 200 }, (_, index) => index).filter((index) => index % 10 !== 0 && (index % 28) + 1 >= 27).length);
+      });
+    }
+
+    it('given an ordered index, when a value changes or a document is deleted, then the range follows', async () => {
+      const docs = await seed(true);
+      await docs.put({ id: 't001', project: 'a', due: '2030-01-01' });
+      await docs.delete('t003');
+      const found = await docs.find({ where: { project: 'a' }, range: { field: 'due', lte: '2026-12-31' } });
+      expect(found.map((doc) => doc.id)).to.not.include.members(['t001', 't003']);
+      const later = await docs.find({ range: { field: 'due', gte: '2030-01-01' } });
+      expect(later.map((doc) => doc.id)).to.deep.equal(['t001']);
+    });
+  });
 });

@@ -10,11 +10,21 @@ export interface IndexSpec {
   /** Fields that together form the index key; equality lookups on them are served by it. */
   fields: ReadonlyArray<string>;
   unique?: boolean;
+  /** An ordered index on its single field: serves `range` queries (documents without a value are left out). */
+  ordered?: boolean;
+}
+
+/** Inclusive bounds on one field's value; only documents holding a value of the bounds' type match. */
+export interface RangeFilter {
+  field: string;
+  gte?: string | number;
+  lte?: string | number;
 }
 
 export interface FindOptions {
   /** Field equality; every key must match. Values compare by JSON scalar equality. */
   where?: Record<string, string | number | boolean | null>;
+  range?: RangeFilter;
   sort?: { field: string; direction: 'asc' | 'desc' };
   limit?: number;
   skip?: number;
