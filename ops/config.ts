@@ -33,6 +33,8 @@ export interface Config {
   reaperIntervalMs: number;
   /** Length of one SLA minute for running actions: 60,000 in production, shorter for drills and tests. */
   slaMinuteMs: number;
+  /** Run operator and action code as this unprivileged user (uid and gid), or as the service's user when null. */
+  workerRunAs: { uid: number; gid: number } | null;
 }
 
 const integer = (env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number => {
@@ -56,6 +58,15 @@ const flag = (env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
 const text = (env: NodeJS.ProcessEnv, name: string): string | null => {
   const raw = env[name];
   return raw === undefined || raw === '' ? null : raw;
+};
+
+/** WORKER_RUN_AS_UID and WORKER_RUN_AS_GID come together: half an identity is a mistake. */
+const runAs = (env: NodeJS.ProcessEnv): { uid: number; gid: number } | null => {
+  const uid = text(env, 'WORKER_RUN_AS_UID');
+  const gid = text(env, 'WORKER_RUN_AS_GID');
+  if (uid === null && gid === null) return null;
+  if (uid === null || gid === null) throw new Error('WORKER_RUN_AS_UID and WORKER_RUN_AS_GID must be given together');
+  return { uid: integer(env, 'WORKER_RUN_AS_UID', 0, 1, 2 ** 31 - 1), gid: integer(env, 'WORKER_RUN_AS_GID', 0, 1, 2 ** 31 - 1) };
 };
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
@@ -87,6 +98,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     workerPoolSize: integer(env, 'WORKER_POOL_SIZE', 2, 0, 64),
     reaperIntervalMs: integer(env, 'REAPER_INTERVAL_MS', 5000, 100, 3_600_000),
     slaMinuteMs: integer(env, 'SLA_MINUTE_MS', 60_000, 1, 60_000),
+    workerRunAs: runAs(env),
     allowedRedirectOrigins: (text(env, 'OAUTH_REDIRECT_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())

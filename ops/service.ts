@@ -112,6 +112,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const access = createAccessControl({ items, groupsOf: (laui) => groupsOfPrincipal(readStore, laui) });
   const runner = new ProcessCodeRunner({
     poolSize: config.workerPoolSize,
+    ...(config.workerRunAs ? { runAs: config.workerRunAs } : {}),
     prewarm: config.workerPoolSize > 0 ? [{ language: 'python', memoryMb: config.workerMemoryMb }, { language: 'javascript', memoryMb: config.workerMemoryMb }] : [],
   });
   const limits = { timeoutMs: config.workerTimeoutSeconds * 1000, memoryMb: config.workerMemoryMb, maxOutputBytes: config.workerMaxOutputBytes };
