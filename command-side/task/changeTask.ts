@@ -2,7 +2,7 @@ import type { EventMetadata } from '../../shared/events.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import { newLaui, type Laui } from '../../shared/ids.ts';
 import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
-import { handleCommand, inSequence, lruStateCache, SPEC_RETRY } from '../kernel/handleCommand.ts';
+import { handleCommand, inSequence, lruStateCache, SPEC_RETRY, type StateCache } from '../kernel/handleCommand.ts';
 import { itemDecider } from '../catalog/decide.ts';
 import { itemStream, type ItemState } from '../catalog/item.ts';
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
@@ -12,7 +12,16 @@ import type { EventStore } from '../../shared/event-store/EventStore.ts';
  * history shows every transition. Runtime fields are not versioned; definition fields are.
  */
 /** Tasks that run often have long streams: keep their folded state between changes. */
-const taskStates = lruStateCache<ItemState>(10_000);
+// Per event store: two services in one process (tests, a restart) must not share folded state.
+const taskStates = new WeakMap<EventStore, StateCache<ItemState>>();
+const statesOf = (eventStore: EventStore): StateCache<ItemState> => {
+  let cache = taskStates.get(eventStore);
+  if (!cache) {
+    cache = lruStateCache<ItemState>(10_000);
+    taskStates.set(eventStore, cache);
+  }
+  return cache;
+};
 
 const steps = inSequence(itemDecider);
 
@@ -35,6 +44,6 @@ export const changeTask = async (
     revisionLaui: newLaui(new Date(metadata.at)),
     onlyIfStateIn,
   }));
-  const result = await handleCommand(eventStore, itemStream(taskLaui), steps, commands, metadata, SPEC_RETRY, taskStates);
+  const result = await handleCommand(eventStore, itemStream(taskLaui), steps, commands, metadata, SPEC_RETRY, statesOf(eventStore));
   return result.position;
 };

@@ -89,14 +89,20 @@ export const sendLeases = async (
 };
 
 /** RSA signing costs milliseconds: a user's worker token is reused while it has an hour left. */
-const workerTokens = new Map<string, { token: string; expiresAt: number }>();
+// Per signer: a token made with one service's key is worthless to another in the same process.
+const workerTokens = new WeakMap<TaskDeps['tokens'], Map<string, { token: string; expiresAt: number }>>();
 const workerToken = async (deps: TaskDeps, user: Laui | null, taskLaui: Laui): Promise<string> => {
   const key = user ?? '';
-  const cached = workerTokens.get(key);
+  let tokens = workerTokens.get(deps.tokens);
+  if (!tokens) {
+    tokens = new Map();
+    workerTokens.set(deps.tokens, tokens);
+  }
+  const cached = tokens.get(key);
   const now = deps.clock.now().getTime();
   if (cached && cached.expiresAt - now > 3600_000) return cached.token;
   const token = await deps.tokens.sign('access', user, { purpose: 'worker', task_laui: taskLaui }, WORKER_TOKEN_TTL_SECONDS);
-  workerTokens.set(key, { token, expiresAt: now + WORKER_TOKEN_TTL_SECONDS * 1000 });
+  tokens.set(key, { token, expiresAt: now + WORKER_TOKEN_TTL_SECONDS * 1000 });
   return token;
 };
 
