@@ -61,7 +61,10 @@ export const executeTask = (deps: WorkerDeps) => async (message: BusMessage<Exec
 
   const started = deps.clock.now();
   const pickup = workerPickupChanges(task as unknown as TaskRecord, started);
-  await changeTask(deps.eventStore, taskLaui, { ...pickup, executor: EXECUTOR, last_run_session_id: sessionId, task_instance: dispatchId }, metadata());
+  // The running transition is committed while the operator starts: its commit is not on the run's
+  // critical path. The terminal change waits for it (same stream, so the history stays in order).
+  const pickedUp = changeTask(deps.eventStore, taskLaui, { ...pickup, executor: EXECUTOR, last_run_session_id: sessionId, task_instance: dispatchId }, metadata());
+  pickedUp.catch(() => undefined);
   deps.heartbeats.beat(taskLaui, started);
   log('info', 'CELERY', 'pickup', `Worker ${EXECUTOR} picked up task ${task.name}`);
 
@@ -116,6 +119,9 @@ export const executeTask = (deps: WorkerDeps) => async (message: BusMessage<Exec
 
   for (const timer of slaTimers) clearTimeout(timer);
   const ended = deps.clock.now();
+  // A failed pickup commit fails the message (the bus redelivers; the session check decides).
+  const pickupPosition = await pickedUp;
+  if (pickupPosition !== null) await deps.readModels.waitFor(pickupPosition, deps.readYourWritesTimeoutMs);
   const current = (await deps.items.get(taskLaui)) ?? task;
   const { changes, dispatchNow } = terminalChanges(current, outcome, ended);
   await changeTask(

@@ -16,6 +16,8 @@ export class JsonLinesLogger implements Logger {
   /** Today's stream per category, so the hot path does no path joins or map lookups by path. */
   private readonly categoryStreams = new Map<string, WriteStream>();
   private currentDay = '';
+  private readonly pending = new Map<WriteStream, string[]>();
+  private drainScheduled = false;
 
   constructor(
     private readonly root: string,
@@ -35,18 +37,41 @@ export class JsonLinesLogger implements Logger {
       categoryStream = this.stream(join(this.root, entry.category), `${day}.jsonl`);
       this.categoryStreams.set(entry.category, categoryStream);
     }
-    categoryStream.write(line);
+    this.queue(categoryStream, line);
     if (typeof entry.session_id === 'string' && /^[A-Za-z0-9_.-]{1,128}$/.test(entry.session_id)) {
-      this.stream(join(this.root, 'sessions'), `${entry.session_id}.jsonl`).write(line);
+      this.queue(this.stream(join(this.root, 'sessions'), `${entry.session_id}.jsonl`), line);
     }
     this.echo(line, entry);
   }
 
+  /**
+   * Lines of one tick go to each file in one write: a request logs two lines and a task run a
+   * handful, and a write per line costs a thread-pool round trip each.
+   */
+  private queue(stream: WriteStream, line: string): void {
+    const lines = this.pending.get(stream);
+    if (lines) lines.push(line);
+    else this.pending.set(stream, [line]);
+    if (this.drainScheduled) return;
+    this.drainScheduled = true;
+    setImmediate(() => this.drain());
+  }
+
+  private drain(): void {
+    this.drainScheduled = false;
+    for (const [stream, lines] of this.pending) {
+      if (!stream.closed && !stream.writableEnded) stream.write(lines.length === 1 ? (lines[0] as string) : lines.join(''));
+    }
+    this.pending.clear();
+  }
+
   async flush(): Promise<void> {
+    this.drain();
     await Promise.all([...this.streams.values()].map((stream) => new Promise<void>((resolve) => stream.write('', () => resolve()))));
   }
 
   async close(): Promise<void> {
+    this.drain();
     const streams = [...this.streams.values()];
     this.streams.clear();
     this.categoryStreams.clear();
@@ -54,6 +79,7 @@ export class JsonLinesLogger implements Logger {
   }
 
   private rollOver(day: string): void {
+    this.drain();
     this.currentDay = day;
     this.categoryStreams.clear();
     for (const stream of this.streams.values()) stream.end();
@@ -76,7 +102,9 @@ export class JsonLinesLogger implements Logger {
   private evictSessions(): void {
     for (const [path, stream] of this.streams) {
       if (path.includes(`${join(this.root, 'sessions')}`)) {
-        stream.end();
+        const lines = this.pending.get(stream);
+        this.pending.delete(stream);
+        stream.end(lines ? lines.join('') : undefined);
         this.streams.delete(path);
       }
     }
