@@ -3,10 +3,8 @@ import { join } from 'node:path';
 import { loadConfig } from '../config.ts';
 import { startService } from '../service.ts';
 import { loginToken } from './catalogBench.ts';
+import { lowLoadLatency } from './latencyFigures.ts';
 
-/** Pause between runs of the low-load figure. */
-const LOW_LOAD_GAP_MS = 100;
-const percentile = (sorted: number[], p: number) => Number((sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN).toFixed(2));
 const NOOP = {
   python: 'def run(connection, action_variables, context):\n    return {"ok": True}\n',
   javascript: 'export function run(connection, actionVariables, context) { return { ok: true }; }\n',
@@ -41,30 +39,11 @@ export async function benchActions(opts: { dir: string; rounds?: number }): Prom
           })
         ).item_laui,
       );
-      // Low load: one run every LOW_LOAD_GAP_MS, so the previous run's pool refill is done; back to
-      // back (the next request the moment the answer arrives) is reported beside it.
-      const measure = async (gapMs: number) => {
-        const times: number[] = [];
-        for (let round = 0; round < rounds; round += 1) {
-          if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
-          const started = performance.now();
-          await post('/action/run', { item_type: 'action', item_laui: laui });
-          times.push(performance.now() - started);
-        }
-        return times.sort((a, b) => a - b);
-      };
-      const low = await measure(LOW_LOAD_GAP_MS);
-      const backToBack = await measure(0);
       figures.push({
         figure: `action.noop.roundtrip.${language}`,
-        unit: 'ms',
-        p50: percentile(low, 0.5),
-        p99: percentile(low, 0.99),
-        rounds,
-        load: `one run every ${LOW_LOAD_GAP_MS} ms`,
-        back_to_back: { p50: percentile(backToBack, 0.5), p99: percentile(backToBack, 0.99) },
-        target: 'p50 <= 25 ms',
-        pass: percentile(low, 0.5) <= 25,
+        ...(await lowLoadLatency(rounds, 25, async () => {
+          await post('/action/run', { item_type: 'action', item_laui: laui });
+        })),
       });
     }
     return figures;

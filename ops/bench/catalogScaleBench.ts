@@ -7,8 +7,8 @@ import { loadConfig } from '../config.ts';
 import { openSqliteEventStore } from '../event-store/sqlite/SqliteEventStore.ts';
 import { startService } from '../service.ts';
 import { loginToken } from './catalogBench.ts';
+import { percentile } from './latencyFigures.ts';
 
-const percentile = (sorted: number[], p: number) => Number((sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN).toFixed(2));
 
 /**
  * A catalog of `items` items (default 1,000,000: one account and project, 1,000 payload folders of

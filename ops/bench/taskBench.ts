@@ -3,10 +3,8 @@ import { join } from 'node:path';
 import { loadConfig } from '../config.ts';
 import { startService } from '../service.ts';
 import { loginToken } from './catalogBench.ts';
+import { lowLoadLatency } from './latencyFigures.ts';
 
-/** Pause between runs of the low-load latency figure. */
-const LOW_LOAD_GAP_MS = 100;
-const percentile = (sorted: number[], p: number) => Number((sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN).toFixed(2));
 const NOOP = {
   javascript: 'export function run() { return null; }\nexport function check_completion() { return { status: "success" }; }\n',
   python: 'def run(connection, payload, context):\n    return None\n\ndef check_completion(connection, payload, context):\n    return {"status": "success"}\n',
@@ -58,33 +56,13 @@ export async function benchTasks(opts: { dir: string; seconds?: number }): Promi
       const laui = await runNew(op);
       await until(laui, 1);
       let round = 1;
-      // Low load: one run every LOW_LOAD_GAP_MS (the previous run's background work — pool refill,
-      // slot release — is done). Back to back: the next run starts the moment the previous one is
-      // seen, while that work still competes for the two cores: reported beside it, not hidden.
-      const measure = async (gapMs: number) => {
-        const times: number[] = [];
-        for (let sample = 0; sample < 40; sample += 1) {
-          if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
-          round += 1;
-          const started = performance.now();
-          await api('/task/run', { item_laui: laui });
-          await until(laui, round);
-          times.push(performance.now() - started);
-        }
-        return times.sort((a, b) => a - b);
-      };
-      const low = await measure(LOW_LOAD_GAP_MS);
-      const backToBack = await measure(0);
       figures.push({
         figure: `task.noop.e2e.${language}`,
-        unit: 'ms',
-        p50: percentile(low, 0.5),
-        p99: percentile(low, 0.99),
-        rounds: low.length,
-        load: `one run every ${LOW_LOAD_GAP_MS} ms`,
-        back_to_back: { p50: percentile(backToBack, 0.5), p99: percentile(backToBack, 0.99) },
-        target: 'p50 <= 25 ms',
-        pass: percentile(low, 0.5) <= 25,
+        ...(await lowLoadLatency(40, 25, async () => {
+          round += 1;
+          await api('/task/run', { item_laui: laui });
+          await until(laui, round);
+        })),
       });
       const history = (await api(`/catalog/get/item_history?item_laui=${laui}`)) as unknown as Array<{ at: string; changes?: { state?: string } }>;
       for (let index = 1; index < history.length; index += 1) {
