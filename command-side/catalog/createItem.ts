@@ -15,7 +15,7 @@ import {
 } from '../../shared/item-types/itemTypes.ts';
 import { uniqueKeyOf } from '../../shared/item-types/primaryKey.ts';
 import { sealSecretFields } from '../../shared/item-types/secretFields.ts';
-import { handleCommand } from '../kernel/handleCommand.ts';
+import { handleCommand, newStream, SPEC_RETRY } from '../kernel/handleCommand.ts';
 import { reserveUniqueKey, uniqueKeyStream, uniqueKeyDecider } from '../kernel/uniqueKey.ts';
 import { loadState } from '../kernel/handleCommand.ts';
 import { applyAccessPatch } from '../group/applyAccessPatch.ts';
@@ -60,7 +60,8 @@ export const planItem = async (deps: CatalogDeps, principal: Principal, body: Re
   let parent: ItemDoc | null = null;
   if (!isRoot) {
     const parentLaui = String(body.parent_laui);
-    parent = await deps.items.get(parentLaui);
+    // Read only (its laui, type and access chain): no copy of the document.
+    parent = await deps.items.peek(parentLaui);
     if (!parent || parent.is_deleted) throw notFound(itemNotFound(parentLaui));
     if (!isChildAllowed(parent.item_type, definition.type)) {
       throw unprocessable({
@@ -113,6 +114,9 @@ export const createItem = async (
       revisionLaui: newLaui(now),
     },
     metadata,
+    SPEC_RETRY,
+    undefined,
+    newStream(itemDecider),
   );
   return { laui, position: result.position as Position };
 };

@@ -63,9 +63,15 @@ export const handleCommand = async <State, Command, Event extends DomainEvent>(
   metadata: EventMetadata,
   retry: RetryPolicy = SPEC_RETRY,
   cache?: StateCache<State>,
+  /**
+   * The stream as the caller already knows it (a stream it just read, or one that cannot exist yet:
+   * a fresh LAUI), used for the first attempt instead of reading it again. A wrong guess costs
+   * nothing but a retry: the append's expected revision still guards it.
+   */
+  known?: { state: State; revision: number | undefined },
 ): Promise<CommandResult<State, Event>> => {
   for (let attempt = 1; ; attempt += 1) {
-    const loaded = await loadRevision(eventStore, streamId, decider, cache);
+    const loaded = attempt === 1 && known ? known : await loadRevision(eventStore, streamId, decider, cache);
     let state = loaded.state;
     const revision = loaded.revision;
     const events = decider.decide(command, state);
@@ -125,6 +131,12 @@ export const loadRevision = async <State, Event extends DomainEvent>(
   if (cache && revision !== undefined) cache.set(streamId, { revision, state });
   return { state, revision };
 };
+
+/** A stream that does not exist yet (a fresh LAUI): its first command needs no read. */
+export const newStream = <State>(decider: Pick<Decider<State, unknown, DomainEvent>, 'initialState'>): { state: State; revision: undefined } => ({
+  state: decider.initialState(),
+  revision: undefined,
+});
 
 /** Folds a stream without deciding: the current state of an aggregate for a query or a check. */
 export const loadState = async <State, Event extends DomainEvent>(

@@ -4,7 +4,7 @@ import { conflict } from '../../shared/errors.ts';
 import type { DomainEvent, EventMetadata } from '../../shared/events.ts';
 import type { EventStore, Position } from '../../shared/event-store/EventStore.ts';
 import type { Decider } from './Decider.ts';
-import { handleCommand, loadState } from './handleCommand.ts';
+import { handleCommand, loadRevision, SPEC_RETRY } from './handleCommand.ts';
 
 /**
  * Uniqueness across streams (user names, group names, task keys): a reservation is the first
@@ -62,7 +62,8 @@ export const reserveUniqueKey = async (
   args: { key: string; ownerStream: string; conflictDetail: string; metadata: EventMetadata },
 ): Promise<Position | null> => {
   const stream = uniqueKeyStream(args.key);
-  const current = await loadState(eventStore, stream, uniqueKeyDecider);
+  const loaded = await loadRevision(eventStore, stream, uniqueKeyDecider);
+  const current = loaded.state;
   let orphanOwner: string | null = null;
   if (current.owner !== null && current.owner !== args.ownerStream) {
     const ownerExists = (await eventStore.readStream(current.owner, { toRevision: 0 })).length > 0;
@@ -75,6 +76,9 @@ export const reserveUniqueKey = async (
     uniqueKeyDecider,
     { kind: 'reserve', key: args.key, owner: args.ownerStream, at: args.metadata.at, orphanOwner, conflictDetail: args.conflictDetail },
     args.metadata,
+    SPEC_RETRY,
+    undefined,
+    loaded,
   );
   return result.position;
 };
