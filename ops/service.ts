@@ -112,6 +112,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const access = createAccessControl({ items, groupsOf: (laui) => groupsOfPrincipal(readStore, laui) });
   const runner = new ProcessCodeRunner({
     poolSize: config.workerPoolSize,
+    // Every worker slot may be running a reuse operator at once.
+    maxIdleReusable: config.workerConcurrency,
     ...(config.workerRunAs ? { runAs: config.workerRunAs } : {}),
     prewarm: config.workerPoolSize > 0 ? [{ language: 'python', memoryMb: config.workerMemoryMb }, { language: 'javascript', memoryMb: config.workerMemoryMb }] : [],
   });

@@ -498,6 +498,8 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
         if (!first.ok || !second.ok) throw new Error(`action failed: ${JSON.stringify([first, second])}`);
         const [a, b] = [first.result, second.result] as [WhoAmI, WhoAmI];
         expect(a.home).to.equal(a.cwd);
+        // Outcomes come back before the cleanup; the directory goes right after.
+        await runner.cleanedUp();
         expect(existsSync(a.cwd)).to.equal(false);
         expect(b.pid).not.to.equal(a.pid);
       });
@@ -510,6 +512,7 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
         expect(b.pid).to.equal(a.pid);
         expect(b.cwd).not.to.equal(a.cwd);
         expect(b.home).to.equal(b.cwd);
+        await runner.cleanedUp();
         expect(existsSync(a.cwd)).to.equal(false);
       });
     });

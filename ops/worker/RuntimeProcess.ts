@@ -1,13 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import type { Readable } from 'node:stream';
-import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Language } from '../../shared/ports/CodeRunner.ts';
 import { BoundedLineReader, TailBuffer, type CappedLog } from './boundedOutput.ts';
-import { killGroup, residentBytes, scrubbedEnv, type RunAs } from './sandbox.ts';
+import type { ProcessEvents, ProcessHandle } from './processHandle.ts';
+import { residentBytes } from './sandbox.ts';
 
-const RUNTIME_DIR = fileURLToPath(new URL('./runtime/', import.meta.url));
+/** Directory of runtime.py / runtime.mjs (and the Python fork server). */
+export const RUNTIME_DIR = fileURLToPath(new URL('./runtime/', import.meta.url));
 /** Protocol line cap outside runs (the ready message and pool housekeeping). */
 const IDLE_LINE_BYTES = 64 * 1024;
 const MB = 1024 * 1024;
@@ -28,7 +27,7 @@ export type WireRequest =
   | { op: 'reset'; dir: string };
 
 /** Why a runtime process ended before answering. */
-export type DeathReason = 'killed' | 'output' | 'protocol' | 'memory' | 'exited' | 'spawn';
+export type DeathReason = 'killed' | 'output' | 'protocol' | 'memory' | 'exited' | 'spawn' | 'lost';
 
 export class ProcessDied extends Error {
   constructor(
@@ -45,12 +44,20 @@ export interface RuntimeProcessOptions {
   memoryMb: number;
   /** Working directory, HOME and TMPDIR of the process. */
   dir: string;
-  /** python3 or node executable. */
-  executable: string;
   /** RSS growth allowed on top of memoryMb before the watchdog kills the process. */
   memoryHeadroomMb: number;
-  /** Run as this (unprivileged) user. */
-  runAs?: RunAs;
+  /**
+   * Starts the OS process (spawned, or forked by the Python fork server) and reports its events.
+   * Must not report synchronously.
+   */
+  launch(events: ProcessEvents): ProcessHandle;
+}
+
+/** Interpreter arguments of a spawned runtime process (node always; python without the fork server). */
+export function runtimeArgs(language: Language, memoryMb: number): string[] {
+  return language === 'python'
+    ? ['-I', '-u', '-B', `${RUNTIME_DIR}runtime.py`, String(memoryMb)]
+    : [`--max-old-space-size=${memoryMb}`, `${RUNTIME_DIR}runtime.mjs`, String(memoryMb)];
 }
 
 interface Waiter {
@@ -60,7 +67,9 @@ interface Waiter {
 
 /**
  * One interpreter running runtime.py / runtime.mjs in its own process group, speaking JSON lines
- * on fd 3. stdout/stderr go to the current run's capped log (and a small tail for diagnostics).
+ * (on fd 3). stdout/stderr go to the current run's capped log (and a small tail for diagnostics).
+ * How the process was started (spawned or forked) is the ProcessHandle's business; the protocol,
+ * the memory watchdog, interrupts, kills and the meaning of an exit are the same for both.
  */
 export class RuntimeProcess {
   readonly language: Language;
@@ -71,8 +80,7 @@ export class RuntimeProcess {
   runs = 0;
   readonly ready: Promise<void>;
   readonly exited: Promise<void>;
-  private readonly child: ChildProcess;
-  private readonly channel: Socket;
+  private readonly handle: ProcessHandle;
   private readonly reader: BoundedLineReader;
   private readonly waiting = new Map<number, Waiter>();
   private readonly tail = new TailBuffer(4096);
@@ -86,6 +94,8 @@ export class RuntimeProcess {
   private settleReady: { resolve(): void; reject(error: ProcessDied): void } | null = null;
   private settleExited: () => void = () => {};
   private exitedOnce = false;
+  /** The runtime said ready: an exit before that is a start-up failure, not user code ending it. */
+  private started = false;
 
   constructor(options: RuntimeProcessOptions) {
     this.language = options.language;
@@ -99,42 +109,19 @@ export class RuntimeProcess {
     this.exited = new Promise<void>((resolve) => {
       this.settleExited = resolve;
     });
-    const args =
-      options.language === 'python'
-        ? ['-I', '-u', '-B', `${RUNTIME_DIR}runtime.py`, String(options.memoryMb)]
-        : [`--max-old-space-size=${options.memoryMb}`, `${RUNTIME_DIR}runtime.mjs`, String(options.memoryMb)];
-    this.child = spawn(options.executable, args, {
-      cwd: options.dir,
-      env: scrubbedEnv(options.dir),
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-      ...(options.runAs ? { uid: options.runAs.uid, gid: options.runAs.gid } : {}),
-    });
-    this.channel = this.child.stdio[3] as Socket;
     this.reader = new BoundedLineReader(
       IDLE_LINE_BYTES,
       (line) => this.onLine(line),
       (bytes) => this.kill('protocol', `a protocol message exceeded ${this.reader.maxLineBytes} bytes (${bytes}+ bytes)`),
     );
-    this.channel.on('data', (chunk: Buffer) => this.reader.push(chunk));
-    this.channel.on('error', () => {});
-    for (const stream of [this.child.stdout, this.child.stderr] as Readable[]) {
-      stream.on('data', (chunk: Buffer) => {
+    this.handle = options.launch({
+      data: (chunk) => this.reader.push(chunk),
+      output: (chunk) => {
         this.tail.append(chunk);
         this.log?.append('code', chunk);
-      });
-    }
-    this.child.on('error', (error) => {
-      this.finalize(new ProcessDied('spawn', `could not start the ${options.language} runtime (${options.executable}): ${error.message}`));
-    });
-    this.child.on('exit', (code, signal) => {
-      // Let the last stderr bytes arrive (they tell a heap-limit crash from an exit).
-      const settle = () => this.finalize(this.describeExit(code, signal));
-      const timer = setTimeout(settle, 200);
-      this.child.once('close', () => {
-        clearTimeout(timer);
-        settle();
-      });
+      },
+      exit: (code, signal) => this.finalize(this.describeExit(code, signal)),
+      failed: (reason, message) => this.finalize(this.killReason ? this.describeKill() : new ProcessDied(reason, message)),
     });
     // A starting or busy process keeps the parent alive; an idle pooled one must not.
     void this.ready.then(() => this.setBusy(this.busy), () => {});
@@ -145,15 +132,11 @@ export class RuntimeProcess {
   /** Busy (taken for a run) or idle: only busy and starting processes hold the parent's event loop. */
   setBusy(busy: boolean): void {
     this.busy = busy;
-    const handles = [this.child, this.channel, this.child.stdout, this.child.stderr] as Array<{ ref?(): void; unref?(): void } | null>;
-    for (const handle of handles) {
-      if (busy) handle?.ref?.();
-      else handle?.unref?.();
-    }
+    this.handle.setRef(busy);
   }
 
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.handle.pid;
   }
 
   get alive(): boolean {
@@ -166,7 +149,7 @@ export class RuntimeProcess {
     const response = new Promise<WireResponse>((resolve, reject) => {
       if (this.death) return reject(this.death);
       this.waiting.set(id, { resolve, reject });
-      this.channel.write(`${JSON.stringify({ id, ...message })}\n`);
+      this.handle.write(`${JSON.stringify({ id, ...message })}\n`);
     });
     return { id, response };
   }
@@ -179,15 +162,8 @@ export class RuntimeProcess {
   interrupt(id: number): void {
     this.tainted = true;
     if (!this.alive) return;
-    if (this.language === 'python') {
-      try {
-        if (this.child.pid !== undefined) process.kill(this.child.pid, 'SIGINT');
-      } catch {
-        // gone
-      }
-    } else {
-      this.channel.write(`${JSON.stringify({ op: 'abandon', id })}\n`);
-    }
+    if (this.language === 'python') this.handle.signal('SIGINT');
+    else this.handle.write(`${JSON.stringify({ op: 'abandon', id })}\n`);
   }
 
   /** Routes output to `log`, caps protocol messages and watches memory until endRun. */
@@ -195,7 +171,7 @@ export class RuntimeProcess {
     this.runs += 1;
     this.log = log;
     this.reader.maxLineBytes = maxMessageBytes;
-    const pid = this.child.pid;
+    const pid = this.handle.pid;
     if (pid === undefined) return;
     const read = (path: string) => readFileSync(path, 'utf8');
     const baseline = residentBytes(pid, read) ?? 0;
@@ -222,7 +198,7 @@ export class RuntimeProcess {
       this.killReason = reason;
       if (message) this.killMessage = message;
     }
-    killGroup(this.child.pid);
+    this.handle.kill();
   }
 
   private memoryMessage(): string {
@@ -238,6 +214,7 @@ export class RuntimeProcess {
       return;
     }
     if (message.op === 'ready') {
+      this.started = true;
       this.settleReady?.resolve();
       return;
     }
@@ -251,19 +228,26 @@ export class RuntimeProcess {
   private describeExit(code: number | null, signal: NodeJS.Signals | null): ProcessDied {
     const how = signal ? `signal ${signal}` : `exit code ${code}`;
     const tail = this.tail.text();
-    if (this.killReason && this.killReason !== 'killed') {
-      return new ProcessDied(this.killReason, this.killMessage ?? `the ${this.language} process was stopped (${this.killReason})`);
-    }
-    if (this.killReason === 'killed') return new ProcessDied('killed', `the ${this.language} process was killed by the runner`);
+    if (this.killReason) return this.describeKill();
     if (/heap out of memory|Reached heap limit|Allocation failed|MemoryError/i.test(tail)) {
       return new ProcessDied('memory', this.memoryMessage());
     }
     const last = tail.trim().split('\n').slice(-3).join(' | ');
+    if (!this.started) {
+      return new ProcessDied('spawn', `the ${this.language} runtime ended while starting (${how})` + (last ? `; last output: ${last.slice(-500)}` : ''));
+    }
     return new ProcessDied(
       'exited',
       `the ${this.language} process ended unexpectedly (${how}); operator code must not end the process (sys.exit, os._exit, process.exit)` +
         (last ? `; last output: ${last.slice(-500)}` : ''),
     );
+  }
+
+  /** The end of a process the runner killed, whatever the exit looked like. */
+  private describeKill(): ProcessDied {
+    const reason = this.killReason ?? 'killed';
+    if (reason === 'killed') return new ProcessDied('killed', `the ${this.language} process was killed by the runner`);
+    return new ProcessDied(reason, this.killMessage ?? `the ${this.language} process was stopped (${reason})`);
   }
 
   private finalize(death: ProcessDied): void {
@@ -276,7 +260,7 @@ export class RuntimeProcess {
     this.settleReady?.reject(death);
     for (const waiter of this.waiting.values()) waiter.reject(death);
     this.waiting.clear();
-    this.channel.destroy();
+    this.handle.close();
     this.settleExited();
   }
 }

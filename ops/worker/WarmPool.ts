@@ -13,6 +13,11 @@ export interface WarmPoolOptions {
   makeDir(): string;
   /** Runs served by one process in reuse mode before it is replaced (module caches only grow). */
   maxRunsPerProcess: number;
+  /**
+   * Idle reuse processes kept per key. As many as reuse runs go on at once: a smaller cap disposes
+   * of processes that the next concurrent reuse runs then have to start again.
+   */
+  maxIdleReusable: number;
   start(language: Language, memoryMb: number, dir: string): RuntimeProcess;
   /** Moves a used process to a fresh working directory (reuse); false when it did not answer. */
   reset(process: RuntimeProcess, dir: string): Promise<boolean>;
@@ -23,11 +28,19 @@ export interface WarmPoolOptions {
  * by (language, memoryMb). Each process owns a fresh private working directory from the start;
  * a run uses it and it is removed with the process. Taking a process refills its pool in the
  * background. Used processes come back only for `reuse` runs, after moving to a fresh directory.
+ *
+ * A run hands its process back with release() and does not wait: the kill is immediate, removing
+ * the directory (and a reuse process's reset) finishes in the background, tracked so that
+ * settled() and close() can wait for it.
  */
 export class WarmPool {
   private readonly fresh = new Map<string, RuntimeProcess[]>();
   private readonly used = new Map<string, RuntimeProcess[]>();
   private readonly all = new Set<RuntimeProcess>();
+  /** Reuse processes being reset, per key: a reuse take waits for them rather than starting a process. */
+  private readonly recycling = new Map<string, Set<Promise<void>>>();
+  /** Cleanup still running in the background (disposals, resets, directory removals). */
+  private readonly cleanups = new Set<Promise<void>>();
   private closed = false;
 
   constructor(private readonly options: WarmPoolOptions) {}
@@ -45,38 +58,80 @@ export class WarmPool {
     await Promise.all(list.map((p) => p.ready.catch(() => {})));
   }
 
-  /** A process for one run: a used one for reuse runs if any, else a fresh warm one, else a new one. */
-  take(language: Language, memoryMb: number, reuse: boolean): RuntimeProcess {
+  /**
+   * A process for one run: for reuse runs a used one if any (waiting for one still being reset,
+   * which is cheaper than starting one), else a fresh warm one, else a new one.
+   */
+  async take(language: Language, memoryMb: number, reuse: boolean): Promise<RuntimeProcess> {
     if (this.closed) throw new Error('the code runner is closed');
     const k = key(language, memoryMb);
     this.touch(k);
-    if (reuse) {
+    while (reuse && !this.closed) {
       const found = popAlive(this.used.get(k));
       if (found) {
         found.setBusy(true);
         return found;
       }
+      const resetting = this.recycling.get(k);
+      if (!resetting || resetting.size === 0) break;
+      await Promise.race(resetting);
     }
-    const found = popAlive(this.fresh.get(k)) ?? this.spawn(language, memoryMb);
+    return this.takeFresh(language, memoryMb);
+  }
+
+  /** A fresh process (never used by another run), synchronously. */
+  takeFresh(language: Language, memoryMb: number): RuntimeProcess {
+    if (this.closed) throw new Error('the code runner is closed');
+    const found = popAlive(this.fresh.get(key(language, memoryMb))) ?? this.spawn(language, memoryMb);
     found.setBusy(true);
     if (this.options.size > 0) setImmediate(() => this.refill(language, memoryMb));
     return found;
   }
 
+  /**
+   * The run is over: recycle (reuse) or dispose of the process, in the background. The kill of a
+   * disposed process happens before this returns; a recycled process is offered to another run
+   * only once its reset has finished.
+   */
+  release(process: RuntimeProcess, reuse: boolean): void {
+    if (!reuse) {
+      this.track(this.dispose(process));
+      return;
+    }
+    const k = key(process.language, process.memoryMb);
+    const resetting = this.recycling.get(k) ?? new Set<Promise<void>>();
+    this.recycling.set(k, resetting);
+    const recycled: Promise<void> = this.recycle(process)
+      .catch(() => this.dispose(process))
+      .finally(() => resetting.delete(recycled));
+    resetting.add(recycled);
+    this.track(recycled);
+  }
+
+  /** Removes a directory in the background (tracked like the other cleanups). */
+  discardDir(dir: string): void {
+    this.track(removeRunDir(dir));
+  }
+
+  /** Resolves when the background cleanups started so far (and those they started) are done. */
+  async settled(): Promise<void> {
+    while (this.cleanups.size > 0) await Promise.all([...this.cleanups]);
+  }
+
   /** After a reuse run: keep the process for the next reuse run, in a fresh directory. */
-  async recycle(process: RuntimeProcess): Promise<void> {
+  private async recycle(process: RuntimeProcess): Promise<void> {
     const k = key(process.language, process.memoryMb);
     const list = this.used.get(k) ?? [];
     const worn = process.runs >= this.options.maxRunsPerProcess;
-    if (this.closed || worn || list.length >= Math.max(1, this.options.size) || !process.alive || process.tainted) return this.dispose(process);
+    if (this.closed || worn || list.length >= Math.max(1, this.options.maxIdleReusable) || !process.alive || process.tainted) return this.dispose(process);
     const oldDir = process.dir;
     const dir = this.options.makeDir();
     if (!(await this.options.reset(process, dir))) {
-      await removeRunDir(dir);
+      this.discardDir(dir);
       return this.dispose(process);
     }
     process.dir = dir;
-    await removeRunDir(oldDir);
+    this.discardDir(oldDir);
     if (this.closed) return this.dispose(process);
     process.setBusy(false);
     list.push(process);
@@ -115,6 +170,13 @@ export class WarmPool {
     this.fresh.clear();
     this.used.clear();
     await Promise.all(everything.map((p) => this.dispose(p, true)));
+    await this.settled();
+  }
+
+  private track(cleanup: Promise<void>): void {
+    // A failed cleanup (a directory that would not go) must not surface as an unhandled rejection.
+    const tracked: Promise<void> = cleanup.catch(() => {}).finally(() => this.cleanups.delete(tracked));
+    this.cleanups.add(tracked);
   }
 
   private refill(language: Language, memoryMb: number): void {
@@ -136,7 +198,7 @@ export class WarmPool {
         if (at === -1) continue;
         list?.splice(at, 1);
         this.all.delete(process);
-        void removeRunDir(process.dir);
+        this.discardDir(process.dir);
       }
     });
     return process;
@@ -152,7 +214,7 @@ export class WarmPool {
       this.fresh.delete(oldest);
       const usedIdle = this.used.get(oldest) ?? [];
       this.used.delete(oldest);
-      for (const p of [...idle, ...usedIdle]) void this.dispose(p);
+      for (const p of [...idle, ...usedIdle]) this.track(this.dispose(p));
     }
   }
 }

@@ -13,71 +13,98 @@ export interface RunnerBenchOptions {
   samples?: number;
   /** Seconds of each throughput measurement. Default 3. */
   seconds?: number;
-  /** Runs in flight during throughput measurements. Default 2 (the CI machine's cores). */
-  concurrency?: number;
+  /** Runs in flight during the fresh-process throughput measurements. Default [2, 8] (2: the CI machine's cores). */
+  concurrency?: number[];
   /** Warm processes per pool. Default 2. */
   poolSize?: number;
   languages?: Language[];
+  /** Also measure python with the fork server off (python3 spawned per process). Default true. */
+  pythonSpawn?: boolean;
 }
 
 /**
  * No-op operator (run only, no check_completion, no finish) through ProcessCodeRunner, per language:
  * - latency with a fresh process per run, the pool refilled before each run (the warm path);
- * - latency with no pool (every run starts its interpreter: what the pool saves);
+ * - latency with no pool (every run forks (python) or spawns (javascript) its process on demand);
  * - latency with reuse (one process serves consecutive runs);
- * - throughput over `seconds`, fresh processes and reuse, `concurrency` runs in flight.
+ * - throughput over `seconds` with a fresh process per run at each concurrency, and with reuse
+ *   at the first one; each throughput figure also gives the latency of its runs (p50, p99);
+ * - python only: fresh-process throughput with the fork server off (spawned python3), for comparison.
+ * Figure names stay those of earlier runs for concurrency 2; other concurrencies get a `.c<n>` suffix.
  */
 export async function benchRunner(options: RunnerBenchOptions = {}): Promise<Array<Record<string, unknown>>> {
   const samples = options.samples ?? 60;
   const seconds = options.seconds ?? 3;
-  const concurrency = options.concurrency ?? 2;
+  const levels = options.concurrency ?? [2, 8];
   const poolSize = options.poolSize ?? 2;
   const figures: Array<Record<string, unknown>> = [];
+  const suffix = (concurrency: number) => (concurrency === 2 ? '' : `.c${concurrency}`);
   for (const language of options.languages ?? (['python', 'javascript'] as const)) {
     const pooled = new ProcessCodeRunner({ poolSize });
     const unpooled = new ProcessCodeRunner({ poolSize: 0 });
     try {
       await pooled.warmUp(language, MEMORY_MB);
       const fresh = await latencies(samples, () => pooled.warmUp(language, MEMORY_MB), () => pooled.runOperator(noop(language, false)));
+      // The first on-demand run also starts the fork server: not what this figure is about.
+      await unpooled.runOperator(noop(language, false));
       const cold = await latencies(Math.ceil(samples / 3), async () => {}, () => unpooled.runOperator(noop(language, false)));
       await pooled.runOperator(noop(language, true));
       const reused = await latencies(samples * 5, async () => {}, () => pooled.runOperator(noop(language, true)));
-      await pooled.warmUp(language, MEMORY_MB);
-      const freshRate = await throughput(seconds, concurrency, () => pooled.runOperator(noop(language, false)));
-      const reuseRate = await throughput(seconds, concurrency, () => pooled.runOperator(noop(language, true)));
       const base = { unit: 'ms', language };
       figures.push(
         { figure: `coderunner.${language}.noop.fresh.latency`, ...base, ...stats(fresh), note: `fresh process per run, pool of ${poolSize} warm before each run` },
-        { figure: `coderunner.${language}.noop.cold.latency`, ...base, ...stats(cold), note: 'no pool: the run starts its interpreter' },
+        {
+          figure: `coderunner.${language}.noop.cold.latency`,
+          ...base,
+          ...stats(cold),
+          note: language === 'python' ? 'no pool: the run forks its process from the fork server' : 'no pool: the run starts its interpreter',
+        },
         { figure: `coderunner.${language}.noop.reuse.latency`, ...base, ...stats(reused), note: 'reuse: one process serves consecutive runs' },
-        {
-          figure: `coderunner.${language}.noop.fresh.throughput`,
-          value: round1(freshRate.rate),
-          unit: 'runs/s',
-          language,
-          runs: freshRate.runs,
-          failures: freshRate.failures,
-          concurrency,
-          seconds,
-          note: `fresh process per run, pool of ${poolSize} refilled in the background`,
-        },
-        {
-          figure: `coderunner.${language}.noop.reuse.throughput`,
-          value: round1(reuseRate.rate),
-          unit: 'runs/s',
-          language,
-          runs: reuseRate.runs,
-          failures: reuseRate.failures,
-          concurrency,
-          seconds,
-          note: 'reuse',
-        },
       );
+      for (const concurrency of levels) {
+        await pooled.cleanedUp();
+        await pooled.warmUp(language, MEMORY_MB);
+        const rate = await throughput(seconds, concurrency, () => pooled.runOperator(noop(language, false)));
+        figures.push(rateFigure(`coderunner.${language}.noop.fresh.throughput${suffix(concurrency)}`, language, rate, concurrency, seconds, `fresh process per run, pool of ${poolSize} refilled in the background`));
+      }
+      await pooled.cleanedUp();
+      const reuseRate = await throughput(seconds, levels[0] ?? 2, () => pooled.runOperator(noop(language, true)));
+      figures.push(rateFigure(`coderunner.${language}.noop.reuse.throughput${suffix(levels[0] ?? 2)}`, language, reuseRate, levels[0] ?? 2, seconds, 'reuse'));
     } finally {
       await Promise.all([pooled.close(), unpooled.close()]);
     }
+    if (language === 'python' && options.pythonSpawn !== false) {
+      const spawned = new ProcessCodeRunner({ poolSize, pythonForkServer: false });
+      try {
+        for (const concurrency of levels) {
+          await spawned.cleanedUp();
+          await spawned.warmUp(language, MEMORY_MB);
+          const rate = await throughput(seconds, concurrency, () => spawned.runOperator(noop(language, false)));
+          figures.push(rateFigure(`coderunner.python.noop.spawn.throughput${suffix(concurrency)}`, language, rate, concurrency, seconds, `fork server off: python3 spawned per process, pool of ${poolSize}`));
+        }
+      } finally {
+        await spawned.close();
+      }
+    }
   }
   return figures;
+}
+
+function rateFigure(figure: string, language: Language, rate: Rate, concurrency: number, seconds: number, note: string): Record<string, unknown> {
+  const latency = stats(rate.latencies);
+  return {
+    figure,
+    value: round1(rate.rate),
+    unit: 'runs/s',
+    language,
+    runs: rate.runs,
+    failures: rate.failures,
+    concurrency,
+    seconds,
+    latencyP50: latency.p50,
+    latencyP99: latency.p99,
+    note,
+  };
 }
 
 function noop(language: Language, reuse: boolean): OperatorRunRequest {
@@ -106,21 +133,32 @@ async function latencies(count: number, before: () => Promise<void>, run: () => 
   return out;
 }
 
-async function throughput(seconds: number, concurrency: number, run: () => Promise<{ status: string }>): Promise<{ rate: number; runs: number; failures: number }> {
+interface Rate {
+  rate: number;
+  runs: number;
+  failures: number;
+  /** Milliseconds of each run, from the call to its outcome. */
+  latencies: number[];
+}
+
+async function throughput(seconds: number, concurrency: number, run: () => Promise<{ status: string }>): Promise<Rate> {
   const until = performance.now() + seconds * 1000;
   let runs = 0;
   let failures = 0;
+  const latencies: number[] = [];
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (performance.now() < until) {
+        const begun = performance.now();
         const outcome = await run();
+        latencies.push(performance.now() - begun);
         if (outcome.status === 'success') runs += 1;
         else failures += 1;
       }
     }),
   );
-  return { rate: runs / ((performance.now() - started) / 1000), runs, failures };
+  return { rate: runs / ((performance.now() - started) / 1000), runs, failures, latencies };
 }
 
 function stats(values: number[]): { p50: number; p99: number; mean: number; samples: number } {

@@ -1,7 +1,9 @@
 """Python runtime shim for the sandboxed code runner (ops/worker/ProcessCodeRunner.ts).
 
-Protocol: JSON lines on fd 3 (a socket pair made by the parent), both directions.
-fd 0 is /dev/null; fd 1 and 2 belong to the user code (prints) and are captured, capped, by the parent.
+Protocol: JSON lines on fd 3, both directions: a socket pair made by the parent when spawned, the
+connection to the runner's Unix socket when forked by forkserver.py.
+fd 0 is /dev/null; fd 1 and 2 belong to the user code (prints) and are captured, capped, by the parent
+(pipes when spawned; one socket for both when forked).
   -> {"op": "ready", "pid": n}                                   once, when the interpreter is warm
   <- {"id": n, "op": "load", "file": path, "dir": path}           import the user module
   -> {"id": n, "ok": true, "functions": [names]}
@@ -9,7 +11,10 @@ fd 0 is /dev/null; fd 1 and 2 belong to the user code (prints) and are captured,
   -> {"id": n, "ok": true, "value": json} | {"id": n, "ok": false, "error": {type, message, traceback, invalid?}}
   <- {"id": n, "op": "reset", "dir": path}                       reuse: forget the module, move to a fresh dir
 SIGINT interrupts the current user call (time limit or cancellation); it is ignored otherwise.
-Usage: python3 -I -u -B runtime.py <memoryMb>
+Usage: python3 -I -u -B runtime.py <memoryMb>             (one spawned interpreter per process)
+   or: imported by forkserver.py, whose forked children call start(memoryMb) then main().
+Nothing here runs at import time but definitions: the fork server imports this module once and must
+not install the per-run signal handler or memory limit in itself.
 """
 import importlib.util
 import inspect
@@ -21,7 +26,7 @@ import sys
 import traceback
 
 PROTO_FD = 3
-MEMORY_MB = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+MEMORY_MB = 0
 TRACEBACK_LIMIT = 8192
 
 
@@ -37,10 +42,6 @@ def on_sigint(_signum, _frame):
         raise Interrupted("interrupted by the runner (time limit or cancellation)")
 
 
-signal.signal(signal.SIGINT, on_sigint)
-os.set_inheritable(PROTO_FD, False)
-
-
 def vm_size_bytes():
     with open("/proc/self/status") as status:
         for line in status:
@@ -49,11 +50,18 @@ def vm_size_bytes():
     return 0
 
 
-if MEMORY_MB > 0:
-    # Address-space limit: the runtime's current footprint plus the user budget. The hard limit
-    # is lowered too, so user code cannot raise it again.
-    limit = vm_size_bytes() + MEMORY_MB * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+def start(memory_mb):
+    """Per-process set-up of the process that serves runs (never of the fork server itself)."""
+    global MEMORY_MB
+    MEMORY_MB = memory_mb
+    signal.signal(signal.SIGINT, on_sigint)
+    os.set_inheritable(PROTO_FD, False)
+    if memory_mb > 0:
+        # Address-space limit: the runtime's current footprint plus the user budget. The hard limit
+        # is lowered too, so user code cannot raise it again.
+        limit = vm_size_bytes() + memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
 
 buffer = b""
 
@@ -239,4 +247,6 @@ def main():
             send({"id": request.get("id"), "ok": False, "error": describe(MemoryError())})
 
 
-main()
+if __name__ == "__main__":
+    start(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+    main()

@@ -1,0 +1,511 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BoundedLineReader, TailBuffer } from './boundedOutput.ts';
+import { endingOnce, OUTPUT_DRAIN_MS, type ProcessEvents, type ProcessHandle } from './processHandle.ts';
+import { killGroup, scrubbedEnv, type RunAs } from './sandbox.ts';
+
+const FORK_SERVER_SCRIPT = fileURLToPath(new URL('./runtime/forkserver.py', import.meta.url));
+/** Control messages are a few hundred bytes; anything longer is a broken fork server. */
+const CONTROL_LINE_BYTES = 64 * 1024;
+/** A child's hello line; a connection that sends more (or nothing for HELLO_TIMEOUT_MS) is dropped. */
+const HELLO_BYTES = 1024;
+const HELLO_TIMEOUT_MS = 5000;
+/** close(): how long the children's exits and the fork server's own exit are waited for. */
+const CLOSE_WAIT_MS = 2000;
+/** Longest Unix socket path Linux accepts (sun_path is 108 bytes with its NUL). */
+const MAX_SOCKET_PATH = 107;
+
+export interface ForkServerOptions {
+  /** The real python3 executable. */
+  executable: string;
+  /** Forked children drop to this user (the fork server keeps the service's uid). */
+  runAs?: RunAs;
+  /** Parent of the private socket directory. Default: the OS temp dir (/tmp when that path is too long). */
+  socketRoot?: string;
+}
+
+export interface ForkRequest {
+  /** Working directory, HOME and TMPDIR of the child. */
+  dir: string;
+  /** RLIMIT_AS budget on top of the child's footprint at fork time (as runtime.py does when spawned). */
+  memoryMb: number;
+}
+
+type Channel = 'protocol' | 'output';
+
+/**
+ * Python runtime processes forked from a pre-initialised interpreter (runtime/forkserver.py)
+ * instead of spawned: ~1-2 ms instead of ~47 ms of CPU each. One fork server per runner: the
+ * memory budget travels with each fork request (the child sets its own RLIMIT_AS) and runAs is a
+ * runner setting, so nothing else would tell two fork servers apart.
+ *
+ * Transport: the fork server speaks JSON lines on fd 3 (fork requests in; forked/exit reports
+ * out). A child cannot be handed pipes by this process after the fact and Node cannot receive
+ * file descriptors over a socket, so each child connects to a Unix socket this runner listens on,
+ * in a private 0700 directory, twice (protocol channel; stdout+stderr merged), each time with a
+ * hello line carrying the random token of its fork request. The fork server reaps its children
+ * and reports every exit (code, signal), which keeps RuntimeProcess's exit semantics.
+ *
+ * If the fork server dies, forks not yet reported fail and children it can no longer reap are
+ * killed (their end could not be observed otherwise); the next fork starts a new fork server.
+ */
+export class ForkServer {
+  private zygote: Zygote | null = null;
+  private server: Server | null = null;
+  private socketDir: string | null = null;
+  /** Forks waiting for their two connections, by token. */
+  private readonly connecting = new Map<string, ForkedProcess>();
+  private closed = false;
+
+  constructor(private readonly options: ForkServerOptions) {}
+
+  /** Starts the fork server now (it is otherwise started by the first fork). */
+  prestart(): void {
+    if (!this.closed) this.ensureZygote();
+  }
+
+  /** A new runtime process in `request.dir`; its events arrive through `events`. */
+  fork(request: ForkRequest, events: ProcessEvents): ProcessHandle {
+    const token = randomBytes(16).toString('hex');
+    if (this.closed) return ForkedProcess.failing(token, events, 'the code runner is closed');
+    let zygote: Zygote;
+    try {
+      zygote = this.ensureZygote();
+    } catch (error) {
+      return ForkedProcess.failing(token, events, `could not start the python fork server: ${(error as Error).message}`);
+    }
+    const handle = new ForkedProcess(token, events, zygote, () => this.connecting.delete(token));
+    this.connecting.set(token, handle);
+    zygote.request(handle, { op: 'fork', token, dir: request.dir, memoryMb: request.memoryMb });
+    return handle;
+  }
+
+  /** Process id of the running fork server (none before the first fork or after close). */
+  pids(): number[] {
+    const pid = this.zygote?.alive ? this.zygote.pid : undefined;
+    return pid === undefined ? [] : [pid];
+  }
+
+  /** Kills the children still alive, then the fork server; removes the socket directory. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const zygote = this.zygote;
+    this.zygote = null;
+    if (zygote) await zygote.shutdown();
+    this.server?.close();
+    this.server = null;
+    if (this.socketDir) rmSync(this.socketDir, { recursive: true, force: true });
+    this.socketDir = null;
+  }
+
+  private ensureZygote(): Zygote {
+    if (this.zygote?.alive) return this.zygote;
+    const socketPath = this.ensureServer();
+    const zygote = new Zygote(this.options, socketPath, this.socketDir ?? tmpdir(), () => {
+      if (this.zygote === zygote) this.zygote = null;
+    });
+    this.zygote = zygote;
+    return zygote;
+  }
+
+  /** The listening socket's path; the server is bound synchronously, before any child can connect. */
+  private ensureServer(): string {
+    if (this.server && this.socketDir) return join(this.socketDir, 's');
+    let root = this.options.socketRoot ?? tmpdir();
+    if (join(root, 'forkserver-XXXXXX', 's').length > MAX_SOCKET_PATH) root = '/tmp';
+    // mkdtemp makes the directory 0700: only the service's uid (and root) can connect.
+    const dir = mkdtempSync(join(root, 'forkserver-'));
+    const server = createServer((socket) => this.accept(socket));
+    server.on('error', () => {
+      // Children of pending forks cannot connect; they exit and their forks fail. Start over next time.
+      if (this.server === server) {
+        this.server = null;
+        rmSync(dir, { recursive: true, force: true });
+        this.socketDir = null;
+      }
+      server.close();
+    });
+    server.listen(join(dir, 's'));
+    server.unref();
+    this.server = server;
+    this.socketDir = dir;
+    return join(dir, 's');
+  }
+
+  /** A child's connection: its hello line names the fork (token) and the channel. */
+  private accept(socket: Socket): void {
+    socket.on('error', () => {});
+    socket.unref();
+    let head = Buffer.alloc(0);
+    const timer = setTimeout(() => socket.destroy(), HELLO_TIMEOUT_MS);
+    timer.unref();
+    const onData = (chunk: Buffer) => {
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf(10);
+      if (end === -1) {
+        if (head.length > HELLO_BYTES) socket.destroy();
+        return;
+      }
+      clearTimeout(timer);
+      socket.off('data', onData);
+      // Held back until the process is complete (pid and both channels); what followed the hello stays first.
+      socket.pause();
+      if (end + 1 < head.length) socket.unshift(head.subarray(end + 1));
+      const hello = parseHello(head.subarray(0, end));
+      const handle = hello ? this.connecting.get(hello.token) : undefined;
+      if (!hello || !handle || !handle.connected(hello.channel, socket, hello.pid)) socket.destroy();
+    };
+    socket.on('data', onData);
+    socket.once('close', () => clearTimeout(timer));
+  }
+}
+
+/** One fork server process; replaced by a new one when it ends. */
+class Zygote {
+  alive = true;
+  readonly exited: Promise<void>;
+  /** Forks requested, not yet reported as forked. */
+  private readonly starting = new Map<string, ForkedProcess>();
+  /** Forked children until their exit is reported. */
+  private readonly children = new Map<number, ForkedProcess>();
+  private readonly child: ChildProcess;
+  private readonly control: Socket;
+  private readonly reader: BoundedLineReader;
+  private readonly tail = new TailBuffer(4096);
+  private refs = 0;
+  private settleExited: () => void = () => {};
+
+  constructor(
+    options: ForkServerOptions,
+    socketPath: string,
+    dir: string,
+    private readonly onEnd: () => void,
+  ) {
+    this.exited = new Promise<void>((resolve) => {
+      this.settleExited = resolve;
+    });
+    const runAs = options.runAs ? [String(options.runAs.uid), String(options.runAs.gid)] : [];
+    this.child = spawn(options.executable, ['-I', '-u', '-B', FORK_SERVER_SCRIPT, socketPath, ...runAs], {
+      cwd: dir,
+      env: scrubbedEnv(dir),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    });
+    this.control = this.child.stdio[3] as Socket;
+    this.reader = new BoundedLineReader(
+      CONTROL_LINE_BYTES,
+      (line) => this.onLine(line),
+      () => this.kill(),
+    );
+    this.control.on('data', (chunk: Buffer) => this.reader.push(chunk));
+    this.control.on('error', () => {});
+    this.child.stdout?.on('data', (chunk: Buffer) => this.tail.append(chunk));
+    this.child.stderr?.on('data', (chunk: Buffer) => this.tail.append(chunk));
+    this.child.on('error', (error) => this.end(`could not start the python fork server (${options.executable}): ${error.message}`));
+    this.child.on('exit', (code, signal) => {
+      const how = signal ? `signal ${signal}` : `exit code ${code}`;
+      const settle = () => this.end(`the python fork server ended (${how})`);
+      const timer = setTimeout(settle, OUTPUT_DRAIN_MS);
+      this.child.once('close', () => {
+        clearTimeout(timer);
+        settle();
+      });
+    });
+    this.applyRef();
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  request(handle: ForkedProcess, message: { op: 'fork'; token: string; dir: string; memoryMb: number }): void {
+    // Written at once: the fork server reads it when it is ready (the socket pair buffers it).
+    this.starting.set(handle.token, handle);
+    this.control.write(`${JSON.stringify(message)}\n`);
+  }
+
+  /** Busy or starting children hold the event loop (their exit reports arrive here); idle ones do not. */
+  retain(): void {
+    this.refs += 1;
+    if (this.refs === 1) this.applyRef();
+  }
+
+  release(): void {
+    this.refs = Math.max(0, this.refs - 1);
+    if (this.refs === 0) this.applyRef();
+  }
+
+  /** Kills every child, waits (bounded) until the fork server reported their exits, then ends it. */
+  async shutdown(): Promise<void> {
+    if (this.alive) {
+      for (const handle of [...this.starting.values(), ...this.children.values()]) handle.kill();
+      const deadline = Date.now() + CLOSE_WAIT_MS;
+      while (this.alive && (this.starting.size > 0 || this.children.size > 0) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    }
+    this.kill();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+    clearTimeout(timer);
+  }
+
+  private kill(): void {
+    killGroup(this.child.pid);
+  }
+
+  private applyRef(): void {
+    const handles = [this.child, this.control, this.child.stdout, this.child.stderr] as Array<{ ref?(): void; unref?(): void } | null>;
+    for (const handle of handles) {
+      if (this.refs > 0) handle?.ref?.();
+      else handle?.unref?.();
+    }
+  }
+
+  private onLine(line: string): void {
+    let message: { op?: unknown; token?: unknown; pid?: unknown; code?: unknown; signal?: unknown; error?: unknown };
+    try {
+      message = JSON.parse(line) as typeof message;
+    } catch {
+      this.kill();
+      return;
+    }
+    const token = typeof message.token === 'string' ? message.token : '';
+    const pid = typeof message.pid === 'number' ? message.pid : -1;
+    switch (message.op) {
+      case 'forked': {
+        const handle = this.starting.get(token);
+        if (!handle) return;
+        this.starting.delete(token);
+        this.children.set(pid, handle);
+        handle.forked(pid);
+        return;
+      }
+      case 'fork_failed': {
+        const handle = this.starting.get(token);
+        this.starting.delete(token);
+        handle?.fail(`could not fork the python runtime: ${String(message.error)}`);
+        return;
+      }
+      case 'exit': {
+        const handle = this.children.get(pid);
+        if (!handle) return;
+        this.children.delete(pid);
+        const code = typeof message.code === 'number' ? message.code : null;
+        const signal = typeof message.signal === 'string' ? (message.signal as NodeJS.Signals) : null;
+        handle.exited(code, signal, this.tail.text());
+        return;
+      }
+      default:
+      // 'ready' and anything newer: nothing to do.
+    }
+  }
+
+  private end(message: string): void {
+    if (!this.alive) return;
+    this.alive = false;
+    this.reader.stop();
+    this.control.destroy();
+    this.onEnd();
+    const tail = lastLines(this.tail.text());
+    const detail = tail ? `; last output: ${tail}` : '';
+    for (const handle of this.starting.values()) handle.fail(`${message}; the runtime process was not started${detail}`);
+    for (const handle of this.children.values()) handle.lost(`${message}; the runtime process could no longer be supervised and was stopped`);
+    this.starting.clear();
+    this.children.clear();
+    this.settleExited();
+  }
+}
+
+/** A runtime process forked by the fork server: complete once its pid and both connections are known. */
+class ForkedProcess implements ProcessHandle {
+  pid: number | undefined;
+  private readonly events: ProcessEvents;
+  private protocol: Socket | null = null;
+  private output: Socket | null = null;
+  private claimedPid: number | undefined;
+  private started = false;
+  private ended = false;
+  private reaped = false;
+  private killRequested = false;
+  private ref = true;
+  private holding = false;
+  private readonly queued: string[] = [];
+
+  constructor(
+    readonly token: string,
+    events: ProcessEvents,
+    private readonly zygote: Zygote | null,
+    private readonly forget: () => void,
+  ) {
+    this.events = endingOnce(events);
+    this.hold(true);
+  }
+
+  /** A handle whose start failed at once (closed runner, no fork server); reported asynchronously. */
+  static failing(token: string, events: ProcessEvents, message: string): ForkedProcess {
+    const handle = new ForkedProcess(token, events, null, () => {});
+    setImmediate(() => handle.fail(message));
+    return handle;
+  }
+
+  forked(pid: number): void {
+    this.pid = pid;
+    if (this.killRequested || (this.claimedPid !== undefined && this.claimedPid !== pid)) {
+      this.killNow();
+      if (!this.killRequested) this.fail('a connection claimed the runtime process of another fork');
+      return;
+    }
+    this.maybeStart();
+  }
+
+  /** One of the child's two connections; false when it is not acceptable (duplicate, wrong pid). */
+  connected(channel: Channel, socket: Socket, pid: number): boolean {
+    if (this.ended) return false;
+    if (this.pid !== undefined && pid !== this.pid) return false;
+    if (channel === 'protocol' && this.protocol === null) this.protocol = socket;
+    else if (channel === 'output' && this.output === null) this.output = socket;
+    else return false;
+    this.claimedPid = pid;
+    if (this.protocol && this.output) this.forget();
+    this.maybeStart();
+    return true;
+  }
+
+  /** The fork server reaped the child. */
+  exited(code: number | null, signal: NodeJS.Signals | null, serverOutput: string): void {
+    this.reaped = true;
+    this.forget();
+    if (!this.started) {
+      const how = signal ? `signal ${signal}` : `exit code ${code}`;
+      const tail = lastLines(serverOutput);
+      this.fail(`the python runtime process ended while starting (${how})${tail ? `; last output: ${tail}` : ''}`);
+      return;
+    }
+    // Its last output and protocol bytes may still be in flight: wait for both channels to close.
+    const sockets = [this.protocol, this.output].filter((s): s is Socket => s !== null && !s.destroyed);
+    let open = sockets.length;
+    const settle = () => this.finish(() => this.events.exit(code, signal));
+    if (open === 0) return settle();
+    const timer = setTimeout(settle, OUTPUT_DRAIN_MS);
+    for (const socket of sockets) {
+      socket.once('close', () => {
+        open -= 1;
+        if (open > 0) return;
+        clearTimeout(timer);
+        settle();
+      });
+    }
+  }
+
+  /** The fork server is gone: the child cannot be reaped or reported by anyone, so it is stopped. */
+  lost(message: string): void {
+    this.killNow();
+    this.reaped = true;
+    this.fail(message, 'lost');
+  }
+
+  fail(message: string, reason: 'spawn' | 'lost' = 'spawn'): void {
+    this.forget();
+    this.protocol?.destroy();
+    this.output?.destroy();
+    this.finish(() => this.events.failed(reason, message));
+  }
+
+  write(text: string): void {
+    if (this.started && this.protocol) this.protocol.write(text);
+    else if (!this.ended) this.queued.push(text);
+  }
+
+  signal(name: NodeJS.Signals): void {
+    if (this.pid === undefined || this.reaped) return;
+    try {
+      process.kill(this.pid, name);
+    } catch {
+      // gone
+    }
+  }
+
+  kill(): void {
+    this.killRequested = true;
+    if (!this.reaped) this.killNow();
+  }
+
+  close(): void {
+    // Called once the end was reported (output drained): a descendant that escaped the process
+    // group and still holds the output socket must not keep it open here.
+    this.protocol?.destroy();
+    this.output?.destroy();
+  }
+
+  setRef(ref: boolean): void {
+    this.ref = ref;
+    if (!this.ended) this.hold(ref);
+    for (const socket of [this.protocol, this.output]) {
+      if (!socket || !this.started) continue;
+      if (ref) socket.ref();
+      else socket.unref();
+    }
+  }
+
+  /**
+   * SIGKILL to the process group and to the process itself: a child killed right after the fork
+   * may not have called setsid yet, and then has no group of its own.
+   */
+  private killNow(): void {
+    if (this.pid === undefined) return;
+    killGroup(this.pid);
+    try {
+      process.kill(this.pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+
+  private maybeStart(): void {
+    if (this.started || this.ended || this.killRequested || this.pid === undefined || !this.protocol || !this.output) return;
+    this.started = true;
+    const { protocol, output } = this;
+    protocol.on('data', (chunk: Buffer) => this.events.data(chunk));
+    output.on('data', (chunk: Buffer) => this.events.output(chunk));
+    protocol.resume();
+    output.resume();
+    this.setRef(this.ref);
+    for (const text of this.queued.splice(0)) protocol.write(text);
+  }
+
+  private finish(report: () => void): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.hold(false);
+    report();
+  }
+
+  /** Keeps the fork server's channel referenced while this process is starting or busy. */
+  private hold(on: boolean): void {
+    if (on === this.holding || !this.zygote) return;
+    this.holding = on;
+    if (on) this.zygote.retain();
+    else this.zygote.release();
+  }
+}
+
+function parseHello(line: Buffer): { token: string; pid: number; channel: Channel } | null {
+  try {
+    const hello = JSON.parse(line.toString('utf8')) as { token?: unknown; pid?: unknown; channel?: unknown };
+    if (typeof hello.token !== 'string' || typeof hello.pid !== 'number') return null;
+    if (hello.channel !== 'protocol' && hello.channel !== 'output') return null;
+    return { token: hello.token, pid: hello.pid, channel: hello.channel };
+  } catch {
+    return null;
+  }
+}
+
+function lastLines(text: string): string {
+  return text.trim().split('\n').slice(-3).join(' | ').slice(-500);
+}

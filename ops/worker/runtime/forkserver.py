@@ -1,0 +1,208 @@
+"""Fork server ("zygote") of the Python runtime (ops/worker/ForkServer.ts).
+
+Starting python3 costs ~47 ms of CPU (site and its .pth files, the stdlib imports); forking this
+interpreter, which has done all of that once, costs ~1-2 ms. Every run still gets a fresh process:
+a forked child serves one run (or reuse runs) and is never turned back into a fork server. This
+process stays single-threaded (fork copies only the calling thread), keeps the service's uid (so
+user code running as `runAs` can neither signal nor ptrace it) and never imports user code.
+
+Control channel: JSON lines on fd 3 (a socket pair made by the runner), both directions.
+  -> {"op": "ready", "pid": n}                                           once, when warm
+  <- {"op": "fork", "token": hex, "dir": path, "memoryMb": n}           start one runtime process
+  -> {"op": "forked", "token": hex, "pid": n} | {"op": "fork_failed", "token": hex, "error": text}
+  -> {"op": "exit", "pid": n, "code": n | null, "signal": name | null}   each child, once reaped
+EOF on the control channel (the runner is gone) ends this process; its children notice the same
+on their own channels.
+
+Each child connects twice to the runner's Unix socket (argv[1], in a 0700 directory of the
+service's uid) and sends one hello line on each connection, then:
+  {"token": hex, "pid": n, "channel": "output"}    raw stdout+stderr (fd 1 and 2 are this socket)
+  {"token": hex, "pid": n, "channel": "protocol"}  the runtime.py protocol (this socket is fd 3)
+Connections are made before privileges are dropped: a child running as `runAs` cannot reach the
+socket directory afterwards, so it cannot pose as another run's process.
+Usage: python3 -I -u -B forkserver.py <socket path> [<uid> <gid>]
+"""
+import gc
+import importlib.util
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import traceback
+
+CONTROL_FD = 3
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load_runtime():
+    # A private module name: user code doing `import runtime` must still find its own file.
+    spec = importlib.util.spec_from_file_location("_coderunner_runtime", os.path.join(HERE, "runtime.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+runtime = load_runtime()
+# What runtime.py imports lazily, imported once here instead of in every child: asyncio for async
+# user functions (it also pulls in ssl, whose OpenSSL generator reseeds itself in a forked child),
+# shutil for removing the run directory when the runner is gone.
+import asyncio  # noqa: E402,F401
+import shutil  # noqa: E402,F401
+
+SOCKET_PATH = sys.argv[1]
+RUN_AS = (int(sys.argv[2]), int(sys.argv[3])) if len(sys.argv) > 3 else None
+# Control bytes read but not handled yet (further fork requests, with their tokens). A bytearray so
+# that a child can wipe its copy in place before user code runs.
+pending = bytearray()
+
+
+def send(message):
+    data = (json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8")
+    view = memoryview(data)
+    while view:
+        view = view[os.write(CONTROL_FD, view):]
+
+
+def connect(token, pid, channel):
+    """One connection to the runner, announced by its hello line; the raw fd (kept open)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(SOCKET_PATH)
+    sock.sendall(json.dumps({"token": token, "pid": pid, "channel": channel}).encode("utf-8") + b"\n")
+    return sock.detach()
+
+
+def become_runtime(request):
+    """In the forked child: a runtime process of its own, then serve the run protocol until EOF."""
+    # Other forks' tokens are no business of this one.
+    pending[:] = bytes(len(pending))
+    del pending[:]
+    # The fork server's signal set-up is not the runtime's.
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    # Own session and process group: the runner's killGroup(pid) reaches the child and whatever it
+    # starts, never the fork server.
+    os.setsid()
+    # Nothing of the fork server stays open: control channel, wake-up pipe (close_range is cheap).
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+    # Without exec the child keeps the fork server's command line; a distinct name in ps/top at least.
+    try:
+        with open("/proc/self/comm", "w") as comm:
+            comm.write("python3-run")
+    except OSError:
+        pass
+    token, pid = request["token"], os.getpid()
+    output = connect(token, pid, "output")
+    protocol = connect(token, pid, "protocol")
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    if output not in (1, 2):
+        os.close(output)
+    if protocol != runtime.PROTO_FD:
+        os.dup2(protocol, runtime.PROTO_FD)
+        os.close(protocol)
+    if RUN_AS is not None:
+        uid, gid = RUN_AS
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+        if os.getuid() != uid or os.geteuid() != uid:
+            raise RuntimeError("could not drop privileges to uid %d" % uid)
+    directory = request["dir"]
+    os.chdir(directory)
+    os.environ["HOME"] = directory
+    os.environ["TMPDIR"] = directory
+    # random reseeds itself at fork (os.register_at_fork); tempfile's name generator checks the pid.
+    # tempfile caches the temp dir it found first: forget the fork server's (if anything asked).
+    cached = sys.modules.get("tempfile")
+    if cached is not None:
+        cached.tempdir = None
+    memory_mb = int(request.get("memoryMb") or 0)
+    sys.argv = [os.path.join(HERE, "runtime.py"), str(memory_mb)]
+    runtime.start(memory_mb)
+    runtime.main()
+
+
+def fork(request):
+    token = request.get("token")
+    try:
+        pid = os.fork()
+    except OSError as error:
+        send({"op": "fork_failed", "token": token, "error": str(error)})
+        return
+    if pid == 0:
+        code = 0
+        try:
+            become_runtime(request)
+        except BaseException:  # noqa: B902 - whatever happens, the child never returns into this loop
+            code = 70
+            try:
+                traceback.print_exc()
+            except BaseException:  # noqa: B902
+                pass
+        finally:
+            os._exit(code)
+    send({"op": "forked", "token": token, "pid": pid})
+
+
+def exit_status(status):
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            return None, signal.Signals(number).name
+        except ValueError:
+            return None, "SIG%d" % number
+    return os.waitstatus_to_exitcode(status), None
+
+
+def reap():
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        code, name = exit_status(status)
+        send({"op": "exit", "pid": pid, "code": code, "signal": name})
+
+
+def main():
+    os.set_inheritable(CONTROL_FD, False)
+    # SIGCHLD wakes the select below through a self-pipe, so that children are reaped and reported
+    # from the main loop: a Python signal handler could run in the middle of another send().
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)
+    # Everything imported so far is shared copy-on-write with the children; frozen, their garbage
+    # collector does not walk (and so does not copy) those objects.
+    gc.freeze()
+    send({"op": "ready", "pid": os.getpid()})
+    while True:
+        readable, _, _ = select.select([CONTROL_FD, wake_read], [], [])
+        if wake_read in readable:
+            try:
+                while os.read(wake_read, 512):
+                    pass
+            except BlockingIOError:
+                pass
+            reap()
+        if CONTROL_FD in readable:
+            chunk = os.read(CONTROL_FD, 65536)
+            if not chunk:
+                return
+            pending.extend(chunk)
+            del chunk
+            end = pending.find(b"\n")
+            while end != -1:
+                request = json.loads(pending[:end])
+                del pending[: end + 1]
+                fork(request)
+                end = pending.find(b"\n")
+
+
+main()
