@@ -4,7 +4,8 @@ import { newLaui, type Laui } from '../../shared/ids.ts';
 import { schedulerDue, type SchedulerPath } from '../../shared/task/readyToRun.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { Decider } from '../kernel/Decider.ts';
-import { handleCommand } from '../kernel/handleCommand.ts';
+import { handleCommand, SPEC_RETRY } from '../kernel/handleCommand.ts';
+import { taskStatesOf } from '../task/changeTask.ts';
 import { itemDecider } from '../catalog/decide.ts';
 import { itemStream, type ItemEvent, type ItemState } from '../catalog/item.ts';
 
@@ -80,7 +81,16 @@ export const claimDueTask = async (
       return events;
     },
   };
-  const result = await handleCommand(eventStore, itemStream(taskLaui), observing, { now, workflowState, revisionLaui: newLaui(now), at: metadata.at }, metadata);
+  const result = await handleCommand(
+    eventStore,
+    itemStream(taskLaui),
+    observing,
+    { now, workflowState, revisionLaui: newLaui(now), at: metadata.at },
+    metadata,
+    SPEC_RETRY,
+    // A daily task's stream grows for ever: claims share changeTask's folded states (same events).
+    taskStatesOf(eventStore),
+  );
   if (result.events.length === 0 || seen.path === null) return null;
   return { path: seen.path, fields: seen.fields, position: result.position };
 };

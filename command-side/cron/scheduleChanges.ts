@@ -1,5 +1,5 @@
-import { ADHOC, advanceLogicalDate, floorToGranularity, initialLogicalDate, initialNextRunDate, nextCronDate, previousCronDate, previousOrSameCronDate } from '../../shared/task/cron.ts';
-import { iso, toInstant } from '../../shared/task/dates.ts';
+import { ADHOC, advanceLogicalDate, cronGranularity, floorToGranularity, initialLogicalDate, initialNextRunDate, nextCronDate, previousCronDate, previousOrSameCronDate } from '../../shared/task/cron.ts';
+import { iso, MINUTE_MS, toInstant } from '../../shared/task/dates.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 
 /**
@@ -56,6 +56,12 @@ const stepsBetween = (logical: Date, target: Date, frequency: string): number =>
   return 0;
 };
 
+/** A lower bound on the time between two consecutive fires of a (valid, scheduled) frequency. */
+const minFireSpacingMs = (frequency: string): number => {
+  const granularity = cronGranularity(frequency);
+  return granularity === 'minute' ? MINUTE_MS : granularity === 'hour' ? 60 * MINUTE_MS : 24 * 60 * MINUTE_MS;
+};
+
 export interface CatchUp {
   changes: ScheduleChanges;
   /** Due runs left out (counted up to 10,000). */
@@ -63,6 +69,14 @@ export interface CatchUp {
 }
 
 export function catchUpChanges(task: TaskRecord & Record<string, unknown>, now: Date): CatchUp | null {
+  try {
+    return catchUp(task, now);
+  } catch {
+    return null; // An invalid frequency is reported by validation (and diagnose), not here.
+  }
+}
+
+function catchUp(task: TaskRecord & Record<string, unknown>, now: Date): CatchUp | null {
   const frequency = task.frequency ?? ADHOC;
   const next = toInstant(task.next_run_date);
   const logical = toInstant(task.logical_date);
@@ -71,6 +85,11 @@ export function catchUpChanges(task: TaskRecord & Record<string, unknown>, now: 
   const bound = Math.max(maxCatchupRuns(task), 1);
   const end = toInstant(task.end_date);
   const horizon = end !== null && end.getTime() < now.getTime() ? end : now;
+  // Counting the due runs costs a cron parse per run. Consecutive fires are at least one granularity
+  // step apart (a minute; an hour when the cron has one minute value; a day when it also has one hour
+  // value), so a gap of m steps holds at most m + 2 runs counting next_run_date itself (which may be
+  // off the grid): a task a few runs behind, every cycle's case, needs no counting at all.
+  if (Math.floor((horizon.getTime() - next.getTime()) / minFireSpacingMs(frequency)) + 2 <= bound) return null;
   let due = 0;
   for (let fire = next; fire.getTime() <= horizon.getTime() && due <= bound; fire = nextCronDate(frequency, fire)) due += 1;
   if (due <= bound) return null;

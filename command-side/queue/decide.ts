@@ -1,7 +1,7 @@
 import { assertNever } from '../../shared/assertNever.ts';
 import { notFound } from '../../shared/errors.ts';
 import type { Decider } from '../kernel/Decider.ts';
-import { evolveQueue, initialQueueState } from './evolve.ts';
+import { evolveQueue, initialQueueState, queueDraft } from './evolve.ts';
 import { NOT_IN_QUEUE, type QueueCommand, type QueueEvent, type QueueState, type SortDict, type WaitingEntry } from './queue.ts';
 
 const compareValues = (left: unknown, right: unknown): number => {
@@ -50,6 +50,11 @@ export const decideQueue = (command: QueueCommand, state: QueueState): QueueEven
       if (state.waiting.has(command.taskLaui)) return [{ type: 'TaskDequeued', data: { task_laui: command.taskLaui, reason: command.reason, at: command.at } }];
       throw notFound(NOT_IN_QUEUE);
     }
+    case 'release_finished': {
+      const running = state.running.get(command.taskLaui);
+      if (!running || running.sessionId !== command.sessionId) return [];
+      return [{ type: 'TaskSlotReleased', data: { task_laui: command.taskLaui, dispatch_id: running.dispatchId, reason: 'finished', at: command.at } }];
+    }
     case 'remove': {
       const running = state.running.get(command.taskLaui);
       if (running) return [{ type: 'TaskSlotReleased', data: { task_laui: command.taskLaui, dispatch_id: running.dispatchId, reason: 'reset', at: command.at } }];
@@ -65,4 +70,26 @@ export const queueDecider: Decider<QueueState, QueueCommand, QueueEvent> = {
   initialState: initialQueueState,
   evolve: evolveQueue,
   decide: decideQueue,
+};
+
+/**
+ * Commands decided in order, each on the state the events of the ones before left (like the kernel's
+ * inSequence), folded on one private copy of the queue instead of a copy per event.
+ */
+export const decideQueueSequence = (commands: ReadonlyArray<QueueCommand>, state: QueueState): QueueEvent[] => {
+  const draft = queueDraft(state);
+  const events: QueueEvent[] = [];
+  for (const command of commands) {
+    for (const event of decideQueue(command, draft.state)) {
+      events.push(event);
+      draft.apply(event);
+    }
+  }
+  return events;
+};
+
+export const queueSequenceDecider: Decider<QueueState, ReadonlyArray<QueueCommand>, QueueEvent> = {
+  initialState: initialQueueState,
+  evolve: evolveQueue,
+  decide: decideQueueSequence,
 };

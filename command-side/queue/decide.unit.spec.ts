@@ -1,8 +1,12 @@
+import { expect } from 'chai';
 import { deciderSpecification } from '../../test/support/deciderSpecification.ts';
-import { queueDecider } from './decide.ts';
-import { NOT_IN_QUEUE, type QueueEvent } from './queue.ts';
+import { inSequence } from '../kernel/handleCommand.ts';
+import { queueDecider, queueSequenceDecider } from './decide.ts';
+import { evolveQueue, initialQueueState, queueDraft } from './evolve.ts';
+import { NOT_IN_QUEUE, type QueueCommand, type QueueEvent } from './queue.ts';
 
 const given = deciderSpecification(queueDecider);
+const givenBatch = deciderSpecification(queueSequenceDecider);
 const at = '2026-01-01T00:00:00.000Z';
 const t = (n: number) => `65a0000000000000000000${String(n).padStart(2, '0')}`;
 const enqueued = (n: number, priority = 1, sort_values: Record<string, unknown> = {}): QueueEvent => ({
@@ -59,5 +63,45 @@ describe('connection queue decider', () => {
       .when({ kind: 'remove', taskLaui: t(1), at })
       .then([{ type: 'TaskSlotReleased', data: { task_laui: t(1), dispatch_id: 'd1', reason: 'reset', at } }]);
     given().when({ kind: 'remove', taskLaui: t(1), at }).then([]);
+  });
+
+  it('given a lease held by a finished run, when release_finished names its session, then the slot is freed; another session or no lease, nothing (never a 404)', () => {
+    const release = { type: 'TaskSlotReleased', data: { task_laui: t(1), dispatch_id: 'd1', reason: 'finished', at } } as QueueEvent;
+    given(enqueued(1), leased(1)).when({ kind: 'release_finished', taskLaui: t(1), sessionId: 's1', at }).then([release]);
+    given(enqueued(1), leased(1)).when({ kind: 'release_finished', taskLaui: t(1), sessionId: 'other', at }).then([]);
+    given(enqueued(1)).when({ kind: 'release_finished', taskLaui: t(1), sessionId: 's1', at }).then([]);
+    given().when({ kind: 'release_finished', taskLaui: t(1), sessionId: 's1', at }).then([]);
+  });
+
+  describe('a batch of commands (one queue commit)', () => {
+    const enqueue = (n: number, sortValues: Record<string, unknown> = {}): QueueCommand => ({ kind: 'enqueue', taskLaui: t(n), priority: 1, sortValues, at });
+    const dispatch = (maxParallelism: number): QueueCommand => ({ kind: 'dispatch', maxParallelism, sortDict: { logical_date: 'ascending' }, leases: leases(maxParallelism), at });
+    const day = (d: number) => ({ logical_date: `2024-06-0${d}T00:00:00.000Z` });
+
+    it('given 2 of 3 slots taken, one by a finished run still holding its lease, when a batch frees it, enqueues 4 tasks (one already waiting) and dispatches, then 3 join and the 2 free slots go to the oldest logical dates', () => {
+      givenBatch(enqueued(1), leased(1), enqueued(2, 1, day(9)), enqueued(9), leased(9))
+        .when([{ kind: 'release_finished', taskLaui: t(1), sessionId: 's1', at }, enqueue(3, day(5)), enqueue(2, day(9)), enqueue(4, day(3)), enqueue(5, day(4)), dispatch(3)])
+        .then([
+          { type: 'TaskSlotReleased', data: { task_laui: t(1), dispatch_id: 'd1', reason: 'finished', at } },
+          { type: 'TaskEnqueued', data: { task_laui: t(3), priority: 1, sort_values: day(5), at } },
+          { type: 'TaskEnqueued', data: { task_laui: t(4), priority: 1, sort_values: day(3), at } },
+          { type: 'TaskEnqueued', data: { task_laui: t(5), priority: 1, sort_values: day(4), at } },
+          { type: 'TaskLeased', data: { task_laui: t(4), dispatch_id: 'x0', session_id: 'y0', at } },
+          { type: 'TaskLeased', data: { task_laui: t(5), dispatch_id: 'x1', session_id: 'y1', at } },
+        ]);
+    });
+
+    it('given any history and batch, when decided on one draft, then the events and the folded state are those of deciding command by command', () => {
+      const history = [enqueued(1), leased(1), enqueued(2, 3), enqueued(3, 1, day(2)), leased(3)];
+      const batch = [enqueue(4, day(1)), enqueue(2), { kind: 'release', taskLaui: t(3), dispatchId: null, reason: 'finished', at } as QueueCommand, enqueue(5, day(7)), dispatch(4)];
+      const state = history.reduce(evolveQueue, initialQueueState());
+      const events = queueSequenceDecider.decide(batch, state);
+      expect(events).to.deep.equal(inSequence(queueDecider).decide(batch, state));
+      const draft = queueDraft(state);
+      for (const event of events) draft.apply(event);
+      expect(draft.state).to.deep.equal(events.reduce(evolveQueue, state));
+      // The folded history was not touched by the draft.
+      expect([...state.waiting.keys()]).to.deep.equal([t(2)]);
+    });
   });
 });

@@ -2,10 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type { EventMetadata } from '../../shared/events.ts';
 import type { EventStore, Position } from '../../shared/event-store/EventStore.ts';
 import type { Laui } from '../../shared/ids.ts';
-import { handleCommand, inSequence, loadRevision, lruStateCache, SPEC_RETRY } from '../kernel/handleCommand.ts';
-import { queueDecider } from './decide.ts';
+import { handleCommand, loadRevision, lruStateCache, SPEC_RETRY } from '../kernel/handleCommand.ts';
+import { queueDecider, queueSequenceDecider } from './decide.ts';
 import { queueStream, type QueueCommand, type QueueEvent, type QueueState, type ReleaseReason, type SortDict } from './queue.ts';
 import { keyedMutex } from '../../shared/keyedMutex.ts';
+
+/** A task as it joins a queue: its priority and the values of the connection's sort_dict fields. */
+export interface QueueEntry {
+  laui: Laui;
+  priority: number;
+  sortValues: Record<string, unknown>;
+}
 
 export interface Lease {
   taskLaui: Laui;
@@ -22,11 +29,34 @@ export const queueHandler = (eventStore: EventStore) => {
   const cache = lruStateCache<QueueState>(1000);
   const decide = (connectionLaui: Laui, command: QueueCommand, metadata: EventMetadata) =>
     serially(connectionLaui, () => handleCommand(eventStore, queueStream(connectionLaui), queueDecider, command, metadata, SPEC_RETRY, cache));
-  const sequence = inSequence(queueDecider);
   const leasesOf = (events: QueueEvent[]): Lease[] =>
     events.flatMap((event) => (event.type === 'TaskLeased' ? [{ taskLaui: event.data.task_laui, dispatchId: event.data.dispatch_id, sessionId: event.data.session_id }] : []));
   const newLeases = (maxParallelism: number) =>
     Array.from({ length: Math.max(0, Math.min(maxParallelism, 1000)) }, () => ({ dispatchId: randomUUID(), sessionId: randomUUID() }));
+  /**
+   * Many runs of one connection in one commit: leases of finished runs that are still held are
+   * freed (`finished`), every task joins the queue in the given order (rule 8 drops those already
+   * in it), then every free slot is leased in queue order (sort_dict, priority, arrival). One
+   * decision at the stream's revision, like a single enqueue: max_parallelism holds against any
+   * concurrent dispatcher, and the slots go to the first tasks of the whole batch rather than to
+   * whichever task happened to arrive first.
+   */
+  const enqueueManyAndDispatch = async (
+    connectionLaui: Laui,
+    batch: { tasks: ReadonlyArray<QueueEntry>; finished?: ReadonlyArray<{ taskLaui: Laui; sessionId: string }> },
+    maxParallelism: number,
+    sortDict: SortDict,
+    metadata: EventMetadata,
+  ): Promise<{ enqueued: Set<Laui>; leases: Lease[]; position: Position | null }> => {
+    const commands: QueueCommand[] = [
+      ...(batch.finished ?? []).map((run): QueueCommand => ({ kind: 'release_finished', taskLaui: run.taskLaui, sessionId: run.sessionId, at: metadata.at })),
+      ...batch.tasks.map((task): QueueCommand => ({ kind: 'enqueue', taskLaui: task.laui, priority: task.priority, sortValues: task.sortValues, at: metadata.at })),
+      { kind: 'dispatch', maxParallelism, sortDict, leases: newLeases(maxParallelism), at: metadata.at },
+    ];
+    const result = await serially(connectionLaui, () => handleCommand(eventStore, queueStream(connectionLaui), queueSequenceDecider, commands, metadata, SPEC_RETRY, cache));
+    const enqueued = new Set(result.events.flatMap((event) => (event.type === 'TaskEnqueued' ? [event.data.task_laui] : [])));
+    return { enqueued, leases: leasesOf(result.events), position: result.position };
+  };
   return {
   async enqueue(connectionLaui: Laui, task: { laui: Laui; priority: number; sortValues: Record<string, unknown> }, metadata: EventMetadata) {
     const result = await decide(connectionLaui, { kind: 'enqueue', taskLaui: task.laui, priority: task.priority, sortValues: task.sortValues, at: metadata.at }, metadata);
@@ -39,27 +69,16 @@ export const queueHandler = (eventStore: EventStore) => {
    */
   async enqueueAndDispatch(
     connectionLaui: Laui,
-    task: { laui: Laui; priority: number; sortValues: Record<string, unknown> },
+    task: QueueEntry,
     maxParallelism: number,
     sortDict: SortDict,
     metadata: EventMetadata,
   ): Promise<{ enqueued: boolean; leases: Lease[]; position: Position | null }> {
-    const result = await serially(connectionLaui, () =>
-      handleCommand(
-        eventStore,
-        queueStream(connectionLaui),
-        sequence,
-        [
-          { kind: 'enqueue', taskLaui: task.laui, priority: task.priority, sortValues: task.sortValues, at: metadata.at },
-          { kind: 'dispatch', maxParallelism, sortDict, leases: newLeases(maxParallelism), at: metadata.at },
-        ],
-        metadata,
-        SPEC_RETRY,
-        cache,
-      ),
-    );
-    return { enqueued: result.events.some((event) => event.type === 'TaskEnqueued'), leases: leasesOf(result.events), position: result.position };
+    const result = await enqueueManyAndDispatch(connectionLaui, { tasks: [task] }, maxParallelism, sortDict, metadata);
+    return { enqueued: result.enqueued.has(task.laui), leases: result.leases, position: result.position };
   },
+
+  enqueueManyAndDispatch,
 
   /** Leases every free slot to the first waiting tasks; returns the leases taken. */
   async dispatch(connectionLaui: Laui, maxParallelism: number, sortDict: SortDict, metadata: EventMetadata): Promise<{ leases: Lease[]; position: Position | null }> {

@@ -44,6 +44,12 @@ export type QueueCommand =
   | { kind: 'dispatch'; maxParallelism: number; sortDict: SortDict; leases: ReadonlyArray<{ dispatchId: string; sessionId: string }>; at: string }
   /** Finish: only the lease holder (dispatch id) may release; a stale release is ignored. */
   | { kind: 'release'; taskLaui: Laui; dispatchId: string | null; reason: ReleaseReason; at: string }
+  /**
+   * A run whose task already reached its terminal state may still hold its lease for a moment (the
+   * worker writes the state, then leaves the queue): frees that lease, identified by the run's
+   * session, so a re-run enqueued after it is not dropped by rule 8. Nothing when it is gone.
+   */
+  | { kind: 'release_finished'; taskLaui: Laui; sessionId: string; at: string }
   | { kind: 'remove'; taskLaui: Laui; at: string };
 
 export const queueStream = (connectionLaui: Laui): string => `queue-${connectionLaui}`;

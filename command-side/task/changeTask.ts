@@ -11,10 +11,13 @@ import type { EventStore } from '../../shared/event-store/EventStore.ts';
  * Task state and runtime fields change through the item's own stream (ItemUpdated), so the task's
  * history shows every transition. Runtime fields are not versioned; definition fields are.
  */
-/** Tasks that run often have long streams: keep their folded state between changes. */
-// Per event store: two services in one process (tests, a restart) must not share folded state.
+/**
+ * Tasks that run often have long streams: their folded state is kept between changes (and claims,
+ * which fold the same item events), so a command reads only the events appended since. Per event
+ * store: two services in one process (tests, a restart) must not share folded state.
+ */
 const taskStates = new WeakMap<EventStore, StateCache<ItemState>>();
-const statesOf = (eventStore: EventStore): StateCache<ItemState> => {
+export const taskStatesOf = (eventStore: EventStore): StateCache<ItemState> => {
   let cache = taskStates.get(eventStore);
   if (!cache) {
     cache = lruStateCache<ItemState>(10_000);
@@ -44,6 +47,6 @@ export const changeTask = async (
     revisionLaui: newLaui(new Date(metadata.at)),
     onlyIfStateIn,
   }));
-  const result = await handleCommand(eventStore, itemStream(taskLaui), steps, commands, metadata, SPEC_RETRY, statesOf(eventStore));
+  const result = await handleCommand(eventStore, itemStream(taskLaui), steps, commands, metadata, SPEC_RETRY, taskStatesOf(eventStore));
   return result.position;
 };

@@ -2,9 +2,11 @@ import { AppError, forbidden, notFound, unprocessable } from '../../shared/error
 import type { EventMetadata } from '../../shared/events.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import { isLaui, type Laui } from '../../shared/ids.ts';
+import type { Lease, QueueEntry } from '../queue/handler.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
 import { isAdhoc } from '../../shared/task/cron.ts';
-import { referencedItems, validateTask, ONLY_TASKS_DETAIL, type ReferencedItem } from '../../shared/task/validateTask.ts';
+import { referencedItems, validateTask, ONLY_TASKS_DETAIL, type ReferencedItem, type TaskValidation } from '../../shared/task/validateTask.ts';
+import type { SystemSettings } from '../../shared/task/systemSettings.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { createItem, UNIQUE_KEY_EXISTS } from '../catalog/createItem.ts';
 import { uniqueKeyOf } from '../../shared/item-types/primaryKey.ts';
@@ -60,24 +62,89 @@ export const runTask = async (
 
 /** Validation, queueing and dispatch of one existing task; shared by run and multiple_tasks. */
 export const enqueueAndDispatch = async (deps: TaskDeps, task: ItemDoc, overrides: Record<string, unknown>, metadata: EventMetadata): Promise<RunOutcome> => {
-  const settings = await loadSystemSettings(deps.items);
+  const prepared = await prepareRun(deps, task, overrides, metadata, runReads(deps));
+  if (!prepared.ready) return prepared.outcome;
+  const dispatched = await dispatchRuns(deps, prepared.run.connectionLaui, [prepared.run], metadata);
+  // One run: any failure is this request's, as when every step ran inline.
+  const failure = dispatched.failures.get(task.laui) ?? dispatched.others[0];
+  if (failure !== undefined) throw failure;
+  return dispatched.outcomes.get(task.laui) ?? { taskLaui: task.laui, executionResultId: null, position: null };
+};
+
+/**
+ * Catalog reads a run makes that are the same for every run of a batch (the system settings, the
+ * referenced operator, connection, workflow, payload, configs and actions): read once per batch, not
+ * once per task. Items are peeked (the stored document, not a copy): a run only reads them.
+ */
+export interface RunReads {
+  settings(): Promise<SystemSettings>;
+  item(laui: Laui): Promise<ItemDoc | null>;
+}
+
+export const runReads = (deps: Pick<TaskDeps, 'items'>, settings?: SystemSettings): RunReads => {
+  let loaded: Promise<SystemSettings> | null = settings ? Promise.resolve(settings) : null;
+  const items = new Map<Laui, Promise<ItemDoc | null>>();
+  return {
+    settings: () => (loaded ??= loadSystemSettings(deps.items)),
+    item(laui) {
+      let found = items.get(laui);
+      if (!found) {
+        found = deps.items.peek(laui);
+        items.set(laui, found);
+      }
+      return found;
+    },
+  };
+};
+
+/** The validation verdict of a task against the batch's reads (spec 4.2 rules 2-5). */
+export const validateRun = async (reads: RunReads, task: Record<string, unknown>): Promise<TaskValidation> => {
+  const settings = await reads.settings();
   const lookup = new Map<string, ReferencedItem>();
   for (const { laui } of referencedItems(task)) {
-    const item = await deps.items.get(laui);
+    const item = await reads.item(laui);
     lookup.set(laui, item ? { item_type: item.item_type, deleted: item.is_deleted } : null);
   }
-  const verdict = validateTask(task, {
+  return validateTask(task, {
     enforce_connection_operator_mapping: settings.enforce_connection_operator_mapping,
     connection_operator_mapping: settings.connection_operator_mapping,
     items: lookup,
   });
-  if (!verdict.ok) throw new AppError(verdict.status, verdict.detail);
+};
+
+/** A validated run whose pre-actions passed, ready to join its connection's queue. */
+export interface PreparedRun {
+  task: ItemDoc;
+  connectionLaui: Laui;
+  connection: ItemDoc | null;
+  entry: QueueEntry;
+  /** The queued_for_connection step (with the merged retry settings) written when the run is queued. */
+  changes: Record<string, unknown>;
+  /** The session of the task's finished run, whose lease is freed first if it is still held. */
+  finishedSession: string | null;
+}
+
+/**
+ * Everything of a run before the queue: validation (422 AppError), config merge and the pre-actions
+ * (rule 7: any that fails or returns false skips the run, recorded in actions_status). `verdict`
+ * is a validation already made on these very fields with these reads, so it is not repeated.
+ */
+export const prepareRun = async (
+  deps: TaskDeps,
+  task: ItemDoc,
+  overrides: Record<string, unknown>,
+  metadata: EventMetadata,
+  reads: RunReads,
+  verdict?: TaskValidation,
+): Promise<{ ready: true; run: PreparedRun } | { ready: false; outcome: RunOutcome }> => {
+  const checked = verdict ?? (await validateRun(reads, task));
+  if (!checked.ok) throw new AppError(checked.status, checked.detail);
   const merged = await mergedConfigOf(deps.items, task);
   // Rule 7: pre-actions are awaited; any that fails or returns false skips the run (not queued).
   const pre = await runHookList(deps, task, 'pre_actions', metadata, merged.config.parameters);
   if (pre.statuses.length > 0) {
     const recorded = await changeTask(deps.eventStore, task.laui, { actions_status: actionsStatusAfter(task.actions_status, 'pre_actions', pre.statuses) }, metadata);
-    if (!pre.allPassed) return { taskLaui: task.laui, executionResultId: null, position: recorded, skipped: true };
+    if (!pre.allPassed) return { ready: false, outcome: { taskLaui: task.laui, executionResultId: null, position: recorded, skipped: true } };
   }
   const changes: Record<string, unknown> = {
     state: 'queued_for_connection',
@@ -89,32 +156,90 @@ export const enqueueAndDispatch = async (deps: TaskDeps, task: ItemDoc, override
   if (typeof overrides.logical_date === 'string') changes.logical_date = overrides.logical_date;
   else if (isAdhoc(task.frequency ?? 'ADHOC') && (task.logical_date ?? null) === null) changes.logical_date = metadata.at;
   const connectionLaui = String(task.connection_laui);
-  const connection = await deps.items.get(connectionLaui);
-  const sortDict = sortDictOf(connection);
-  const sortValues = Object.fromEntries(Object.keys(sortDict).map((field) => [field, task[field] ?? null]));
+  const connection = await reads.item(connectionLaui);
+  const sortValues = Object.fromEntries(Object.keys(sortDictOf(connection)).map((field) => [field, task[field] ?? null]));
   // A run that already reached its terminal state may still hold its lease for a moment (the worker
-  // writes the state, then leaves the queue): release it here so an immediate re-run is not dropped.
-  const lease = (await deps.queue.state(connectionLaui)).running.get(task.laui);
-  if (lease && TERMINAL_STATES.has(String(task.state)) && lease.sessionId === task.session_id) {
-    await deps.queue.release(connectionLaui, task.laui, lease.dispatchId, 'finished', metadata).catch((error: unknown) => {
-      // The worker left the queue in between: nothing to release.
-      if (!(error instanceof AppError && error.status === 404)) throw error;
-    });
-  }
-  const queued = await deps.queue.enqueueAndDispatch(
+  // writes the state, then leaves the queue): freed in the queue commit so an immediate re-run is not dropped.
+  const finishedSession = TERMINAL_STATES.has(String(task.state)) && typeof task.session_id === 'string' ? task.session_id : null;
+  return {
+    ready: true,
+    run: { task, connectionLaui, connection, entry: { laui: task.laui, priority: Number(task.priority ?? 1), sortValues }, changes, finishedSession },
+  };
+};
+
+export interface DispatchedRuns {
+  outcomes: Map<Laui, RunOutcome>;
+  /** Runs of the batch whose step after the queue commit failed (they are in the queue). */
+  failures: Map<Laui, unknown>;
+  /** Failures sending leases that went to tasks outside the batch (waiting since earlier). */
+  others: unknown[];
+}
+
+/**
+ * Queueing and dispatch of prepared runs of one connection: one queue commit enqueues them all (in
+ * the given order, which is their arrival order) and leases every free slot; then each leased task
+ * is templated, marked queued_in_redis and published, and each task left waiting records
+ * queued_for_connection. Those task writes go to different streams and are issued together, so the
+ * event store commits them in one transaction instead of one fsync per task. Throws when the queue
+ * commit fails (no run of the batch is queued).
+ */
+export const dispatchRuns = async (deps: TaskDeps, connectionLaui: Laui, runs: ReadonlyArray<PreparedRun>, metadata: EventMetadata): Promise<DispatchedRuns> => {
+  const connection = runs[0]?.connection ?? (await deps.items.peek(connectionLaui));
+  const finished = runs.flatMap((run) => (run.finishedSession === null ? [] : [{ taskLaui: run.task.laui, sessionId: run.finishedSession }]));
+  const queued = await deps.queue.enqueueManyAndDispatch(
     connectionLaui,
-    { laui: task.laui, priority: Number(task.priority ?? 1), sortValues },
+    { tasks: runs.map((run) => run.entry), finished },
     maxParallelismOf(connection),
-    sortDict,
+    sortDictOf(connection),
     metadata,
   );
-  // Rule 8: a task already in its queue is dropped, and its state stays as the queue left it.
-  const leadsItself = queued.enqueued && queued.leases.some((taken) => taken.taskLaui === task.laui);
-  const sent = await sendLeases(deps, connectionLaui, queued.leases, metadata, leadsItself ? { taskLaui: task.laui, changes } : null);
-  let position = sent.position ?? queued.position;
+  const byLaui = new Map(runs.map((run) => [run.task.laui, run]));
+  const leasedTasks = new Set(queued.leases.map((lease) => lease.taskLaui));
+  const result: DispatchedRuns = { outcomes: new Map(), failures: new Map(), others: [] };
+  const positions = new Map<Laui, Position | null>();
+  const leased = new Map<Laui, string>();
+  const fail = (laui: Laui, error: unknown) => (byLaui.has(laui) ? result.failures.set(laui, error) : result.others.push(error));
+  const send = async (lease: Lease) => {
+    const run = byLaui.get(lease.taskLaui);
+    // Rule 8: a task already in its queue is dropped, and its state stays as the queue left it.
+    const lead = run && queued.enqueued.has(run.task.laui) ? { taskLaui: run.task.laui, changes: run.changes } : null;
+    try {
+      const sent = await sendLeases(deps, connectionLaui, [lease], metadata, lead);
+      positions.set(lease.taskLaui, sent.position);
+      const id = sent.sent.get(lease.taskLaui);
+      if (id !== undefined) leased.set(lease.taskLaui, id);
+    } catch (error) {
+      fail(lease.taskLaui, error);
+    }
+  };
+  // A user's first dispatch signs a worker token that later ones reuse: one lease per user goes
+  // first, so a batch does not sign the same token once per task.
+  const firstOfOwner = new Map<string, Lease>();
+  for (const lease of queued.leases) {
+    const owner = String(metadata.user_laui ?? byLaui.get(lease.taskLaui)?.task.created_by ?? '?');
+    if (!firstOfOwner.has(owner)) firstOfOwner.set(owner, lease);
+  }
+  const first = new Set(firstOfOwner.values());
+  await Promise.all([...first].map(send));
   // Waiting for a slot: record queued_for_connection unless a finishing worker already leased it.
-  if (queued.enqueued && !leadsItself) position = (await changeTask(deps.eventStore, task.laui, changes, metadata, NOT_IN_FLIGHT)) ?? position;
-  return { taskLaui: task.laui, executionResultId: sent.sent.get(task.laui) ?? null, position };
+  const wait = async (run: PreparedRun) => {
+    const laui = run.task.laui;
+    try {
+      positions.set(laui, await changeTask(deps.eventStore, laui, run.changes, metadata, NOT_IN_FLIGHT));
+    } catch (error) {
+      result.failures.set(laui, error);
+    }
+  };
+  await Promise.all([
+    ...queued.leases.filter((lease) => !first.has(lease)).map(send),
+    ...runs.filter((run) => queued.enqueued.has(run.task.laui) && !leasedTasks.has(run.task.laui)).map(wait),
+  ]);
+  for (const run of runs) {
+    const laui = run.task.laui;
+    if (result.failures.has(laui)) continue;
+    result.outcomes.set(laui, { taskLaui: laui, executionResultId: leased.get(laui) ?? null, position: positions.get(laui) ?? queued.position });
+  }
+  return result;
 };
 
 /** A task whose unique key exists is the existing task (spec 4.2), not a 409. */

@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { metadataFor, type EventToAppend } from '../../shared/events.ts';
 import { newLaui } from '../../shared/ids.ts';
-import { applyDefaults } from '../../shared/item-types/itemTypes.ts';
 import { loadConfig } from '../config.ts';
 import { openSqliteEventStore } from '../event-store/sqlite/SqliteEventStore.ts';
 import { startService } from '../service.ts';
 import { loginToken } from './catalogBench.ts';
+import { itemCreatedEvent } from '../../command-side/catalog/itemCreatedEvent.ts';
 import { percentile } from './latencyFigures.ts';
 
 
@@ -23,23 +23,8 @@ export async function benchCatalogScale(opts: { dir: string; items?: number }): 
   const store = openSqliteEventStore({ file: join(dataDir, 'events.sqlite'), synchronous: 'normal' });
   const meta = metadataFor(null, new Date('2026-01-01T00:00:00Z'), 'bench');
   const access = { owners: {}, editors: {}, viewers: {} };
-  const created = (laui: string, itemType: string, name: string, parent: { laui: string; type: string } | null, fields: Record<string, unknown>): EventToAppend => ({
-    type: 'ItemCreated',
-    data: {
-      laui,
-      item_type: itemType,
-      name,
-      parent_laui: parent?.laui ?? null,
-      parent_type: parent?.type ?? null,
-      link_laui: parent ? newLaui() : null,
-      is_root: parent === null,
-      fields: applyDefaults(itemType, fields),
-      access,
-      version: 1,
-      revision_laui: newLaui(),
-    },
-    metadata: meta,
-  });
+  const created = (laui: string, itemType: string, name: string, parent: { laui: string; type: string } | null, fields: Record<string, unknown>): EventToAppend =>
+    itemCreatedEvent({ laui, itemType, name, parent, fields, access, metadata: meta });
   const account = newLaui();
   const project = newLaui();
   await store.append(`item-${account}`, [created(account, 'folder.account', 'scale', null, {})], 'no_stream');

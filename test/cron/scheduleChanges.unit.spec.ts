@@ -100,6 +100,22 @@ describe('scheduler schedule changes (initial next_run_date, catch-up bound)', (
       expect(plan?.changes).to.deep.equal({ next_run_date: '2024-05-31T00:00:00.000Z', logical_date: '2024-05-01T00:00:00.000Z' });
     });
 
+    it('given runs on either side of the bound where the gap alone cannot decide, when checked, then they are counted exactly', () => {
+      // Every 10 minutes, off the granularity step (a minute): 5 runs due (10:20 .. 11:00) vs bounds 5 and 4.
+      const task = { frequency: '*/10 * * * *', next_run_date: '2024-06-10T10:20:00Z', logical_date: '2024-06-10T10:10:00Z' };
+      const at = d('2024-06-10T11:05:00Z');
+      expect(catchUpChanges({ ...task, max_catchup_runs: 5 }, at)).to.equal(null);
+      expect(catchUpChanges({ ...task, max_catchup_runs: 4 }, at)?.changes).to.deep.equal({ next_run_date: '2024-06-10T11:00:00.000Z', logical_date: '2024-06-10T10:50:00.000Z' });
+      // Hourly, one run more than the bound: the gap is too long for the shortcut, the count skips ahead.
+      const hourly = { frequency: '0 * * * *', next_run_date: '2024-06-10T09:00:00Z', logical_date: '2024-06-10T08:00:00Z', max_catchup_runs: 3 };
+      expect(catchUpChanges(hourly, now)?.changes).to.deep.equal({ next_run_date: '2024-06-10T12:00:00.000Z', logical_date: '2024-06-10T11:00:00.000Z' });
+      expect(catchUpChanges({ ...hourly, max_catchup_runs: 4 }, now)).to.equal(null);
+    });
+
+    it('given an invalid frequency with a due next_run_date, when checked, then nothing is skipped (validation reports it) instead of throwing', () => {
+      expect(catchUpChanges({ frequency: '61 * * * *', next_run_date: '2023-08-16T00:00:00Z', logical_date: '2023-08-15T00:00:00Z' }, now)).to.equal(null);
+    });
+
     it('given a bad max_catchup_runs, when read, then the default applies', () => {
       expect(maxCatchupRuns({ max_catchup_runs: -1 })).to.equal(DEFAULT_MAX_CATCHUP_RUNS);
       expect(maxCatchupRuns({ max_catchup_runs: '5' })).to.equal(DEFAULT_MAX_CATCHUP_RUNS);
