@@ -36,6 +36,23 @@ export const dispatchConnection = async (deps: TaskDeps, connectionLaui: Laui, m
   return { sent: sent.sent, position: sent.position ?? position };
 };
 
+/**
+ * Finish (spec 3.1) and load balancing in one queue commit: the finished run leaves its slot (only
+ * if the lease is still that run's: a reaped or reset lease is left alone), then every free slot
+ * goes to the next waiting tasks, which are sent to the workers.
+ */
+export const finishAndDispatch = async (
+  deps: TaskDeps,
+  connectionLaui: Laui,
+  finished: { taskLaui: Laui; sessionId: string },
+  metadata: EventMetadata,
+): Promise<{ sent: Map<Laui, string>; position: Position | null }> => {
+  const connection = await deps.items.peek(connectionLaui);
+  const { leases, position } = await deps.queue.enqueueManyAndDispatch(connectionLaui, { tasks: [], finished: [finished] }, maxParallelismOf(connection), sortDictOf(connection), metadata);
+  const sent = await sendLeases(deps, connectionLaui, leases, metadata, null);
+  return { sent: sent.sent, position: sent.position ?? position };
+};
+
 export const maxParallelismOf = (connection: ItemDoc | null): number => (typeof connection?.max_parallelism === 'number' ? connection.max_parallelism : 1);
 export const sortDictOf = (connection: ItemDoc | null): Record<string, string> => (connection?.sort_dict as Record<string, string> | undefined) ?? {};
 
@@ -90,8 +107,9 @@ export const sendLeases = async (
 
 /** RSA signing costs milliseconds: a user's worker token is reused while it has an hour left. */
 // Per signer: a token made with one service's key is worthless to another in the same process.
-const workerTokens = new WeakMap<TaskDeps['tokens'], Map<string, { token: string; expiresAt: number }>>();
-const workerToken = async (deps: TaskDeps, user: Laui | null, taskLaui: Laui): Promise<string> => {
+// The signing in flight is shared: a batch of dispatches for one user signs once, not once per task.
+const workerTokens = new WeakMap<TaskDeps['tokens'], Map<string, { token: Promise<string>; expiresAt: number }>>();
+const workerToken = (deps: TaskDeps, user: Laui | null, taskLaui: Laui): Promise<string> => {
   const key = user ?? '';
   let tokens = workerTokens.get(deps.tokens);
   if (!tokens) {
@@ -101,8 +119,13 @@ const workerToken = async (deps: TaskDeps, user: Laui | null, taskLaui: Laui): P
   const cached = tokens.get(key);
   const now = deps.clock.now().getTime();
   if (cached && cached.expiresAt - now > 3600_000) return cached.token;
-  const token = await deps.tokens.sign('access', user, { purpose: 'worker', task_laui: taskLaui }, WORKER_TOKEN_TTL_SECONDS);
-  tokens.set(key, { token, expiresAt: now + WORKER_TOKEN_TTL_SECONDS * 1000 });
+  const token = deps.tokens.sign('access', user, { purpose: 'worker', task_laui: taskLaui }, WORKER_TOKEN_TTL_SECONDS);
+  const entry = { token, expiresAt: now + WORKER_TOKEN_TTL_SECONDS * 1000 };
+  tokens.set(key, entry);
+  // A failed signing is not remembered: the next dispatch tries again.
+  token.catch(() => {
+    if (tokens.get(key) === entry) tokens.delete(key);
+  });
   return token;
 };
 

@@ -212,15 +212,6 @@ export const dispatchRuns = async (deps: TaskDeps, connectionLaui: Laui, runs: R
       fail(lease.taskLaui, error);
     }
   };
-  // A user's first dispatch signs a worker token that later ones reuse: one lease per user goes
-  // first, so a batch does not sign the same token once per task.
-  const firstOfOwner = new Map<string, Lease>();
-  for (const lease of queued.leases) {
-    const owner = String(metadata.user_laui ?? byLaui.get(lease.taskLaui)?.task.created_by ?? '?');
-    if (!firstOfOwner.has(owner)) firstOfOwner.set(owner, lease);
-  }
-  const first = new Set(firstOfOwner.values());
-  await Promise.all([...first].map(send));
   // Waiting for a slot: record queued_for_connection unless a finishing worker already leased it.
   const wait = async (run: PreparedRun) => {
     const laui = run.task.laui;
@@ -231,7 +222,7 @@ export const dispatchRuns = async (deps: TaskDeps, connectionLaui: Laui, runs: R
     }
   };
   await Promise.all([
-    ...queued.leases.filter((lease) => !first.has(lease)).map(send),
+    ...queued.leases.map(send),
     ...runs.filter((run) => queued.enqueued.has(run.task.laui) && !leasedTasks.has(run.task.laui)).map(wait),
   ]);
   for (const run of runs) {
