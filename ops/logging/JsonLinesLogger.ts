@@ -18,6 +18,7 @@ export class JsonLinesLogger implements Logger {
   private currentDay = '';
   private readonly pending = new Map<WriteStream, string[]>();
   private drainScheduled = false;
+  private readonly ending = new Set<Promise<void>>();
 
   constructor(
     private readonly root: string,
@@ -67,7 +68,7 @@ export class JsonLinesLogger implements Logger {
 
   async flush(): Promise<void> {
     this.drain();
-    await Promise.all([...this.streams.values()].map((stream) => new Promise<void>((resolve) => stream.write('', () => resolve()))));
+    await Promise.all([...[...this.streams.values()].map((stream) => new Promise<void>((resolve) => stream.write('', () => resolve()))), ...this.ending]);
   }
 
   async close(): Promise<void> {
@@ -75,14 +76,24 @@ export class JsonLinesLogger implements Logger {
     const streams = [...this.streams.values()];
     this.streams.clear();
     this.categoryStreams.clear();
-    await Promise.all(streams.map((stream) => new Promise<void>((resolve) => stream.end(() => resolve()))));
+    for (const stream of streams) this.end(stream);
+    await Promise.all(this.ending);
+  }
+
+  /** Ends a stream (after its last lines); close() waits for every stream ended so far. */
+  private end(stream: WriteStream, last?: string): void {
+    const ended: Promise<void> = new Promise<void>((resolve) => {
+      if (last) stream.end(last, () => resolve());
+      else stream.end(() => resolve());
+    }).finally(() => this.ending.delete(ended));
+    this.ending.add(ended);
   }
 
   private rollOver(day: string): void {
     this.drain();
     this.currentDay = day;
     this.categoryStreams.clear();
-    for (const stream of this.streams.values()) stream.end();
+    for (const stream of this.streams.values()) this.end(stream);
     this.streams.clear();
   }
 
@@ -104,7 +115,7 @@ export class JsonLinesLogger implements Logger {
       if (path.includes(`${join(this.root, 'sessions')}`)) {
         const lines = this.pending.get(stream);
         this.pending.delete(stream);
-        stream.end(lines ? lines.join('') : undefined);
+        this.end(stream, lines?.join(''));
         this.streams.delete(path);
       }
     }

@@ -5,7 +5,7 @@ import { BoundedLineReader, TailBuffer, type CappedLog } from './boundedOutput.t
 import type { ProcessEvents, ProcessHandle } from './processHandle.ts';
 import { residentBytes } from './sandbox.ts';
 
-/** Directory of runtime.py / runtime.mjs (and the Python fork server). */
+/** Directory of runtime.py / runtime.cjs (and the Python fork server). */
 export const RUNTIME_DIR = fileURLToPath(new URL('./runtime/', import.meta.url));
 /** Protocol line cap outside runs (the ready message and pool housekeeping). */
 const IDLE_LINE_BYTES = 64 * 1024;
@@ -57,7 +57,7 @@ export interface RuntimeProcessOptions {
 export function runtimeArgs(language: Language, memoryMb: number): string[] {
   return language === 'python'
     ? ['-I', '-u', '-B', `${RUNTIME_DIR}runtime.py`, String(memoryMb)]
-    : [`--max-old-space-size=${memoryMb}`, `${RUNTIME_DIR}runtime.mjs`, String(memoryMb)];
+    : [`--max-old-space-size=${memoryMb}`, `${RUNTIME_DIR}runtime.cjs`, String(memoryMb)];
 }
 
 interface Waiter {
@@ -66,7 +66,7 @@ interface Waiter {
 }
 
 /**
- * One interpreter running runtime.py / runtime.mjs in its own process group, speaking JSON lines
+ * One interpreter running runtime.py / runtime.cjs in its own process group, speaking JSON lines
  * (on fd 3). stdout/stderr go to the current run's capped log (and a small tail for diagnostics).
  * How the process was started (spawned or forked) is the ProcessHandle's business; the protocol,
  * the memory watchdog, interrupts, kills and the meaning of an exit are the same for both.
@@ -222,7 +222,10 @@ export class RuntimeProcess {
     const waiter = this.waiting.get(message.id);
     if (!waiter) return;
     this.waiting.delete(message.id);
-    waiter.resolve(message as WireResponse);
+    // Output and answers travel on different channels. The code wrote its output before the answer,
+    // so that output was readable no later than the answer; it is read in this same poll phase, but
+    // possibly after this line. Settling in the check phase lets it reach the run's log first.
+    setImmediate(() => waiter.resolve(message as WireResponse));
   }
 
   private describeExit(code: number | null, signal: NodeJS.Signals | null): ProcessDied {

@@ -1,3 +1,4 @@
+'use strict';
 // JavaScript runtime shim for the sandboxed code runner (ops/worker/ProcessCodeRunner.ts).
 //
 // Protocol: JSON lines on fd 3 (a socket pair made by the parent), both directions; the same
@@ -5,20 +6,60 @@
 // `Interrupted` error (a pending promise cannot be stopped; its late result is dropped).
 // fd 0 is /dev/null; fd 1 and 2 belong to the user code and are captured, capped, by the parent.
 //
-// Module form: the code is saved as `code.js` (no package.json) and loaded with import(). Node's
-// syntax detection (20.19+) makes it an ES module when it uses import/export, CommonJS otherwise.
-// Functions come from named exports (`export function run(connection, payload, context)`) or from
-// the default export / `module.exports` object. They may be async.
-// Usage: node --max-old-space-size=<memoryMb> runtime.mjs <memoryMb>
-import { rmSync } from 'node:fs';
-import net from 'node:net';
-import path from 'node:path';
-import readline from 'node:readline';
-import { pathToFileURL } from 'node:url';
+// Module form: the code is saved as `user_code.js` (no package.json) and loaded with require().
+// Node's syntax detection (20.19+) makes it an ES module when it uses import/export, CommonJS
+// otherwise; require() of an ES module (20.19+) runs it synchronously unless it uses top-level
+// await, which is then loaded with import() instead. Functions come from named exports
+// (`export function run(connection, payload, context)`, `exports.run = ...`) or from the default
+// export / `module.exports` object. They may be async.
+//
+// Start-up cost (every JavaScript run starts a fresh node; node cannot fork; measure it with
+// ops/worker/runtimeStartBench.run.ts): this file is CommonJS because an ES module entry point
+// makes node set up its whole ES module loader before the first line runs (~6 ms of CPU, ~16 ms
+// with the heap flag below), and so does a first import() of user code, where require() of the
+// same module costs ~0.6 ms; it loads no built-in module it can do without (no readline); and it
+// loads its built-ins while V8's flags are the defaults (below).
+// Usage: node --max-old-space-size=<memoryMb> runtime.cjs <memoryMb>
+
+// Node ships a V8 code cache for its built-in modules, which V8 rejects when any V8 flag differs
+// from its default (the cache carries a hash of the flags): with --max-old-space-size every built-in
+// loaded after bootstrap is compiled from source (net: ~9 ms of CPU instead of ~2.5). The heap
+// limit was fixed when the isolate was created, before this line; V8 only reads the flag again
+// when it creates another isolate (worker_threads). So the flag goes back to its default while
+// the shim loads its own modules, and is put back before any user code runs: user code, and any
+// worker it starts, sees exactly the flags the process was started with.
+const heapFlag = process.execArgv.findLast((arg) => /^--max[-_]old[-_]space[-_]size=\d+$/.test(arg));
+const setV8Flags = heapFlag ? v8FlagSetter() : null;
+setV8Flags?.('--max-old-space-size=0');
+
+const { rmSync } = require('node:fs');
+const net = require('node:net');
+const path = require('node:path');
+const { pathToFileURL } = require('node:url');
 
 const MEMORY_MB = Number(process.argv[2] ?? 0);
 const NAMES = ['initialize', 'run', 'check_completion', 'finish'];
 const TRACEBACK_LIMIT = 8192;
+
+/**
+ * V8's setFlagsFromString without loading `node:v8` (itself ~7 ms of uncached compilation); null
+ * when this node has no such binding (the shim then starts as before, only slower).
+ */
+function v8FlagSetter() {
+  // process.binding('v8') emits a DeprecationWarning (on stderr, i.e. into the user's log) unless
+  // deprecations are silenced; emitWarning checks noDeprecation synchronously.
+  const quiet = process.noDeprecation;
+  process.noDeprecation = true;
+  try {
+    const binding = process.binding('v8');
+    return typeof binding.setFlagsFromString === 'function' ? binding.setFlagsFromString : null;
+  } catch {
+    return null;
+  } finally {
+    if (quiet === undefined) delete process.noDeprecation;
+    else process.noDeprecation = quiet;
+  }
+}
 
 class ExitAttempt extends Error {
   constructor(how) {
@@ -128,12 +169,30 @@ let functions = new Map();
 /** Calls in flight: id -> true until answered (abandon answers early). */
 const pending = new Map();
 
+/**
+ * The user module's exports: require() (synchronous, and far cheaper than a first import(), which
+ * sets up the whole ES module loader: ~6 ms of CPU), import() for the ES modules require() cannot run.
+ */
+async function loadModule(file) {
+  try {
+    return require(file);
+  } catch (error) {
+    // ERR_REQUIRE_ASYNC_MODULE: top-level await (thrown before the module ran, so it runs once).
+    // ERR_REQUIRE_ESM: a Node without require(esm).
+    if (error?.code !== 'ERR_REQUIRE_ASYNC_MODULE' && error?.code !== 'ERR_REQUIRE_ESM') throw error;
+    return import(pathToFileURL(file).href);
+  }
+}
+
 async function load(file) {
-  const ns = await import(pathToFileURL(file).href);
-  const holder = ns.default !== null && typeof ns.default === 'object' ? ns.default : null;
+  const exported = Object(await loadModule(file));
+  // An ES module namespace (named exports are called with `this` undefined, as ES functions are)
+  // or a CommonJS module.exports (its functions are called on it, like exports.run()).
+  const namespace = exported[Symbol.toStringTag] === 'Module';
+  const holder = exported.default !== null && typeof exported.default === 'object' ? exported.default : null;
   functions = new Map();
   for (const name of NAMES) {
-    if (typeof ns[name] === 'function') functions.set(name, { fn: ns[name], self: undefined });
+    if (typeof exported[name] === 'function') functions.set(name, { fn: exported[name], self: namespace ? undefined : exported });
     else if (holder && typeof holder[name] === 'function') functions.set(name, { fn: holder[name], self: holder });
   }
   return [...functions.keys()];
@@ -212,7 +271,7 @@ function stray(error) {
 process.on('uncaughtException', stray);
 process.on('unhandledRejection', stray);
 
-readline.createInterface({ input: channel, crlfDelay: Infinity }).on('line', (line) => {
+function onLine(line) {
   let request;
   try {
     request = JSON.parse(line);
@@ -221,6 +280,34 @@ readline.createInterface({ input: channel, crlfDelay: Infinity }).on('line', (li
     return;
   }
   void handle(request);
+}
+
+// JSON lines (node:readline would be one more module to load at every start). Only the chunk that
+// arrived is searched for the end of a line, so a large message costs linear time.
+channel.setEncoding('utf8');
+let partial = [];
+channel.on('data', (chunk) => {
+  let start = 0;
+  let end = chunk.indexOf('\n');
+  while (end !== -1) {
+    partial.push(chunk.slice(start, end));
+    const line = partial.join('');
+    partial = [];
+    onLine(line);
+    start = end + 1;
+    end = chunk.indexOf('\n', start);
+  }
+  if (start < chunk.length) partial.push(chunk.slice(start));
 });
 
+// The ES module loader's own modules (what require() of the first ES module loads) are compiled
+// now, with the code cache: a user ES module then costs ~0.6 ms instead of ~3.7 ms; CommonJS user
+// code pays ~1.5 ms for it.
+try {
+  require('./esmWarm.mjs');
+} catch {
+  // a node without require(esm): user ES modules go through import() anyway
+}
+
+setV8Flags?.(heapFlag);
 send(JSON.stringify({ op: 'ready', pid: process.pid }));
