@@ -37,7 +37,8 @@ program
     if (!password) throw new InvalidArgumentError('give --password or set PASSWORD');
     const config = loadConfig();
     const keys = await loadKeys(config);
-    const eventStore = openSqliteEventStore({ file: join(config.dataDir, 'events.sqlite'), synchronous: config.sqliteSynchronous });
+    // One command, one append: a writer thread would only add its start-up.
+    const eventStore = openSqliteEventStore({ file: join(config.dataDir, 'events.sqlite'), synchronous: config.sqliteSynchronous, writer: 'main-thread' });
     try {
       const users = userHandler({ eventStore, passwords: scryptPasswords(), secrets: new AesSecretBox(keys.encryptionKey) });
       const created = await users.create(

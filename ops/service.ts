@@ -93,7 +93,10 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const passwords = overrides.passwords ?? scryptPasswords();
   const mailer = overrides.mailer ?? new LogMailer(logger);
 
-  const eventStore = openSqliteEventStore({ file: join(config.dataDir, 'events.sqlite'), synchronous: config.sqliteSynchronous });
+  const sqlite = openSqliteEventStore({ file: join(config.dataDir, 'events.sqlite'), synchronous: config.sqliteSynchronous });
+  // Commits run on a writer thread: a writer that cannot start fails the start, not the first write.
+  await sqlite.writerReady();
+  const eventStore: EventStore = sqlite;
   const readStore = new MemoryReadStore();
   const bus = new InProcessBus({ concurrency: config.workerConcurrency });
   const projections = new ProjectionRunner({

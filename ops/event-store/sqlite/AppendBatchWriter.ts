@@ -8,22 +8,21 @@ import {
 } from '../../../shared/event-store/EventStore.ts';
 import { checkExpectedRevision } from '../checkExpectedRevision.ts';
 
-/** One queued append, its events already serialized in the caller's tick. */
-export interface PendingAppend {
+/**
+ * One append as the writer needs it: plain data, its events already serialized in the caller's
+ * tick, so it can be handed to the writer thread as is.
+ */
+export interface AppendRequest {
   streamId: string;
   expected: ExpectedRevision;
   events: ReadonlyArray<{ type: string; data: string; metadata: string }>;
-  resolve(result: AppendResult): void;
-  reject(error: unknown): void;
 }
 
-export type AppendOutcome =
-  | { append: PendingAppend; result: AppendResult }
-  | { append: PendingAppend; conflict: WrongExpectedVersionError };
+/** What became of one append of a batch, at the same index as the append. */
+export type AppendVerdict = { result: AppendResult } | { conflict: WrongExpectedVersionError };
 
 /** An accepted append: its revision and the index, in the batch's rows, of its last event. */
 interface Accepted {
-  append: PendingAppend;
   nextExpectedRevision: number;
   lastRow: number | undefined;
 }
@@ -58,7 +57,7 @@ export class AppendBatchWriter {
   }
 
   /** Throws, with nothing written, when SQLite itself fails (disk full, busy beyond the timeout). */
-  write(batch: ReadonlyArray<PendingAppend>, recordedAt: string): AppendOutcome[] {
+  write(batch: ReadonlyArray<AppendRequest>, recordedAt: string): AppendVerdict[] {
     // IMMEDIATE takes the write lock up front: revisions read below cannot be overtaken by
     // another process (the CLI) before this transaction commits.
     this.begin.run();
@@ -70,12 +69,12 @@ export class AppendBatchWriter {
       const head = outcomes.some((outcome) => 'lastRow' in outcome && outcome.lastRow === undefined)
         ? this.headPosition()
         : START;
-      const results = outcomes.map((outcome): AppendOutcome => {
+      const results = outcomes.map((outcome): AppendVerdict => {
         if ('conflict' in outcome) return outcome;
-        const { append, nextExpectedRevision, lastRow } = outcome;
+        const { nextExpectedRevision, lastRow } = outcome;
         const position = lastRow === undefined ? head : positions[lastRow];
         if (position === undefined) throw new Error(`SQLite returned no position for row ${lastRow}`);
-        return { append, result: { nextExpectedRevision, position } };
+        return { result: { nextExpectedRevision, position } };
       });
       this.commit.run();
       return results;
@@ -87,10 +86,10 @@ export class AppendBatchWriter {
 
   /** Judges each append against the file as this transaction sees it, queuing the rows of the accepted. */
   private check(
-    batch: ReadonlyArray<PendingAppend>,
+    batch: ReadonlyArray<AppendRequest>,
     rows: Array<string | number>,
     recordedAt: string,
-  ): Array<Accepted | { append: PendingAppend; conflict: WrongExpectedVersionError }> {
+  ): Array<Accepted | { conflict: WrongExpectedVersionError }> {
     // Streams accepted earlier in this batch; valid only inside this transaction.
     const accepted = new Map<string, number>();
     return batch.map((append) => {
@@ -100,7 +99,7 @@ export class AppendBatchWriter {
         const actual = accepted.get(streamId) ?? this.lastRevision.get(streamId) ?? 'no_stream';
         last = checkExpectedRevision(streamId, append.expected, actual);
       } catch (error) {
-        if (error instanceof WrongExpectedVersionError) return { append, conflict: error };
+        if (error instanceof WrongExpectedVersionError) return { conflict: error };
         throw error;
       }
       for (const [index, event] of events.entries()) {
@@ -109,7 +108,7 @@ export class AppendBatchWriter {
       const nextExpectedRevision = last + events.length;
       if (events.length > 0) accepted.set(streamId, nextExpectedRevision);
       const lastRow = events.length > 0 ? rows.length / COLUMNS_PER_ROW - 1 : undefined;
-      return { append, nextExpectedRevision, lastRow };
+      return { nextExpectedRevision, lastRow };
     });
   }
 

@@ -6,21 +6,35 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { START, type RecordedEvent } from '../../../shared/event-store/EventStore.ts';
-import { anEvent, expectConflict, numbersOf, someEvents, waitUntil } from '../contract/contractFixtures.ts';
+import { START, type AppendResult, type RecordedEvent } from '../../../shared/event-store/EventStore.ts';
+import { anEvent, delay, expectConflict, numbersOf, someEvents, waitUntil } from '../contract/contractFixtures.ts';
 import { describeEventStoreContract } from '../eventStoreContract.ts';
 import { EVENT_STORE_SCHEMA_VERSION } from './migrateEventStoreSchema.ts';
-import { openSqliteEventStore, type SqliteEventStore } from './SqliteEventStore.ts';
+import { openSqliteEventStore, type SqliteEventStore, type SqliteWriterPlacement } from './SqliteEventStore.ts';
+import { SqliteWriterThread } from './SqliteWriterThread.ts';
+
+const PLACEMENTS: SqliteWriterPlacement[] = ['worker-thread', 'main-thread'];
 
 describe('SqliteEventStore', () => {
   let dir = '';
   let files = 0;
   const newFile = (): string => join(dir, `events-${(files += 1)}.db`);
   const opened: SqliteEventStore[] = [];
-  const open = (file: string, pollIntervalMs?: number): SqliteEventStore => {
-    const store = openSqliteEventStore({ file, synchronous: 'full', pollIntervalMs });
+  const open = (file: string, pollIntervalMs?: number, writer?: SqliteWriterPlacement): SqliteEventStore => {
+    const store = openSqliteEventStore({ file, synchronous: 'full', pollIntervalMs, writer });
     opened.push(store);
     return store;
+  };
+  /** Another connection of this process holding the write lock until it commits. */
+  const holdWriteLock = (file: string): { release(): void } => {
+    const db = new Database(file);
+    db.exec('BEGIN IMMEDIATE');
+    return {
+      release: () => {
+        db.exec('COMMIT');
+        db.close();
+      },
+    };
   };
 
   before(() => {
@@ -33,7 +47,15 @@ describe('SqliteEventStore', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  describeEventStoreContract('SqliteEventStore', () => open(newFile()));
+  for (const writer of PLACEMENTS) {
+    // Started, then awaited: the contract times live delivery from the first append, and that
+    // should not include the writer thread's start-up.
+    describeEventStoreContract(`SqliteEventStore (writer: ${writer})`, async () => {
+      const store = open(newFile(), undefined, writer);
+      await store.writerReady();
+      return store;
+    });
+  }
 
   describe('durability and sharing a file', () => {
     it('given appended events, when the store is closed and the file reopened, then every event is there', async () => {
@@ -67,39 +89,41 @@ describe('SqliteEventStore', () => {
       expect(() => open(file)).to.throw(/newer than this code knows/);
     });
 
-    it('given a child process appending durably, when it is killed with SIGKILL, then every acknowledged append is in the file', async function () {
-      this.timeout(30_000);
-      const file = newFile();
-      const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./appendUntilKilled.ts', import.meta.url)), file], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      let errors = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
-      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
-      try {
-        await waitUntil(() => output.split('\n').length > 400 || errors !== '', '400 acknowledged appends', 20_000);
-      } finally {
-        child.kill('SIGKILL');
-      }
-      expect(await exited, errors).to.equal('SIGKILL');
+    for (const placement of PLACEMENTS) {
+      it(`given a child process appending durably (writer: ${placement}), when it is killed with SIGKILL, then every acknowledged append is in the file`, async function () {
+        this.timeout(30_000);
+        const file = newFile();
+        const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./appendUntilKilled.ts', import.meta.url)), file, placement], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let output = '';
+        let errors = '';
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
+        const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
+        try {
+          await waitUntil(() => output.split('\n').length > 400 || errors !== '', '400 acknowledged appends', 20_000);
+        } finally {
+          child.kill('SIGKILL');
+        }
+        expect(await exited, errors).to.equal('SIGKILL');
 
-      // Highest acknowledged seq per writer; each writer appends seq 0, 1, 2... in order.
-      const acknowledged = new Map<string, number>();
-      for (const line of output.split('\n').filter(Boolean)) {
-        const [writer, seq] = line.split(' ').map(Number);
-        acknowledged.set(`writer-${writer}`, Math.max(acknowledged.get(`writer-${writer}`) ?? -1, seq ?? -1));
-      }
-      expect(acknowledged.size).to.equal(8);
-      const reopened = open(file);
-      for (const [streamId, highestSeq] of acknowledged) {
-        const seqs = (await reopened.readStream(streamId)).map((event) => event.data.seq);
-        expect(seqs.slice(0, highestSeq + 1), `${streamId} lost acknowledged events`).to.deep.equal(
-          Array.from({ length: highestSeq + 1 }, (_, seq) => seq),
-        );
-      }
-    });
+        // Highest acknowledged seq per writer; each writer appends seq 0, 1, 2... in order.
+        const acknowledged = new Map<string, number>();
+        for (const line of output.split('\n').filter(Boolean)) {
+          const [writer, seq] = line.split(' ').map(Number);
+          acknowledged.set(`writer-${writer}`, Math.max(acknowledged.get(`writer-${writer}`) ?? -1, seq ?? -1));
+        }
+        expect(acknowledged.size).to.equal(8);
+        const reopened = open(file);
+        for (const [streamId, highestSeq] of acknowledged) {
+          const seqs = (await reopened.readStream(streamId)).map((event) => event.data.seq);
+          expect(seqs.slice(0, highestSeq + 1), `${streamId} lost acknowledged events`).to.deep.equal(
+            Array.from({ length: highestSeq + 1 }, (_, seq) => seq),
+          );
+        }
+      });
+    }
 
     it('given a second store on the same file, when the first appends, then the second one\'s subscription sees it by polling', async () => {
       const file = newFile();
@@ -140,12 +164,15 @@ describe('SqliteEventStore', () => {
         ],
         { stdio: ['ignore', 'pipe', 'inherit'] },
       );
+      // Listened for from the start: the event loop stays free while the writer waits for the
+      // lock, so the holder may well have exited before the append is acknowledged.
+      const holderClosed = new Promise((resolve) => holder.on('close', resolve));
       await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
       const startedAt = Date.now();
       const result = await store.append('s', [anEvent(0)], 'no_stream');
       expect(Date.now() - startedAt).to.be.at.least(200);
       expect(result.nextExpectedRevision).to.equal(0);
-      await new Promise((resolve) => holder.on('close', resolve));
+      await holderClosed;
     });
   });
 
@@ -179,6 +206,89 @@ describe('SqliteEventStore', () => {
       await store.close();
       expect((await pending).nextExpectedRevision).to.equal(0);
       expect(numbersOf(await open(file).readAll())).to.deep.equal([0]);
+    });
+  });
+
+  describe('the writer thread', () => {
+    it('given the write lock held by another connection, when appending, then the event loop keeps turning while the append waits', async () => {
+      const file = newFile();
+      const store = open(file);
+      await store.writerReady();
+      const lock = holdWriteLock(file);
+      let turns = 0;
+      const ticking = setInterval(() => (turns += 1), 5);
+      try {
+        const appended = store.append('s', [anEvent(0)], 'no_stream');
+        await delay(200);
+        lock.release();
+        expect((await appended).nextExpectedRevision).to.equal(0);
+      } finally {
+        clearInterval(ticking);
+      }
+      // On the main thread the busy wait would have blocked every timer for the 200 ms.
+      expect(turns).to.be.at.least(10);
+    });
+
+    it('given a batch in flight, when appends arrive in later ticks, then they go together as the next batch, committed after it', async () => {
+      const file = newFile();
+      const store = open(file);
+      await store.writerReady();
+      const lock = holdWriteLock(file);
+      const first = store.append('first', [anEvent(0)], 'no_stream');
+      await delay(20);
+      const queued: Array<Promise<AppendResult>> = [];
+      for (let n = 1; n <= 3; n += 1) {
+        queued.push(store.append(`queued-${n}`, [anEvent(n)], 'no_stream'));
+        await delay(5);
+      }
+      lock.release();
+      const [firstResult, ...queuedResults] = await Promise.all([first, ...queued]);
+      expect(store.groupCommitStats()).to.deep.equal({ batches: 2, appends: 4 });
+      for (const result of queuedResults) expect(result.position > (firstResult?.position ?? START)).to.equal(true);
+      expect(numbersOf(await store.readAll())).to.deep.equal([0, 1, 2, 3]);
+    });
+
+    it('given appends queued behind a batch in flight, when the store closes, then close resolves only once all of them are committed', async () => {
+      const file = newFile();
+      const store = open(file);
+      await store.writerReady();
+      const lock = holdWriteLock(file);
+      const inFlight = store.append('s', [anEvent(0)], 'no_stream');
+      await delay(20);
+      const queued = store.append('t', [anEvent(1)], 'no_stream');
+      let closed = false;
+      const closing = store.close().then(() => (closed = true));
+      await delay(50);
+      expect(closed, 'closed while appends were pending').to.equal(false);
+      lock.release();
+      await closing;
+      expect((await inFlight).nextExpectedRevision).to.equal(0);
+      expect((await queued).nextExpectedRevision).to.equal(0);
+      expect(numbersOf(await open(file).readAll())).to.deep.equal([0, 1]);
+    });
+
+    it('given acknowledged appends from many writers, when this thread reads right after each, then it sees every one of them', async () => {
+      const store = open(newFile());
+      await Promise.all(
+        Array.from({ length: 16 }, async (_, writer) => {
+          for (let revision = 0; revision < 10; revision += 1) {
+            const result = await store.append(`w-${writer}`, [anEvent(revision)], revision === 0 ? 'no_stream' : revision - 1);
+            const stream = await store.readStream(`w-${writer}`);
+            expect(stream.at(-1)?.position).to.equal(result.position);
+            expect((await store.headPosition()) >= result.position).to.equal(true);
+          }
+        }),
+      );
+    });
+
+    it('given a file the writer thread cannot open, when committing, then it is rejected at once, not left pending', async () => {
+      const thread = new SqliteWriterThread({ file: join(dir, 'no-such-directory', 'events.db'), synchronous: 'full' });
+      const failure = async (promise: Promise<unknown>): Promise<unknown> => promise.then(() => expect.fail('expected a rejection'), (error: unknown) => error);
+      expect(String(await failure(thread.ready()))).to.match(/SQLite writer thread failed/);
+      expect(String(await failure(thread.commit([{ streamId: 's', expected: 'any', events: [] }], new Date().toISOString())))).to.match(
+        /SQLite writer thread failed/,
+      );
+      await thread.close();
     });
   });
 });
