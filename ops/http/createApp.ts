@@ -53,9 +53,22 @@ export const createApp = (parts: AppParts): Koa<AppState> => {
   for (const router of parts.publicRoutes) app.use(router.routes()).use(router.allowedMethods());
   const privateRouter = new Router<AppState>();
   for (const router of parts.privateRoutes) privateRouter.use(router.routes(), router.allowedMethods());
+  // Whether a method and path hit a private route, remembered: matching walks every private route's
+  // pattern, and the router walks them again to dispatch. Bounded: paths carry LAUIs.
+  const privateHits = new Map<string, boolean>();
+  const isPrivate = (method: string, path: string): boolean => {
+    const key = `${method} ${path}`;
+    let hit = privateHits.get(key);
+    if (hit === undefined) {
+      hit = privateRouter.match(path, method).path.some((layer) => layer.methods.length > 0);
+      if (privateHits.size >= 10_000) privateHits.clear();
+      privateHits.set(key, hit);
+    }
+    return hit;
+  };
   app.use(async function guardPrivate(ctx, next) {
     // Only requests that hit a private route meet the wall; unknown paths stay 404.
-    if (privateRouter.match(ctx.path, ctx.method).path.some((layer) => layer.methods.length > 0)) {
+    if (isPrivate(ctx.method, ctx.path)) {
       await parts.authenticate(ctx, next);
       return;
     }
