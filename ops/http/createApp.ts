@@ -52,7 +52,9 @@ export const createApp = (parts: AppParts): Koa<AppState> => {
   );
   for (const router of parts.publicRoutes) app.use(router.routes()).use(router.allowedMethods());
   const privateRouter = new Router<AppState>();
-  for (const router of parts.privateRoutes) privateRouter.use(router.routes(), router.allowedMethods());
+  // One allowedMethods (405/OPTIONS) for all private routes, below: one per nested router ran on
+  // every request as another middleware hop.
+  for (const router of parts.privateRoutes) privateRouter.use(router.routes());
   // Whether a method and path hit a private route, remembered: matching walks every private route's
   // pattern, and the router walks them again to dispatch. Bounded: paths carry LAUIs.
   const privateHits = new Map<string, boolean>();

@@ -26,6 +26,16 @@ describe('HTTP facade (embedded service)', () => {
     }
   });
 
+  it('given a private route, when called with a method it does not serve, then 405 Method Not Allowed', async () => {
+    for (const path of ['/api/v1/catalog/create', '/api/v1/task/run', '/api/v1/catalog/search']) {
+      const reply = await svc.client().get(path, { token });
+      expect(reply.status, path).to.equal(405);
+      expect(reply.json).to.deep.equal({ detail: 'Method Not Allowed' });
+    }
+    const ok = await svc.client().get('/api/v1/catalog/item-types/supported-types', { token });
+    expect(ok.status).to.equal(200);
+  });
+
   it('given a private route, when called without a token, then 401 before anything else', async () => {
     const reply = await svc.client().post('/api/v1/user/change-password', { json: {} });
     expect(reply.status).to.equal(401);
