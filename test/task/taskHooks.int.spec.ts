@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { startTestService, type TestService } from '../support/testService.ts';
+import { taskBed, type TaskBed } from '../support/taskBed.ts';
 import { catalogClient, waitForItem, type CatalogClient } from '../support/catalogFixture.ts';
 
 const OP = `
@@ -18,19 +19,12 @@ describe('task hooks: create, pre, running and post actions (HTTP, real processe
   let workflow: string;
   let connection: string;
   let operator: string;
+  let bed: TaskBed;
   const actions: Record<string, string> = {};
 
   const run = (name: string, hooks: Record<string, unknown[]>) =>
     svc.client().post('/api/v1/task/run', {
-      json: {
-        name,
-        parent_laui: workflow,
-        project_laui: tree.project_laui,
-        account_laui: tree.account_laui,
-        operator_laui: operator,
-        connection_laui: connection,
-        actions: { create_actions: [], pre_actions: [], running_actions: [], post_actions: [], ...hooks },
-      },
+      json: bed.taskBody(name, operator, { actions: { create_actions: [], pre_actions: [], running_actions: [], post_actions: [], ...hooks } }),
       token: admin.token,
     });
   const ref = (name: string, extra: Record<string, unknown> = {}) => ({ laui: actions[name], action_variables: {}, ...extra });
@@ -39,9 +33,8 @@ describe('task hooks: create, pre, running and post actions (HTTP, real processe
     // One SLA minute lasts 400 ms here, so SLA behaviour is observable in a test.
     svc = await startTestService({ SLA_MINUTE_MS: '400' });
     admin = catalogClient(svc, (await svc.login()).token);
-    tree = await admin.bootstrap('hooks-co');
-    workflow = await admin.createOk({ item_type: 'folder.workflow', name: 'wf', parent_laui: tree.folders.workflow });
-    connection = await admin.createOk({ item_type: 'connection', name: 'c', parent_laui: tree.folders.connection, content: {}, max_parallelism: 2 });
+    bed = await taskBed(admin, 'hooks-co', { name: 'c', content: {}, max_parallelism: 2 });
+    ({ tree, workflow, connection } = bed);
     operator = await admin.createOk({ item_type: 'operator', name: 'op.operator', parent_laui: tree.folders.operator, codeblock: { language: 'javascript', code: OP } });
     for (const [name, body] of Object.entries({ yes: 'return True', no: 'return False', boom: 'raise RuntimeError("post exploded")' })) {
       actions[name] = await admin.createOk({

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { startTestService, type TestService } from '../support/testService.ts';
+import { taskBed, type TaskBed } from '../support/taskBed.ts';
 import { catalogClient, waitForItem, type CatalogClient } from '../support/catalogFixture.ts';
 import { EXECUTE_TASK } from '../../command-side/task/taskDeps.ts';
 
@@ -23,9 +24,9 @@ describe('task lifecycle: cancel, timeout, reset, finish, update, duplicates and
   this.timeout(60_000);
   let svc: TestService;
   let admin: CatalogClient;
-  let tree: Awaited<ReturnType<CatalogClient['bootstrap']>>;
-  let workflow: string;
+  let tree: TaskBed['tree'];
   let connection: string;
+  let bed: TaskBed;
   let slow: string;
   let quick: string;
 
@@ -33,15 +34,7 @@ describe('task lifecycle: cancel, timeout, reset, finish, update, duplicates and
   const task = (laui: string) => admin.get({ item_laui: laui }).then((reply) => reply.json as Task);
   const waitFor = (laui: string, done: (task: Task) => boolean, timeoutMs?: number) => waitForItem<Task>(admin, laui, done, timeoutMs);
   const runNew = async (name: string, operatorLaui: string, extra: Record<string, unknown> = {}) => {
-    const reply = await post('/run', {
-      name,
-      parent_laui: workflow,
-      project_laui: tree.project_laui,
-      account_laui: tree.account_laui,
-      operator_laui: operatorLaui,
-      connection_laui: connection,
-      ...extra,
-    });
+    const reply = await post('/run', bed.taskBody(name, operatorLaui, extra));
     expect(reply.status, reply.text).to.equal(200);
     return (reply.json as { item_laui: string }).item_laui;
   };
@@ -50,9 +43,8 @@ describe('task lifecycle: cancel, timeout, reset, finish, update, duplicates and
     // A short stale-heartbeat window and a fast reaper make the dead-worker case testable.
     svc = await startTestService({ REAPER_INTERVAL_MS: '200' });
     admin = catalogClient(svc, (await svc.login()).token);
-    tree = await admin.bootstrap('life-co');
-    workflow = await admin.createOk({ item_type: 'folder.workflow', name: 'wf', parent_laui: tree.folders.workflow });
-    connection = await admin.createOk({ item_type: 'connection', name: 'c', parent_laui: tree.folders.connection, content: {}, max_parallelism: 1 });
+    bed = await taskBed(admin, 'life-co', { name: 'c', content: {}, max_parallelism: 1 });
+    ({ tree, connection } = bed);
     slow = await admin.createOk({ item_type: 'operator', name: 'slow.operator', parent_laui: tree.folders.operator, codeblock: { language: 'python', code: PY_SLOW } });
     quick = await admin.createOk({ item_type: 'operator', name: 'quick.operator', parent_laui: tree.folders.operator, codeblock: { language: 'javascript', content: JS_QUICK } });
     await admin.createOk({

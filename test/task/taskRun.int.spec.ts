@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { startTestService, type TestService } from '../support/testService.ts';
+import { taskBed, type TaskBed } from '../support/taskBed.ts';
 import { catalogClient, waitForItem, type CatalogClient } from '../support/catalogFixture.ts';
 
 const JS_SUCCESS = `
@@ -37,38 +38,22 @@ describe('task engine (HTTP, embedded service, real operator processes)', functi
   this.timeout(60_000);
   let svc: TestService;
   let admin: CatalogClient;
-  let tree: Awaited<ReturnType<CatalogClient['bootstrap']>>;
-  let workflow: string;
+  let tree: TaskBed['tree'];
   let connection: string;
+  let bed: TaskBed;
 
   const operator = (name: string, language: string, code: string) =>
     admin.createOk({ item_type: 'operator', name: `${name}.operator`, parent_laui: tree.folders.operator, codeblock: { language, code } });
   const run = (body: Record<string, unknown>) => svc.client().post('/api/v1/task/run', { json: body, token: admin.token });
-  const taskBody = (name: string, operatorLaui: string, extra: Record<string, unknown> = {}) => ({
-    item_type: 'task',
-    name,
-    parent_laui: workflow,
-    project_laui: tree.project_laui,
-    account_laui: tree.account_laui,
-    operator_laui: operatorLaui,
-    connection_laui: connection,
-    ...extra,
-  });
+  const taskBody = (name: string, operatorLaui: string, extra: Record<string, unknown> = {}) => ({ item_type: 'task', ...bed.taskBody(name, operatorLaui, extra) });
   const waitFor = (laui: string, done: (task: Task) => boolean, timeoutMs?: number) => waitForItem<Task>(admin, laui, done, timeoutMs);
   const terminal = (task: Task) => ['success', 'error', 'timeout', 'cancelled', 'fail'].includes(task.state);
 
   before(async () => {
     svc = await startTestService();
     admin = catalogClient(svc, (await svc.login()).token);
-    tree = await admin.bootstrap('tasks-co');
-    workflow = await admin.createOk({ item_type: 'folder.workflow', name: 'wf', parent_laui: tree.folders.workflow });
-    connection = await admin.createOk({
-      item_type: 'connection',
-      name: 'target',
-      parent_laui: tree.folders.connection,
-      content: { host: 'db.example', password: 'pw' },
-      max_parallelism: 3,
-    });
+    bed = await taskBed(admin, 'tasks-co', { name: 'target', content: { host: 'db.example', password: 'pw' }, max_parallelism: 3 });
+    ({ tree, connection } = bed);
   });
   after(async () => svc.stop());
 
