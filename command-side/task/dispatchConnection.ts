@@ -27,28 +27,19 @@ const WORKER_TOKEN_TTL_SECONDS = 24 * 60 * 60;
 /**
  * Load balancing of rule 8 for one connection: lease every free slot to the first waiting tasks,
  * template each leased task's payload, mark it queued_in_redis with its session and publish it.
+ * With `finished` (spec 3.1, a worker's finish) the run first leaves its slot, in the same queue
+ * commit, and only if the lease is still that run's: a reaped or reset lease is left alone.
  * Returns the bus message id per task (execution_result_id).
  */
-export const dispatchConnection = async (deps: TaskDeps, connectionLaui: Laui, metadata: EventMetadata): Promise<{ sent: Map<Laui, string>; position: Position | null }> => {
-  const connection = await deps.items.get(connectionLaui);
-  const { leases, position } = await deps.queue.dispatch(connectionLaui, maxParallelismOf(connection), sortDictOf(connection), metadata);
-  const sent = await sendLeases(deps, connectionLaui, leases, metadata, null);
-  return { sent: sent.sent, position: sent.position ?? position };
-};
-
-/**
- * Finish (spec 3.1) and load balancing in one queue commit: the finished run leaves its slot (only
- * if the lease is still that run's: a reaped or reset lease is left alone), then every free slot
- * goes to the next waiting tasks, which are sent to the workers.
- */
-export const finishAndDispatch = async (
+export const dispatchConnection = async (
   deps: TaskDeps,
   connectionLaui: Laui,
-  finished: { taskLaui: Laui; sessionId: string },
   metadata: EventMetadata,
+  finished?: { taskLaui: Laui; sessionId: string },
 ): Promise<{ sent: Map<Laui, string>; position: Position | null }> => {
   const connection = await deps.items.peek(connectionLaui);
-  const { leases, position } = await deps.queue.enqueueManyAndDispatch(connectionLaui, { tasks: [], finished: [finished] }, maxParallelismOf(connection), sortDictOf(connection), metadata);
+  const batch = { tasks: [], finished: finished ? [finished] : [] };
+  const { leases, position } = await deps.queue.enqueueManyAndDispatch(connectionLaui, batch, maxParallelismOf(connection), sortDictOf(connection), metadata);
   const sent = await sendLeases(deps, connectionLaui, leases, metadata, null);
   return { sent: sent.sent, position: sent.position ?? position };
 };

@@ -9,7 +9,7 @@ import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { changeTask } from './changeTask.ts';
 import { actionsStatusAfter, hookReferences, runHookList, type ActionStatusEntry } from '../action/runHooks.ts';
 import { installStep, normaliseCodeBlock } from '../action/codeBlocks.ts';
-import { finishAndDispatch, type ExecuteTaskMessage } from './dispatchConnection.ts';
+import { dispatchConnection, type ExecuteTaskMessage } from './dispatchConnection.ts';
 import { mergedConfigOf } from './mergedConfig.ts';
 import { loadSystemSettings, type TaskDeps } from './taskDeps.ts';
 import type { HeartbeatStore } from './HeartbeatStore.ts';
@@ -146,7 +146,7 @@ export const executeTask = (deps: WorkerDeps) => async (message: BusMessage<Exec
     { status: changes.state, duration_seconds: (ended.getTime() - started.getTime()) / 1000 },
   );
   // Finish (spec 3.1): leave the connection queue, then give the freed slot to the next task.
-  await finishAndDispatch(deps, connectionLaui, { taskLaui, sessionId }, metadata());
+  await dispatchConnection(deps, connectionLaui, metadata(), { taskLaui, sessionId });
   // Post actions: after the operator finished, fire-and-forget; they never change the terminal state.
   if (hookReferences(task, 'post_actions').length > 0) {
     void runHookList(deps, { ...task, ...changes }, 'post_actions', metadata(), merged.config.parameters)
