@@ -50,32 +50,40 @@ export const createApp = (parts: AppParts): Koa<AppState> => {
       parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
     }),
   );
-  for (const router of parts.publicRoutes) app.use(router.routes()).use(router.allowedMethods());
-  const privateRouter = new Router<AppState>();
-  // One allowedMethods (405/OPTIONS) for all private routes, below: one per nested router ran on
-  // every request as another middleware hop.
-  for (const router of parts.privateRoutes) privateRouter.use(router.routes());
-  // Whether a method and path hit a private route, remembered: matching walks every private route's
-  // pattern, and the router walks them again to dispatch. Bounded: paths carry LAUIs.
-  const privateHits = new Map<string, boolean>();
-  const isPrivate = (method: string, path: string): boolean => {
+  // The hot path: a request that hits a private route goes straight to the one feature router that
+  // owns it, behind the wall. Through koa-router's nesting it met every public router, then one
+  // dispatch per feature router ahead of its own (each matching the path against all its routes),
+  // then its own: a catalog read paid five dispatches where one does. Which router owns a method and
+  // path is remembered; bounded, since paths carry LAUIs. A public route of the same method and path
+  // keeps precedence, as it had when public routers came first.
+  const privateDispatch = parts.privateRoutes.map((router) => router.routes());
+  const hits = (router: Router<AppState>, method: string, path: string): boolean => router.match(path, method).route;
+  const owners = new Map<string, number>();
+  const ownerOf = (method: string, path: string): number => {
     const key = `${method} ${path}`;
-    let hit = privateHits.get(key);
-    if (hit === undefined) {
-      hit = privateRouter.match(path, method).path.some((layer) => layer.methods.length > 0);
-      if (privateHits.size >= 10_000) privateHits.clear();
-      privateHits.set(key, hit);
+    let owner = owners.get(key);
+    if (owner === undefined) {
+      owner = parts.publicRoutes.some((router) => hits(router, method, path)) ? -1 : parts.privateRoutes.findIndex((router) => hits(router, method, path));
+      if (owners.size >= 10_000) owners.clear();
+      owners.set(key, owner);
     }
-    return hit;
+    return owner;
   };
-  app.use(async function guardPrivate(ctx, next) {
-    // Only requests that hit a private route meet the wall; unknown paths stay 404.
-    if (isPrivate(ctx.method, ctx.path)) {
-      await parts.authenticate(ctx, next);
+  app.use(async function privateRoute(ctx, next) {
+    const dispatch = privateDispatch[ownerOf(ctx.method, ctx.path)];
+    if (dispatch === undefined) {
+      await next();
       return;
     }
-    await next();
+    // The router's own dispatch sets params and the matched route on the context it is handed.
+    await parts.authenticate(ctx, () => dispatch(ctx as Parameters<typeof dispatch>[0], next));
   });
+  for (const router of parts.publicRoutes) app.use(router.routes()).use(router.allowedMethods());
+  // Everything else: public routes, and private paths with a method they do not have, which get
+  // their 405 (or OPTIONS answer) from one allowedMethods over all private routes, with no wall:
+  // unknown paths stay 404 for anyone.
+  const privateRouter = new Router<AppState>();
+  for (const router of parts.privateRoutes) privateRouter.use(router.routes());
   app.use(privateRouter.routes()).use(privateRouter.allowedMethods());
   return app;
 };

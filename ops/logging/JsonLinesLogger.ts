@@ -19,6 +19,8 @@ export class JsonLinesLogger implements Logger {
   private readonly pending = new Map<WriteStream, string[]>();
   private drainScheduled = false;
   private readonly ending = new Set<Promise<void>>();
+  private stampedAt = NaN;
+  private stamp = '';
 
   constructor(
     private readonly root: string,
@@ -29,10 +31,12 @@ export class JsonLinesLogger implements Logger {
   }
 
   log(entry: LogEntry): void {
-    const timestamp = this.clock.now().toISOString();
+    const timestamp = this.timestamp();
     const day = timestamp.slice(0, 10);
     if (day !== this.currentDay) this.rollOver(day);
-    const line = JSON.stringify({ timestamp, ...entry }) + '\n';
+    // The entry with `timestamp` first, without copying it into a new object to stringify: a
+    // request logs two lines, and the copy was most of what a line cost. An entry always has keys.
+    const line = `{"timestamp":"${timestamp}",${JSON.stringify(entry).slice(1)}\n`;
     let categoryStream = this.categoryStreams.get(entry.category);
     if (!categoryStream) {
       categoryStream = this.stream(join(this.root, entry.category), `${day}.jsonl`);
@@ -43,6 +47,16 @@ export class JsonLinesLogger implements Logger {
       this.queue(this.stream(join(this.root, 'sessions'), `${entry.session_id}.jsonl`), line);
     }
     this.echo(line, entry);
+  }
+
+  /** ISO time of now, formatted once per millisecond: lines come in bursts (two per request). */
+  private timestamp(): string {
+    const at = this.clock.now().getTime();
+    if (at !== this.stampedAt) {
+      this.stampedAt = at;
+      this.stamp = new Date(at).toISOString();
+    }
+    return this.stamp;
   }
 
   /**
