@@ -35,7 +35,32 @@ export interface Config {
   slaMinuteMs: number;
   /** Run operator and action code as this unprivileged user (uid and gid), or as the service's user when null. */
   workerRunAs: { uid: number; gid: number } | null;
+  /** The message bus: in the process (embedded mode) or Kafka (distributed mode). */
+  bus: BusConfig;
 }
+
+export type BusConfig = { kind: 'in-process' } | { kind: 'kafka'; brokers: ReadonlyArray<string>; clientId: string };
+
+/** host:port, the host a name, an IPv4 address or a bracketed IPv6 address. */
+const BROKER = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
+
+/**
+ * BUS picks the bus; unset, KAFKA_BROKERS alone means Kafka (DESIGN §1: the mode follows from the
+ * addresses given). A Kafka bus needs at least one valid host:port broker.
+ */
+const busConfig = (env: NodeJS.ProcessEnv): BusConfig => {
+  const brokersText = text(env, 'KAFKA_BROKERS');
+  const kind = (text(env, 'BUS') ?? (brokersText === null ? 'in-process' : 'kafka')).toLowerCase();
+  if (kind === 'in-process') return { kind };
+  if (kind !== 'kafka') throw new Error(`BUS must be in-process or kafka, got "${env.BUS}"`);
+  if (brokersText === null) throw new Error('KAFKA_BROKERS must list the Kafka brokers (host:port, comma-separated) when BUS is kafka');
+  const brokers = brokersText.split(',').map((broker) => broker.trim());
+  for (const broker of brokers) {
+    const port = Number(BROKER.exec(broker)?.[2] ?? 0);
+    if (port < 1 || port > 65535) throw new Error(`KAFKA_BROKERS must be a comma-separated list of host:port, got "${brokersText}"`);
+  }
+  return { kind, brokers, clientId: text(env, 'KAFKA_CLIENT_ID') ?? 'pipeline-orchestrator' };
+};
 
 const integer = (env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number => {
   const raw = env[name];
@@ -99,6 +124,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     reaperIntervalMs: integer(env, 'REAPER_INTERVAL_MS', 5000, 100, 3_600_000),
     slaMinuteMs: integer(env, 'SLA_MINUTE_MS', 60_000, 1, 60_000),
     workerRunAs: runAs(env),
+    bus: busConfig(env),
     allowedRedirectOrigins: (text(env, 'OAUTH_REDIRECT_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())

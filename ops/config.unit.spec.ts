@@ -20,4 +20,31 @@ describe('configuration', () => {
     expect(() => loadConfig({ EMAIL_TOTP: 'maybe' })).to.throw(/EMAIL_TOTP must be true or false/);
     expect(() => loadConfig({ SQLITE_SYNCHRONOUS: 'off' })).to.throw(/SQLITE_SYNCHRONOUS must be full or normal/);
   });
+
+  it('given no bus settings, when loaded, then the bus is in process', () => {
+    expect(loadConfig({}).bus).to.deep.equal({ kind: 'in-process' });
+    expect(loadConfig({ BUS: 'in-process' }).bus).to.deep.equal({ kind: 'in-process' });
+  });
+
+  it('given BUS=kafka with brokers, when loaded, then the brokers are listed and the client id defaults', () => {
+    expect(loadConfig({ BUS: 'kafka', KAFKA_BROKERS: 'kafka-1:9092, 10.0.0.7:9093,[::1]:9094' }).bus).to.deep.equal({
+      kind: 'kafka',
+      brokers: ['kafka-1:9092', '10.0.0.7:9093', '[::1]:9094'],
+      clientId: 'pipeline-orchestrator',
+    });
+    expect(loadConfig({ BUS: 'KAFKA', KAFKA_BROKERS: 'k:9092', KAFKA_CLIENT_ID: 'scheduler-3' }).bus).to.include({ clientId: 'scheduler-3' });
+  });
+
+  it('given KAFKA_BROKERS without BUS, when loaded, then the bus is Kafka; with BUS=in-process it stays in process', () => {
+    expect(loadConfig({ KAFKA_BROKERS: 'k:9092' }).bus).to.include({ kind: 'kafka' });
+    expect(loadConfig({ BUS: 'in-process', KAFKA_BROKERS: 'k:9092' }).bus).to.deep.equal({ kind: 'in-process' });
+  });
+
+  it('given a bad bus setting, when loaded, then the error names the variable', () => {
+    expect(() => loadConfig({ BUS: 'rabbitmq' })).to.throw('BUS must be in-process or kafka, got "rabbitmq"');
+    expect(() => loadConfig({ BUS: 'kafka' })).to.throw(/KAFKA_BROKERS must list the Kafka brokers/);
+    for (const brokers of ['kafka-1', 'kafka-1:0', 'kafka-1:70000', 'kafka-1:9092,,kafka-2:9092', 'kafka 1:9092', 'http://kafka:9092']) {
+      expect(() => loadConfig({ BUS: 'kafka', KAFKA_BROKERS: brokers }), brokers).to.throw(/KAFKA_BROKERS must be a comma-separated list of host:port/);
+    }
+  });
 });

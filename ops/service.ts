@@ -38,7 +38,7 @@ import { EXECUTE_TASK, type TaskDeps } from '../command-side/task/taskDeps.ts';
 import type { ExecuteTaskMessage } from '../command-side/task/dispatchConnection.ts';
 import { ProcessCodeRunner } from './worker/ProcessCodeRunner.ts';
 import { cronLiveness } from '../projections/cron/cronLiveness.ts';
-import { createCronScheduler } from '../command-side/cron/cronScheduler.ts';
+import { busCronOwnership, createCronScheduler } from '../command-side/cron/cronScheduler.ts';
 import { cronRoutes } from '../command-side/cron/routes.ts';
 import { diagnosisJournal } from '../command-side/cron/diagnosisJournal.ts';
 import { readyToRunRoutes } from '../query-side/task/readyToRunRoutes.ts';
@@ -49,6 +49,7 @@ import { MemoryReadStore } from '../projections/read-store/MemoryReadStore.ts';
 import type { Config } from './config.ts';
 import { openSqliteEventStore } from './event-store/sqlite/SqliteEventStore.ts';
 import { InProcessBus } from './bus/InProcessBus.ts';
+import { KafkaBus } from './bus/kafka/KafkaBus.ts';
 import { createApp } from './http/createApp.ts';
 import { authenticate } from './http/authenticate.ts';
 import { JsonLinesLogger } from './logging/JsonLinesLogger.ts';
@@ -98,7 +99,10 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   await sqlite.writerReady();
   const eventStore: EventStore = sqlite;
   const readStore = new MemoryReadStore();
-  const bus = new InProcessBus({ concurrency: config.workerConcurrency });
+  const bus: MessageBus =
+    config.bus.kind === 'kafka'
+      ? new KafkaBus({ brokers: config.bus.brokers, clientId: config.bus.clientId, concurrency: config.workerConcurrency, logger })
+      : new InProcessBus({ concurrency: config.workerConcurrency });
   const projections = new ProjectionRunner({
     name: 'embedded',
     eventStore,
@@ -131,9 +135,10 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
   };
   // One scheduler loop per started project; loops start once the read models are current (below).
+  // Which projects are this process's is the bus's partition assignment (all of them in process).
   const liveness = cronLiveness(readStore);
   const cronDeps = { ...taskDeps, liveness };
-  const cron = createCronScheduler(cronDeps);
+  const cron = createCronScheduler(cronDeps, { ownership: busCronOwnership(bus) });
 
   let ready = false;
   const app = createApp({
@@ -168,7 +173,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         liveness,
         journal: diagnosisJournal(eventStore),
         // Workers subscribe before the service is ready and leave when it closes.
-        workers: { heartbeat: (laui) => workerDeps.heartbeats.last(laui), running: () => ready, broker: 'in-process bus' },
+        workers: { heartbeat: (laui) => workerDeps.heartbeats.last(laui), running: () => ready, broker: config.bus.kind === 'kafka' ? `Kafka (${config.bus.brokers.join(', ')})` : 'in-process bus' },
       }),
       catalogCommandRoutes({ eventStore, items, links, access, clock, secrets, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       userQueryRoutes({ users, secrets }),

@@ -146,6 +146,7 @@ const countingBus = (inner: MessageBus) => {
       return id;
     },
     subscribe: (options) => inner.subscribe(options),
+    own: (options) => inner.own(options),
     close: () => inner.close(),
   };
   return { bus, published };

@@ -36,13 +36,18 @@ class Member {
   readonly inFlight = new InFlight();
   left = false;
 
-  constructor(readonly handler: Handler) {}
+  /** `onRebalance` is told after a later join or leave moved keys; not about its own join. */
+  constructor(
+    readonly handler: Handler,
+    readonly onRebalance?: () => void,
+  ) {}
 }
 
 /**
  * One consumer group on one topic. Keys are spread over members by hash, as Kafka spreads
  * partitions; a lane belongs to the group, not to a member, so a key is never handled twice at
- * once even while membership changes under a running handler.
+ * once even while membership changes under a running handler. The same assignment answers
+ * `owns` (the bus's key ownership), so a member owns exactly the keys whose messages it gets.
  */
 export class ConsumerGroup {
   private readonly members: Member[] = [];
@@ -64,12 +69,18 @@ export class ConsumerGroup {
     this.cursor = log.firstOffset;
   }
 
-  join(handler: Handler): Member {
-    const member = new Member(handler);
+  join(handler: Handler, onRebalance?: () => void): Member {
+    const member = new Member(handler, onRebalance);
     this.members.push(member);
     this.rebalance([]);
+    this.announceRebalance(member);
     this.pull();
     return member;
+  }
+
+  /** Whether `member` is the one the group's assignment gives `key` to. */
+  owns(member: Member, key: string): boolean {
+    return !this.stopped && !member.left && this.ownerOf(key) === member;
   }
 
   /** Its ready keys move to the remaining members at once; resolves when its handlers settled. */
@@ -81,6 +92,7 @@ export class ConsumerGroup {
       const orphans = [...member.ready];
       member.ready.clear();
       this.rebalance(orphans);
+      this.announceRebalance(member);
     }
     await member.inFlight.idle();
   }
@@ -199,6 +211,25 @@ export class ConsumerGroup {
       else this.unowned.add(lane);
     }
     for (const member of this.members) this.drain(member);
+  }
+
+  /**
+   * Tells the other members that keys moved, after the current call returns: a listener that
+   * joins or leaves in turn must not do so inside this rebalance.
+   */
+  private announceRebalance(cause: Member): void {
+    for (const member of this.members) {
+      const listener = member.onRebalance;
+      if (member === cause || !listener) continue;
+      queueMicrotask(() => {
+        if (this.stopped || member.left) return;
+        try {
+          listener();
+        } catch (error) {
+          this.settings.logger?.log({ level: 'error', category: 'CELERY', message: `Ownership listener of group ${this.name} on ${this.topic} failed: ${String(error)}` });
+        }
+      });
+    }
   }
 
   private ownerOf(key: string): Member | undefined {

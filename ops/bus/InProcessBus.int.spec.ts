@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { BusMessage } from '../../shared/bus/MessageBus.ts';
+import type { BusMessage, KeyOwnership } from '../../shared/bus/MessageBus.ts';
 import type { LogEntry } from '../../shared/ports/Logger.ts';
 import { InProcessBus, type InProcessBusOptions } from './InProcessBus.ts';
 import { describeMessageBusContract } from './messageBusContract.ts';
@@ -214,5 +214,71 @@ describe('InProcessBus', () => {
     expect(() => new InProcessBus({ concurrency: 0 })).to.throw(RangeError, /concurrency/);
     expect(() => new InProcessBus({ retentionPerTopic: 1.5 })).to.throw(RangeError, /retentionPerTopic/);
     expect(() => new InProcessBus({ backoffBaseMs: Number.POSITIVE_INFINITY })).to.throw(RangeError, /backoffBaseMs/);
+  });
+});
+
+describe('InProcessBus key ownership', () => {
+  let bus: InProcessBus;
+  const KEYS = Array.from({ length: 200 }, (_, i) => `65a0000000000000000${String(i).padStart(5, '0')}`);
+  /** Every key has exactly one owner among the open members. */
+  const ownersOf = (members: ReadonlyArray<KeyOwnership>) => KEYS.map((key) => members.filter((member) => member.owns(key)).length);
+  const join = async (changes: string[], name: string, group = 'schedulers') =>
+    bus.own({ topic: 'ownership', group, onChange: () => void changes.push(name) });
+
+  beforeEach(() => {
+    bus = new InProcessBus();
+  });
+  afterEach(async () => {
+    await bus.close();
+  });
+
+  it('given members joining and leaving one by one, when each change is done, then every key has exactly one owner and the others were told', async () => {
+    const changes: string[] = [];
+    const a = await join(changes, 'a');
+    const b = await join(changes, 'b');
+    const c = await join(changes, 'c');
+    expect(ownersOf([a, b, c]).every((owners) => owners === 1), 'one owner per key of three').to.equal(true);
+    for (const member of [a, b, c]) expect(KEYS.filter((key) => member.owns(key)).length, 'each of three owns some').to.be.greaterThan(20);
+    await sleep(0);
+    expect(changes).to.deep.equal(['a', 'a', 'b']);
+
+    changes.length = 0;
+    await b.close();
+    await sleep(0);
+    expect(changes.sort()).to.deep.equal(['a', 'c']);
+    expect(ownersOf([a, c]).every((owners) => owners === 1), 'one owner per key of two').to.equal(true);
+    expect(KEYS.some((key) => b.owns(key)), 'the closed member owns a key').to.equal(false);
+
+    changes.length = 0;
+    await a.close();
+    await sleep(0);
+    expect(changes).to.deep.equal(['c']);
+    expect(KEYS.every((key) => c.owns(key)), 'the last member owns every key').to.equal(true);
+  });
+
+  it('given a subscriber and an ownership member in one group, when keys are published, then the subscriber gets exactly the keys the member does not own', async () => {
+    const seen = new Set<string>();
+    await bus.subscribe<{ n: number }>({ topic: 'ownership', group: 'schedulers', handler: async ({ key }) => void seen.add(key) });
+    const member = await join([], 'member');
+    await Promise.all(KEYS.map((key, n) => bus.publish('ownership', key, { n })));
+    const expected = KEYS.filter((key) => !member.owns(key));
+    await waitUntil(() => seen.size === expected.length, 'the subscriber handles its keys');
+    await sleep(30);
+    expect([...seen].sort()).to.deep.equal(expected.sort());
+  });
+
+  it('given a listener that closes its member and one that throws, when a member joins, then the bus stays consistent and the error is logged', async () => {
+    const entries: LogEntry[] = [];
+    await bus.close();
+    bus = new InProcessBus({ logger: { log: (entry) => void entries.push(entry), flush: async () => {} } });
+    const closing: { member: KeyOwnership | null } = { member: null };
+    closing.member = await bus.own({ topic: 'ownership', group: 'g', onChange: () => void closing.member?.close() });
+    await bus.own({ topic: 'ownership', group: 'g', onChange: () => {} });
+    await bus.own({ topic: 'ownership', group: 'g', onChange: () => { throw new Error('listener broke'); } });
+    const last = await join([], 'last', 'g');
+    await sleep(10);
+    expect(KEYS.some((key) => closing.member?.owns(key)), 'the member closed by its listener owns a key').to.equal(false);
+    expect(KEYS.filter((key) => last.owns(key)).length, 'the last member owns its share').to.be.greaterThan(0);
+    expect(entries.map(({ message }) => message)).to.include('Ownership listener of group g on ownership failed: Error: listener broke');
   });
 });

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { BusMessage, Consumer, ConsumerOptions, MessageBus } from '../../shared/bus/MessageBus.ts';
+import type { BusMessage, Consumer, ConsumerOptions, KeyOwnership, MessageBus, OwnershipOptions } from '../../shared/bus/MessageBus.ts';
 import { systemClock, type Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/ports/Logger.ts';
 import { ConsumerGroup, type DeliverySettings } from './ConsumerGroup.ts';
+import { integerOption as count } from './integerOption.ts';
 import type { DeadLetter, DeadLetterSource } from './DeadLetter.ts';
 import { TopicLog } from './TopicLog.ts';
+import { messagePayload } from './messagePayload.ts';
 
 export interface InProcessBusOptions {
   /** Wait before the first redelivery; doubles on each failure. Default 100 ms. */
@@ -64,10 +66,7 @@ export class InProcessBus implements MessageBus, DeadLetterSource {
   /** Resolves once every group with members has the message queued; handlers run afterwards. */
   async publish<T>(topic: string, key: string, value: T): Promise<string> {
     this.assertOpen();
-    if (typeof key !== 'string') throw new TypeError('A message key must be a string');
-    // Serialised here, as the Kafka producer does: a value that is not JSON fails the publisher, not a consumer.
-    const payload: string | undefined = JSON.stringify(value);
-    if (payload === undefined) throw new TypeError(`The value published on ${topic} is not JSON`);
+    const payload = messagePayload(topic, key, value);
     const id = randomUUID();
     const { log, groups } = this.topic(topic);
     log.append({ id, topic, key, payload, publishedAt: this.clock.now().toISOString() });
@@ -78,16 +77,26 @@ export class InProcessBus implements MessageBus, DeadLetterSource {
 
   async subscribe<T>(options: ConsumerOptions<T>): Promise<Consumer> {
     this.assertOpen();
-    const { log, groups } = this.topic(options.topic);
-    let group = groups.get(options.group);
-    if (!group) {
-      group = new ConsumerGroup(options.topic, options.group, log, this.settings);
-      groups.set(options.group, group);
-    }
+    const group = this.group(options.topic, options.group);
     // Values cross the bus as JSON, untyped like Kafka records: T is the subscriber's claim about them.
     const member = group.join((message) => options.handler(message as BusMessage<T>));
-    const joined = group;
-    return { close: () => joined.leave(member) };
+    return { close: () => group.leave(member) };
+  }
+
+  /**
+   * A member of the consumer group that takes no messages (those published on the topic are
+   * acknowledged and dropped): it owns the keys the group's hash assignment gives it, and is told
+   * when a member joins or leaves. The only member of its group owns every key.
+   */
+  async own(options: OwnershipOptions): Promise<KeyOwnership> {
+    this.assertOpen();
+    const group = this.group(options.topic, options.group);
+    const member = group.join(
+      async () => undefined,
+      () => options.onChange(ownership),
+    );
+    const ownership: KeyOwnership = { owns: (key) => group.owns(member, key), close: () => group.leave(member) };
+    return ownership;
   }
 
   deadLetters(topic: string, group: string): DeadLetter[] {
@@ -99,6 +108,16 @@ export class InProcessBus implements MessageBus, DeadLetterSource {
     this.closed = true;
     const groups = [...this.topics.values()].flatMap((topic) => [...topic.groups.values()]);
     await Promise.all(groups.map((group) => group.stop()));
+  }
+
+  private group(topicName: string, name: string): ConsumerGroup {
+    const { log, groups } = this.topic(topicName);
+    let group = groups.get(name);
+    if (!group) {
+      group = new ConsumerGroup(topicName, name, log, this.settings);
+      groups.set(name, group);
+    }
+    return group;
   }
 
   private topic(name: string): Topic {
@@ -114,9 +133,3 @@ export class InProcessBus implements MessageBus, DeadLetterSource {
     if (this.closed) throw new Error('The bus is closed');
   }
 }
-
-const count = (name: string, value: number, min: number, infinite = false): number => {
-  const valid = (infinite && value === Number.POSITIVE_INFINITY) || (Number.isInteger(value) && value >= min);
-  if (!valid) throw new RangeError(`${name} must be an integer >= ${min}, got ${value}`);
-  return value;
-};

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import type { BusMessage, MessageBus } from '../../shared/bus/MessageBus.ts';
+import type { BusMessage, KeyOwnership, MessageBus } from '../../shared/bus/MessageBus.ts';
 import type { DeadLetterSource } from './DeadLetter.ts';
 import { sleep, waitUntil } from './waitUntil.ts';
 
@@ -19,13 +19,22 @@ export type MessageBusFactory = (
 
 type Seq = { seq: number };
 
+export interface ContractOptions {
+  /**
+   * How long an expected delivery or rebalance may take. Default 3 s, enough for a bus in the
+   * process; a broker's group joins and rebalances (heartbeats, session timeouts) need more.
+   */
+  patienceMs?: number;
+}
+
 /** Long enough for a wrong extra delivery or retry to show up with a backoff of at most 20 ms. */
 const SETTLE_MS = 150;
 
 /** The behaviour every MessageBus adapter shares; run it once per adapter. */
-export const describeMessageBusContract = (name: string, factory: MessageBusFactory): void => {
+export const describeMessageBusContract = (name: string, factory: MessageBusFactory, options: ContractOptions = {}): void => {
+  const patience = options.patienceMs ?? 3_000;
   describe(`MessageBus contract: ${name}`, function () {
-    this.timeout(10_000);
+    this.timeout(Math.max(10_000, 4 * patience));
     let bus: MessageBus & DeadLetterSource;
     let topic: string;
 
@@ -51,7 +60,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
       await bus.subscribe<Seq>({ topic, group: 'g', handler: async (message) => void seen.push(message) });
       const before = Date.now();
       const [first, second] = await publishAll(['a', 'b']);
-      await waitUntil(() => seen.length === 2, 'both messages are delivered');
+      await waitUntil(() => seen.length === 2, 'both messages are delivered', patience);
       expect(first).to.be.a('string').and.not.equal(second);
       const delivered = seen.find((message) => message.id === first);
       expect(delivered).to.deep.include({ id: first, topic, key: 'a', value: { seq: 0 }, attempt: 1 });
@@ -64,7 +73,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
         await bus.subscribe<Seq>({ topic, group: 'g', handler: async (message) => void seen.push({ consumer, message }) });
       }
       const ids = await publishAll(keysOf(40, 20));
-      await waitUntil(() => seen.length >= 40, '40 messages are handled');
+      await waitUntil(() => seen.length >= 40, '40 messages are handled', patience);
       await sleep(SETTLE_MS);
       expect(seen.map(({ message }) => message.id).sort()).to.deep.equal([...ids].sort());
       const consumerOfKey = new Map<string, string>();
@@ -81,7 +90,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
         await bus.subscribe<Seq>({ topic, group, handler: async (message) => void seen[group].push(message.id) });
       }
       const ids = await publishAll(keysOf(10, 3));
-      await waitUntil(() => seen.g1.length >= 10 && seen.g2.length >= 10, 'both groups handled 10 messages');
+      await waitUntil(() => seen.g1.length >= 10 && seen.g2.length >= 10, 'both groups handled 10 messages', patience);
       await sleep(SETTLE_MS);
       expect([...seen.g1].sort()).to.deep.equal([...ids].sort());
       expect([...seen.g2].sort()).to.deep.equal([...ids].sort());
@@ -110,7 +119,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
       });
       const keys = keysOf(60, 4);
       await publishAll(keys);
-      await waitUntil(() => [...order.values()].flat().length >= 60, '60 messages are handled');
+      await waitUntil(() => [...order.values()].flat().length >= 60, '60 messages are handled', patience);
       for (const key of new Set(keys)) {
         const expected = keys.flatMap((k, seq) => (k === key ? [seq] : []));
         expect(order.get(key), `order of ${key}`).to.deep.equal(expected);
@@ -130,7 +139,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
         },
       });
       const [id = ''] = await publishAll(['a']);
-      await waitUntil(() => attempts.length >= 2, 'the message is redelivered');
+      await waitUntil(() => attempts.length >= 2, 'the message is redelivered', patience);
       await sleep(SETTLE_MS);
       expect(attempts).to.deep.equal([
         { id, attempt: 1 },
@@ -149,7 +158,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
         },
       });
       await publishAll(['k', 'k', 'k']);
-      await waitUntil(() => handled.length >= 5, 'five deliveries');
+      await waitUntil(() => handled.length >= 5, 'five deliveries', patience);
       await sleep(SETTLE_MS);
       expect(handled).to.deep.equal(['0#1', '0#2', '0#3', '1#1', '2#1']);
     });
@@ -165,7 +174,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
         },
       });
       const [poison] = await publishAll(['k', 'k']);
-      await waitUntil(() => handled.includes('1#1'), 'the next message of the key is handled');
+      await waitUntil(() => handled.includes('1#1'), 'the next message of the key is handled', patience);
       await sleep(SETTLE_MS);
       expect(handled).to.deep.equal(['0#1', '0#2', '0#3', '1#1']);
       const dead = await bus.deadLetters(topic, 'g');
@@ -179,7 +188,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
       await publishAll(['a', 'b', 'a']);
       const seen: number[] = [];
       await bus.subscribe<Seq>({ topic, group: 'late', handler: async ({ value }) => void seen.push(value.seq) });
-      await waitUntil(() => seen.length >= 3, 'the retained messages are delivered');
+      await waitUntil(() => seen.length >= 3, 'the retained messages are delivered', patience);
       expect([...seen].sort()).to.deep.equal([0, 1, 2]);
       expect(seen.filter((seq) => seq !== 1)).to.deep.equal([0, 2]);
     });
@@ -193,7 +202,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
       );
       await first?.close();
       await publishAll(keysOf(20, 20));
-      await waitUntil(() => seen.length >= 20, '20 messages are handled');
+      await waitUntil(() => seen.length >= 20, '20 messages are handled', patience);
       expect(seen.filter(({ consumer }) => consumer === 'c1')).to.deep.equal([]);
     });
 
@@ -210,7 +219,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
         },
       });
       await publishAll(['a']);
-      await waitUntil(() => started, 'the handler starts');
+      await waitUntil(() => started, 'the handler starts', patience);
       await bus.close();
       expect(finished).to.equal(true);
     });
@@ -226,7 +235,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
         },
       });
       await publishAll(['a']);
-      await waitUntil(() => attempts.length >= 1, 'the first attempt');
+      await waitUntil(() => attempts.length >= 1, 'the first attempt', patience);
       await bus.close();
       await sleep(SETTLE_MS);
       expect(attempts).to.deep.equal([1]);
@@ -235,6 +244,60 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
         () => 'rejected',
       );
       expect(published).to.equal('rejected');
+    });
+
+    describe('key ownership', () => {
+      const KEYS = Array.from({ length: 40 }, (_, i) => `project-${i}`);
+      const owned = (ownership: KeyOwnership) => KEYS.filter((key) => ownership.owns(key));
+      /** A member of group `g` and how many times it was told of a rebalance. */
+      const member = async (group = 'g') => {
+        let changes = 0;
+        const ownership = await bus.own({ topic, group, onChange: () => void (changes += 1) });
+        return { ownership, changes: () => changes };
+      };
+
+      it('given the only member of a group, when it has joined, then it owns every key', async () => {
+        const only = await member();
+        expect(owned(only.ownership)).to.deep.equal(KEYS);
+      });
+
+      it('given two members of a group, when both joined, then they own disjoint sets of keys that together cover every key', async () => {
+        const first = await member();
+        const second = await member();
+        const split = () => {
+          const one = owned(first.ownership);
+          const two = owned(second.ownership);
+          return one.length > 0 && two.length > 0 && one.every((key) => !two.includes(key)) && one.length + two.length === KEYS.length;
+        };
+        await waitUntil(() => split() && first.changes() > 0, 'the first member is told and the keys are split', patience);
+        // A split that holds, not one seen in passing.
+        await sleep(SETTLE_MS);
+        expect(split(), 'keys still split').to.equal(true);
+      });
+
+      it('given two members of a group, when one closes, then the other owns every key and was told so', async () => {
+        const first = await member();
+        const second = await member();
+        await waitUntil(() => owned(first.ownership).length < KEYS.length && owned(second.ownership).length > 0, 'the keys are split', patience);
+        const told = first.changes();
+        await second.ownership.close();
+        await waitUntil(() => owned(first.ownership).length === KEYS.length && first.changes() > told, 'the remaining member owns every key', patience);
+        expect(owned(second.ownership), 'keys of the closed member').to.deep.equal([]);
+      });
+
+      it('given members of two groups on one topic, when both joined, then each owns every key of its own group', async () => {
+        const one = await member('schedulers');
+        const other = await member('auditors');
+        await sleep(SETTLE_MS);
+        expect(owned(one.ownership)).to.deep.equal(KEYS);
+        expect(owned(other.ownership)).to.deep.equal(KEYS);
+      });
+
+      it('given a member, when the bus closes, then it owns nothing', async () => {
+        const only = await member();
+        await bus.close();
+        expect(owned(only.ownership)).to.deep.equal([]);
+      });
     });
   });
 };

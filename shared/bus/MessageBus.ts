@@ -23,9 +23,41 @@ export interface Consumer {
   close(): Promise<void>;
 }
 
+/**
+ * The keys of a topic that the bus assigns to one member of a group: the same assignment that
+ * routes the topic's messages to the group's consumers (Kafka: the partitions assigned to this
+ * member, a key's partition being the default partitioner's). A process uses it to share keyed
+ * work that is not carried by messages, such as the scheduler loops of projects (key project_laui).
+ *
+ * The assignment changes when a member joins or leaves (closes, crashes, stops heartbeating) and
+ * when the topic's partitions change. Like delivery, ownership is at least once: during a
+ * rebalance two members may both believe for a while that they own a key (the old owner learns of
+ * the rebalance only at its next heartbeat), and a key may have no owner for a moment. So a key's
+ * owner must still guard its writes (for the scheduler: the claim on the task's own stream).
+ */
+export interface KeyOwnership {
+  /** Whether the bus currently assigns `key` to this member; false once closed. */
+  owns(key: string): boolean;
+  /** Leaves the group: its keys go to the remaining members. */
+  close(): Promise<void>;
+}
+
+export interface OwnershipOptions {
+  /** The topic whose key assignment is followed; it need carry no messages. */
+  topic: string;
+  group: string;
+  /**
+   * Called after each rebalance that may have changed this member's keys; not for the first
+   * assignment, which holds when `own` resolves, nor after `close`. Must not throw.
+   */
+  onChange(ownership: KeyOwnership): void;
+}
+
 export interface MessageBus {
   /** Returns the message id (the task engine reports it as execution_result_id). */
   publish<T>(topic: string, key: string, value: T): Promise<string>;
   subscribe<T>(options: ConsumerOptions<T>): Promise<Consumer>;
+  /** Joins `group` on `topic` as a member; resolves once the member has its first assignment. */
+  own(options: OwnershipOptions): Promise<KeyOwnership>;
   close(): Promise<void>;
 }

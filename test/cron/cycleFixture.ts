@@ -54,6 +54,8 @@ export const recordingBus = (): MessageBus & { published: Array<{ topic: string;
       return `m${published.length}`;
     },
     subscribe: async () => ({ close: async () => undefined }),
+    // The only member of every group: it owns every key.
+    own: async () => ({ owns: () => true, close: async () => undefined }),
     close: async () => undefined,
   };
 };
@@ -92,8 +94,7 @@ export const cycleBed = async () => {
   const settle = async () => {
     if (!(await projections.waitFor(await store.headPosition(), 5000))) throw new Error('read models did not catch up');
   };
-  const create = async (itemType: string, name: string, parent: { laui: Laui; type: string } | null, fields: Record<string, unknown>): Promise<Laui> => {
-    const laui = newLaui(NOW);
+  const create = async (itemType: string, name: string, parent: { laui: Laui; type: string } | null, fields: Record<string, unknown>, laui: Laui = newLaui(NOW)): Promise<Laui> => {
     const event = itemCreatedEvent({ laui, itemType, name, parent, fields, access, metadata: meta });
     await store.append(itemStream(laui), [event], 'no_stream');
     return laui;
@@ -101,23 +102,19 @@ export const cycleBed = async () => {
   const account = await create('folder.account', 'acme', null, {});
   const project = await create('folder.project', 'main', { laui: account, type: 'folder.account' }, {});
   const workflow = await create('folder.workflow', 'wf', { laui: project, type: 'folder.project' }, {});
-  const operator = await create('operator', 'op.operator', { laui: project, type: 'folder.project' }, { codeblock: { language: 'javascript', code: 'export function run() {}' } });
-
-  const bed = {
-    store,
-    items,
-    logs,
-    clock,
-    project,
-    settle,
-    connection: (name: string, maxParallelism: number, sortDict: Record<string, string> = { logical_date: 'ascending' }) =>
-      create('connection', name, { laui: project, type: 'folder.project' }, { content: {}, max_parallelism: maxParallelism, sort_dict: sortDict }),
-    /** An hourly task `runsBehind` runs behind (its next_run_date is that many hours before the last fire at 12:00). */
-    task: (name: string, connection: Laui, runsBehind: number, fields: Record<string, unknown> = {}) =>
-      create('task', name, { laui: workflow, type: 'folder.workflow' }, {
-        project_laui: project,
+  const operatorIn = (projectLaui: Laui) =>
+    create('operator', 'op.operator', { laui: projectLaui, type: 'folder.project' }, { codeblock: { language: 'javascript', code: 'export function run() {}' } });
+  const operator = await operatorIn(project);
+  const connectionIn = (projectLaui: Laui, name: string, maxParallelism: number, sortDict: Record<string, string> = { logical_date: 'ascending' }) =>
+    create('connection', name, { laui: projectLaui, type: 'folder.project' }, { content: {}, max_parallelism: maxParallelism, sort_dict: sortDict });
+  /** An hourly task of a project's workflow `runsBehind` runs behind (its next_run_date is that many hours before the last fire at 12:00). */
+  const taskIn =
+    (tree: { project: Laui; workflow: Laui; operator: Laui }) =>
+    (name: string, connection: Laui, runsBehind: number, fields: Record<string, unknown> = {}) =>
+      create('task', name, { laui: tree.workflow, type: 'folder.workflow' }, {
+        project_laui: tree.project,
         account_laui: account,
-        operator_laui: operator,
+        operator_laui: tree.operator,
         connection_laui: connection,
         frequency: '0 * * * *',
         start_date: '2024-06-01T00:30:00.000Z',
@@ -127,7 +124,35 @@ export const cycleBed = async () => {
         next_run_date: new Date(Date.parse('2024-06-10T12:00:00.000Z') - runsBehind * HOUR_MS).toISOString(),
         payload: { run_for: '{{ds}}' },
         ...fields,
-      }),
+      });
+
+  const bed = {
+    store,
+    items,
+    logs,
+    clock,
+    project,
+    settle,
+    connection: (name: string, maxParallelism: number, sortDict?: Record<string, string>) => connectionIn(project, name, maxParallelism, sortDict),
+    /** An hourly task `runsBehind` runs behind (its next_run_date is that many hours before the last fire at 12:00). */
+    task: taskIn({ project, workflow, operator }),
+    /**
+     * Another project of the account, its cron STARTED as a START leaves it, with its own workflow,
+     * operator and connection; `task(name, runsBehind)` adds an hourly task to it.
+     */
+    async startedProject(name: string, laui?: Laui) {
+      const at = NOW.toISOString();
+      const folderMetadata = { cron_status: 'STARTED', latest_heartbeat: at, start_date: at, stop_date: null, error: null };
+      const projectLaui = await create('folder.project', name, { laui: account, type: 'folder.account' }, { folder_metadata: folderMetadata }, laui);
+      const tree = {
+        project: projectLaui,
+        workflow: await create('folder.workflow', 'wf', { laui: projectLaui, type: 'folder.project' }, {}),
+        operator: await operatorIn(projectLaui),
+      };
+      const connection = await connectionIn(projectLaui, 'db', 100);
+      const addTask = taskIn(tree);
+      return { laui: projectLaui, task: (taskName: string, runsBehind: number) => addTask(taskName, connection, runsBehind) };
+    },
     /**
      * One process's ports on the shared log. `slowAppends` delays this process's appends to some
      * streams (ms): the other process then gets there first, whatever the order the two started in.
