@@ -60,7 +60,8 @@ export const handleCommand = async <State, Command, Event extends DomainEvent>(
   streamId: string,
   decider: Decider<State, Command, Event>,
   command: Command,
-  metadata: EventMetadata,
+  /** The events' metadata; per event (by index in the decision) when one decision serves several callers. */
+  metadata: EventMetadata | ((eventIndex: number) => EventMetadata),
   retry: RetryPolicy = SPEC_RETRY,
   cache?: StateCache<State>,
   /**
@@ -79,7 +80,7 @@ export const handleCommand = async <State, Command, Event extends DomainEvent>(
     try {
       const result = await eventStore.append(
         streamId,
-        events.map((event) => ({ type: event.type, data: event.data, metadata })),
+        events.map((event, index) => ({ type: event.type, data: event.data, metadata: typeof metadata === 'function' ? metadata(index) : metadata })),
         revision ?? 'no_stream',
       );
       for (const event of events) state = decider.evolve(state, event);

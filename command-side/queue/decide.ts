@@ -72,20 +72,42 @@ export const queueDecider: Decider<QueueState, QueueCommand, QueueEvent> = {
   decide: decideQueue,
 };
 
+/** What one group of commands of a merged queue decision came to: its events, or its own error. */
+export type GroupVerdict = { events: QueueEvent[] } | { events: []; error: unknown };
+
+/**
+ * Groups of commands (each the commands of one caller) decided in order on one private copy of the
+ * queue, as if each group had been decided and committed after the one before. A group that throws
+ * before deciding anything (a release of a task not in the queue) fails alone; one that throws later
+ * fails the whole decision, since its events so far are already applied to the copy.
+ */
+export const decideQueueGroups = (groups: ReadonlyArray<ReadonlyArray<QueueCommand>>, state: QueueState): GroupVerdict[] => {
+  const draft = queueDraft(state);
+  return groups.map((group): GroupVerdict => {
+    const events: QueueEvent[] = [];
+    try {
+      for (const command of group) {
+        for (const event of decideQueue(command, draft.state)) {
+          events.push(event);
+          draft.apply(event);
+        }
+      }
+    } catch (error) {
+      if (events.length > 0) throw error;
+      return { events: [], error };
+    }
+    return { events };
+  });
+};
+
 /**
  * Commands decided in order, each on the state the events of the ones before left (like the kernel's
  * inSequence), folded on one private copy of the queue instead of a copy per event.
  */
 export const decideQueueSequence = (commands: ReadonlyArray<QueueCommand>, state: QueueState): QueueEvent[] => {
-  const draft = queueDraft(state);
-  const events: QueueEvent[] = [];
-  for (const command of commands) {
-    for (const event of decideQueue(command, draft.state)) {
-      events.push(event);
-      draft.apply(event);
-    }
-  }
-  return events;
+  const [verdict] = decideQueueGroups([commands], state);
+  if (verdict && 'error' in verdict) throw verdict.error;
+  return verdict?.events ?? [];
 };
 
 export const queueSequenceDecider: Decider<QueueState, ReadonlyArray<QueueCommand>, QueueEvent> = {

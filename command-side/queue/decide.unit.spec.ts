@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { deciderSpecification } from '../../test/support/deciderSpecification.ts';
 import { inSequence } from '../kernel/handleCommand.ts';
-import { queueDecider, queueSequenceDecider } from './decide.ts';
+import { decideQueueGroups, queueDecider, queueSequenceDecider } from './decide.ts';
 import { evolveQueue, initialQueueState, queueDraft } from './evolve.ts';
 import { NOT_IN_QUEUE, type QueueCommand, type QueueEvent } from './queue.ts';
 
@@ -15,6 +15,9 @@ const enqueued = (n: number, priority = 1, sort_values: Record<string, unknown> 
 });
 const leased = (n: number, dispatch = `d${n}`): QueueEvent => ({ type: 'TaskLeased', data: { task_laui: t(n), dispatch_id: dispatch, session_id: `s${n}`, at } });
 const leases = (count: number) => Array.from({ length: count }, (_, index) => ({ dispatchId: `x${index}`, sessionId: `y${index}` }));
+
+const enqueue = (n: number, sortValues: Record<string, unknown> = {}): QueueCommand => ({ kind: 'enqueue', taskLaui: t(n), priority: 1, sortValues, at });
+const dispatch = (maxParallelism: number): QueueCommand => ({ kind: 'dispatch', maxParallelism, sortDict: { logical_date: 'ascending' }, leases: leases(maxParallelism), at });
 
 describe('connection queue decider', () => {
   it('given a task already waiting or running, when enqueued again, then nothing is recorded', () => {
@@ -74,8 +77,6 @@ describe('connection queue decider', () => {
   });
 
   describe('a batch of commands (one queue commit)', () => {
-    const enqueue = (n: number, sortValues: Record<string, unknown> = {}): QueueCommand => ({ kind: 'enqueue', taskLaui: t(n), priority: 1, sortValues, at });
-    const dispatch = (maxParallelism: number): QueueCommand => ({ kind: 'dispatch', maxParallelism, sortDict: { logical_date: 'ascending' }, leases: leases(maxParallelism), at });
     const day = (d: number) => ({ logical_date: `2024-06-0${d}T00:00:00.000Z` });
 
     it('given 2 of 3 slots taken, one by a finished run still holding its lease, when a batch frees it, enqueues 4 tasks (one already waiting) and dispatches, then 3 join and the 2 free slots go to the oldest logical dates', () => {
@@ -102,6 +103,26 @@ describe('connection queue decider', () => {
       expect(draft.state).to.deep.equal(events.reduce(evolveQueue, state));
       // The folded history was not touched by the draft.
       expect([...state.waiting.keys()]).to.deep.equal([t(2)]);
+    });
+  });
+
+  describe('groups of several callers in one decision', () => {
+    it('given groups, when decided together, then each gets the events it would have got decided after the ones before', () => {
+      const state = [enqueued(1), leased(1)].reduce(evolveQueue, initialQueueState());
+      const first = [enqueue(2), dispatch(2)];
+      const second = [{ kind: 'release_finished', taskLaui: t(1), sessionId: 's1', at } as QueueCommand, enqueue(3), dispatch(2)];
+      const verdicts = decideQueueGroups([first, second], state);
+      const alone = queueSequenceDecider.decide(first, state);
+      expect(verdicts[0]).to.deep.equal({ events: alone });
+      expect(verdicts[1]).to.deep.equal({ events: queueSequenceDecider.decide(second, alone.reduce(evolveQueue, state)) });
+    });
+
+    it('given a release of a task not in the queue among other groups, when decided, then it fails alone and the others still decide', () => {
+      const state = initialQueueState();
+      const verdicts = decideQueueGroups([[enqueue(1)], [{ kind: 'release', taskLaui: t(9), dispatchId: null, reason: 'finished', at }], [enqueue(2)]], state);
+      expect(verdicts[0]?.events).to.have.length(1);
+      expect(String((verdicts[1] as { error?: unknown }).error)).to.include(NOT_IN_QUEUE);
+      expect(verdicts[2]?.events.map((event) => event.data.task_laui)).to.deep.equal([t(2)]);
     });
   });
 });

@@ -3,9 +3,10 @@ import type { EventMetadata } from '../../shared/events.ts';
 import type { EventStore, Position } from '../../shared/event-store/EventStore.ts';
 import type { Laui } from '../../shared/ids.ts';
 import { handleCommand, loadRevision, lruStateCache, SPEC_RETRY } from '../kernel/handleCommand.ts';
-import { queueDecider, queueSequenceDecider } from './decide.ts';
+import type { Decider } from '../kernel/Decider.ts';
+import { decideQueueGroups, queueDecider, type GroupVerdict } from './decide.ts';
 import { queueStream, type QueueCommand, type QueueEvent, type QueueState, type ReleaseReason, type SortDict } from './queue.ts';
-import { keyedMutex } from '../../shared/keyedMutex.ts';
+import { keyedBatcher } from '../../shared/keyedBatcher.ts';
 
 /** A task as it joins a queue: its priority and the values of the connection's sort_dict fields. */
 export interface QueueEntry {
@@ -20,15 +21,48 @@ export interface Lease {
   sessionId: string;
 }
 
+/** One caller's commands on a connection queue, with the metadata its events carry. */
+interface QueueRequest {
+  commands: ReadonlyArray<QueueCommand>;
+  metadata: EventMetadata;
+}
+
 /**
  * Queue commands with the spec's retry rule (5 attempts, exponential backoff from 100 ms) applied
  * by handleCommand: a conflict means another dispatcher moved first, so the decision is remade.
+ *
+ * A connection's queue is one stream, and every run passes through it twice (enqueue and lease,
+ * finish and the next lease). Decided one caller at a time, each waiting for the previous commit,
+ * a connection managed one queue commit per commit latency (~250 runs/s with synchronous=FULL,
+ * whatever the cores). So the requests that arrive while a commit is in flight go together, in
+ * arrival order, as one decision and one append: each decided on the state the previous ones left,
+ * exactly as in turn, each caller getting its own events (with its own metadata) or its own error.
  */
 export const queueHandler = (eventStore: EventStore) => {
-  const serially = keyedMutex();
   const cache = lruStateCache<QueueState>(1000);
-  const decide = (connectionLaui: Laui, command: QueueCommand, metadata: EventMetadata) =>
-    serially(connectionLaui, () => handleCommand(eventStore, queueStream(connectionLaui), queueDecider, command, metadata, SPEC_RETRY, cache));
+  const commit = keyedBatcher<QueueRequest, { events: QueueEvent[]; position: Position | null }>(async (connectionLaui, requests) => {
+    // The verdicts of the decision that was appended: handleCommand decides once per attempt, and
+    // the last attempt's decision is the one written.
+    let verdicts: GroupVerdict[] = [];
+    let metadataOf: EventMetadata[] = [];
+    const groups: Decider<QueueState, ReadonlyArray<QueueRequest>, QueueEvent> = {
+      initialState: queueDecider.initialState,
+      evolve: queueDecider.evolve,
+      decide: (batch, state) => {
+        verdicts = decideQueueGroups(batch.map((request) => request.commands), state);
+        metadataOf = verdicts.flatMap((verdict, index) => verdict.events.map(() => (batch[index] as QueueRequest).metadata));
+        return verdicts.flatMap((verdict) => verdict.events);
+      },
+    };
+    const first = requests[0] as QueueRequest;
+    const result = await handleCommand(eventStore, queueStream(connectionLaui), groups, requests, (index) => metadataOf[index] ?? first.metadata, SPEC_RETRY, cache);
+    return verdicts.map((verdict): PromiseSettledResult<{ events: QueueEvent[]; position: Position | null }> =>
+      'error' in verdict
+        ? { status: 'rejected', reason: verdict.error }
+        : { status: 'fulfilled', value: { events: verdict.events, position: verdict.events.length > 0 ? result.position : null } },
+    );
+  });
+  const decide = (connectionLaui: Laui, command: QueueCommand, metadata: EventMetadata) => commit(connectionLaui, { commands: [command], metadata });
   const leasesOf = (events: QueueEvent[]): Lease[] =>
     events.flatMap((event) => (event.type === 'TaskLeased' ? [{ taskLaui: event.data.task_laui, dispatchId: event.data.dispatch_id, sessionId: event.data.session_id }] : []));
   const newLeases = (maxParallelism: number) =>
@@ -53,7 +87,7 @@ export const queueHandler = (eventStore: EventStore) => {
       ...batch.tasks.map((task): QueueCommand => ({ kind: 'enqueue', taskLaui: task.laui, priority: task.priority, sortValues: task.sortValues, at: metadata.at })),
       { kind: 'dispatch', maxParallelism, sortDict, leases: newLeases(maxParallelism), at: metadata.at },
     ];
-    const result = await serially(connectionLaui, () => handleCommand(eventStore, queueStream(connectionLaui), queueSequenceDecider, commands, metadata, SPEC_RETRY, cache));
+    const result = await commit(connectionLaui, { commands, metadata });
     const enqueued = new Set(result.events.flatMap((event) => (event.type === 'TaskEnqueued' ? [event.data.task_laui] : [])));
     return { enqueued, leases: leasesOf(result.events), position: result.position };
   };

@@ -19,15 +19,27 @@ export interface LoadSpec {
   paths?: string[];
   concurrency: number;
   seconds: number;
+  /**
+   * A field of the JSON answer naming work the request started (a task's LAUI): the request counts,
+   * and its slot sends the next one, only once `completed` resolves for that value.
+   */
+  awaitField?: string;
 }
 
 /**
  * Drives HTTP load from a worker thread, so the generator runs on the other core and does not
  * share the server's event loop. Returns throughput and latency percentiles in milliseconds.
  */
-export const runLoad = (spec: LoadSpec): Promise<LoadResult> =>
+export const runLoad = (spec: LoadSpec, completed?: (value: string) => Promise<void>): Promise<LoadResult> =>
   new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./loadWorker.mjs', import.meta.url), { workerData: spec });
-    worker.once('message', (result: LoadResult) => resolve(result));
+    worker.on('message', (message: (LoadResult & { result: true }) | { awaiting: string }) => {
+      if ('result' in message) {
+        resolve(message);
+        return;
+      }
+      if (!completed) throw new Error('runLoad: awaitField needs a completed callback');
+      void completed(message.awaiting).then(() => worker.postMessage({ done: message.awaiting }), reject);
+    });
     worker.once('error', reject);
   });

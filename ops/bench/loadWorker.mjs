@@ -10,13 +10,31 @@ let errors = 0;
 let counter = 0;
 const deadline = performance.now() + spec.seconds * 1000;
 
+// With `awaitField`, a request counts once the main thread says the work it started is done: the
+// field of the JSON answer (a task's LAUI) is posted up, and this slot waits for it to come back.
+const waiting = new Map();
+parentPort.on('message', (message) => {
+  waiting.get(message.done)?.();
+  waiting.delete(message.done);
+});
+const completion = (value) =>
+  new Promise((resolve) => {
+    waiting.set(value, resolve);
+    parentPort.postMessage({ awaiting: value });
+  });
+
 const one = async () => {
   const index = counter++;
   const path = spec.paths ? spec.paths[index % spec.paths.length] : '';
   const body = spec.bodyTemplate?.replaceAll('{{n}}', String(index));
   const started = performance.now();
   const response = await request(spec.url + path, { method: spec.method, headers: spec.headers, body, dispatcher: agent });
-  await response.body.dump();
+  if (spec.awaitField && response.statusCode < 300) {
+    const value = (await response.body.json())[spec.awaitField];
+    await completion(String(value));
+  } else {
+    await response.body.dump();
+  }
   latencies.push(performance.now() - started);
   if (response.statusCode >= 300) errors += 1;
 };
@@ -30,5 +48,5 @@ await Promise.all(Array.from({ length: spec.concurrency }, loop));
 const seconds = (performance.now() - started) / 1000;
 latencies.sort((a, b) => a - b);
 const at = (p) => Number((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN).toFixed(2));
-parentPort.postMessage({ requests: latencies.length, errors, seconds, perSecond: Math.round(latencies.length / seconds), p50: at(0.5), p99: at(0.99) });
+parentPort.postMessage({ result: true, requests: latencies.length, errors, seconds, perSecond: Math.round(latencies.length / seconds), p50: at(0.5), p99: at(0.99) });
 await agent.close();

@@ -16,7 +16,7 @@ import { CappedLog, TailBuffer } from './boundedOutput.ts';
 import { ForkServer } from './ForkServer.ts';
 import { SpawnedProcess, type ProcessEvents, type ProcessHandle } from './processHandle.ts';
 import { ProcessDied, RuntimeProcess, runtimeArgs, type WireError, type WireRequest } from './RuntimeProcess.ts';
-import { killGroup, makeRunDir, resolvePython, scrubbedEnv, type RunAs } from './sandbox.ts';
+import { killGroup, makeRunDir, makeRunDirAsync, resolvePython, scrubbedEnv, type RunAs } from './sandbox.ts';
 import { WarmPool } from './WarmPool.ts';
 
 export interface ProcessCodeRunnerOptions {
@@ -116,6 +116,7 @@ export class ProcessCodeRunner implements CodeRunner {
       maxRunsPerProcess: options.maxRunsPerProcess ?? 100,
       maxIdleReusable: options.maxIdleReusable ?? Math.max(options.poolSize ?? 2, 1),
       makeDir: () => makeRunDir(this.tmpRoot, this.runAs),
+      makeDirAsync: () => makeRunDirAsync(this.tmpRoot, this.runAs),
       start: (language, memoryMb, dir) =>
         new RuntimeProcess({ language, memoryMb, dir, memoryHeadroomMb: headroom, launch: (events) => this.launch(language, memoryMb, dir, events) }),
       reset: async (proc, dir) => {

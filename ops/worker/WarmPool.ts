@@ -9,8 +9,10 @@ export interface WarmPoolOptions {
   size: number;
   /** Distinct (language, memoryMb) pools kept; the least recently used one beyond this is emptied. */
   maxKeys: number;
-  /** A fresh private working directory for a process. */
+  /** A fresh private working directory for a process (made at once: a process starts in it). */
   makeDir(): string;
+  /** The same, off the event loop: for a reuse process moving to a fresh directory after each run. */
+  makeDirAsync(): Promise<string>;
   /** Runs served by one process in reuse mode before it is replaced (module caches only grow). */
   maxRunsPerProcess: number;
   /**
@@ -125,7 +127,7 @@ export class WarmPool {
     const worn = process.runs >= this.options.maxRunsPerProcess;
     if (this.closed || worn || list.length >= Math.max(1, this.options.maxIdleReusable) || !process.alive || process.tainted) return this.dispose(process);
     const oldDir = process.dir;
-    const dir = this.options.makeDir();
+    const dir = await this.options.makeDirAsync();
     if (!(await this.options.reset(process, dir))) {
       this.discardDir(dir);
       return this.dispose(process);

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import {
   START,
@@ -9,13 +8,14 @@ import {
 import { checkExpectedRevision } from '../checkExpectedRevision.ts';
 
 /**
- * One append as the writer needs it: plain data, its events already serialized in the caller's
- * tick, so it can be handed to the writer thread as is.
+ * One append as the writer needs it: plain data, its events already serialized (and given their
+ * ids) in the caller's tick, so it can be handed to the writer thread as is, and the caller knows
+ * every column of the rows it asked for.
  */
 export interface AppendRequest {
   streamId: string;
   expected: ExpectedRevision;
-  events: ReadonlyArray<{ type: string; data: string; metadata: string }>;
+  events: ReadonlyArray<{ id: string; type: string; data: string; metadata: string }>;
 }
 
 /** What became of one append of a batch, at the same index as the append. */
@@ -103,7 +103,7 @@ export class AppendBatchWriter {
         throw error;
       }
       for (const [index, event] of events.entries()) {
-        rows.push(streamId, last + 1 + index, randomUUID(), event.type, event.data, event.metadata, recordedAt);
+        rows.push(streamId, last + 1 + index, event.id, event.type, event.data, event.metadata, recordedAt);
       }
       const nextExpectedRevision = last + events.length;
       if (events.length > 0) accepted.set(streamId, nextExpectedRevision);

@@ -6,14 +6,21 @@ import { AppendBatchWriter, type AppendRequest, type AppendVerdict } from './App
  * the caller's own thread (MainThreadCommitter). Either way a batch is committed in one
  * transaction (which may carry other batches too), and batches commit in the order sent.
  */
+/** A batch's answer: one verdict per append at its index, and its rows' recorded_at. */
+export interface CommittedBatch {
+  verdicts: AppendVerdict[];
+  recordedAt: string;
+}
+
 export interface BatchCommitter {
   /**
    * Resolves once the batch's transaction has committed (and, with synchronous=FULL, been
    * fsynced), with one verdict per append at its index; rejects when SQLite failed the whole
    * transaction, or when the outcome cannot be known (the writer thread died). Batches are
-   * answered in the order sent.
+   * answered in the order sent. `recordedAt` is the time the rows were stored with: the one asked
+   * for, or a later batch's when the transaction carried several.
    */
-  commit(batch: ReadonlyArray<AppendRequest>, recordedAt: string): Promise<AppendVerdict[]>;
+  commit(batch: ReadonlyArray<AppendRequest>, recordedAt: string): Promise<CommittedBatch>;
   /** Resolves once commits can start without delay; rejects if they never will. */
   ready(): Promise<void>;
   /** Transactions committed so far and the appends they carried: group commit at work. */
@@ -35,11 +42,11 @@ export class MainThreadCommitter implements BatchCommitter {
     this.writer = new AppendBatchWriter(db);
   }
 
-  async commit(batch: ReadonlyArray<AppendRequest>, recordedAt: string): Promise<AppendVerdict[]> {
+  async commit(batch: ReadonlyArray<AppendRequest>, recordedAt: string): Promise<CommittedBatch> {
     const verdicts = this.writer.write(batch, recordedAt);
     this.committed.transactions += 1;
     this.committed.appends += batch.length;
-    return verdicts;
+    return { verdicts, recordedAt };
   }
 
   stats(): { transactions: number; appends: number } {

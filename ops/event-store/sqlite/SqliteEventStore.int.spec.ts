@@ -139,6 +139,45 @@ describe('SqliteEventStore', () => {
       expect(numbersOf(received)).to.deep.equal([0, 1, 2]);
     });
 
+    for (const placement of PLACEMENTS) {
+      it(`given two stores appending in turn to one file (writer: ${placement}), when each reads the log back, then both read exactly what a fresh store reads from the file`, async () => {
+        const file = newFile();
+        const first = open(file, undefined, placement);
+        const second = open(file, undefined, placement);
+        // Runs of each store's own commits with the other's in between: the first's reads after
+        // its own events come from memory, and must still show the second's events where they are.
+        for (let round = 0; round < 4; round += 1) {
+          await Promise.all([first.append(`a-${round}`, someEvents(3), 'no_stream'), first.append(`b-${round}`, someEvents(2), 'no_stream')]);
+          await second.append(`c-${round}`, someEvents(round % 2 === 0 ? 1 : 2), 'no_stream');
+        }
+        await first.append('a-0', [anEvent(3)], 2);
+        const fresh = open(file, undefined, placement);
+        const all = await fresh.readAll({ maxCount: 1000 });
+        expect(all).to.have.length(4 * 5 + 6 + 1);
+        for (const store of [first, second]) {
+          for (let after = 0; after <= all.length; after += 1) {
+            expect(await store.readAll({ after: BigInt(after), maxCount: 4 }), `after ${after}`).to.deep.equal(all.slice(after, after + 4));
+          }
+        }
+      });
+    }
+
+    it('given a subscription on a store whose own commits alternate with another store\'s, when both append, then it receives every event once, in position order', async () => {
+      const file = newFile();
+      const own = open(file, 50);
+      const other = open(file);
+      const received: RecordedEvent[] = [];
+      const subscription = own.subscribeToAll({ after: START, onEvent: (event) => void received.push(event) });
+      for (let round = 0; round < 5; round += 1) {
+        await own.append(`own-${round}`, someEvents(2), 'no_stream');
+        await other.append(`other-${round}`, someEvents(1), 'no_stream');
+      }
+      await waitUntil(() => received.length === 15, 'all 15 events', 3000);
+      await subscription.close();
+      expect(received.map((event) => Number(event.position))).to.deep.equal(Array.from({ length: 15 }, (_, index) => index + 1));
+      expect(received.map((event) => event.streamId)).to.deep.equal(Array.from({ length: 5 }, (_, round) => [`own-${round}`, `own-${round}`, `other-${round}`]).flat());
+    });
+
     it('given a second store on the same file that appended, when the first appends expecting its stale revision 0, then it conflicts with actual 1: revisions come from the file, not a cache', async () => {
       const file = newFile();
       const first = open(file);

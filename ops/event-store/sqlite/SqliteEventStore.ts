@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../../shared/clock.ts';
 import type {
@@ -14,8 +15,9 @@ import type {
 import type { DomainEvent, EventMetadata, EventToAppend } from '../../../shared/events.ts';
 import { readAllBounds, readStreamBounds } from '../readBounds.ts';
 import { SubscriptionHub } from '../SubscriptionHub.ts';
-import type { AppendRequest, AppendVerdict } from './AppendBatchWriter.ts';
-import { MainThreadCommitter, type BatchCommitter } from './BatchCommitter.ts';
+import type { AppendRequest } from './AppendBatchWriter.ts';
+import { MainThreadCommitter, type BatchCommitter, type CommittedBatch } from './BatchCommitter.ts';
+import { CommittedTail, type StoredEvent } from './CommittedTail.ts';
 import { openEventStoreDatabase, type SqliteSynchronous } from './openEventStoreDatabase.ts';
 import { SqliteWriterThread } from './SqliteWriterThread.ts';
 
@@ -79,6 +81,7 @@ export class SqliteEventStore implements EventStore {
   private readonly readStreamRange: Database.Statement<[string, number, number], Row>;
   private readonly head: Database.Statement<[], bigint>;
   private readonly hub: SubscriptionHub;
+  private readonly tail = new CommittedTail();
   private readonly clock: Clock;
   private queue: PendingAppend[] = [];
   private flushScheduled = false;
@@ -108,7 +111,18 @@ export class SqliteEventStore implements EventStore {
       .raw()
       .safeIntegers();
     this.head = db.prepare<[], bigint>('SELECT COALESCE(MAX(position), 0) FROM events').pluck().safeIntegers();
-    this.hub = new SubscriptionHub(this, options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
+    // Subscriptions read what this store just committed from its tail, a short page being fine for
+    // them (they read again until a page is empty); that next read goes to the file, which is how
+    // another process's events, and polling, still reach them.
+    const recentFirst = {
+      readAll: async (options: ReadAllOptions): Promise<RecordedEvent[]> => {
+        const { after, maxCount } = readAllBounds(options);
+        const recent = this.tail.after(after, maxCount);
+        return recent && recent.length > 0 ? recent.map(toRecordedEvent) : this.readAll(options);
+      },
+      headPosition: () => this.headPosition(),
+    };
+    this.hub = new SubscriptionHub(recentFirst, options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
   }
 
   async append<E extends DomainEvent>(
@@ -119,6 +133,7 @@ export class SqliteEventStore implements EventStore {
     if (this.closing) throw new Error('SqliteEventStore is closed');
     // Serialize now, outside the write transaction, so a bad payload fails only its own append.
     const serialized = events.map((event) => ({
+      id: randomUUID(),
       type: event.type,
       data: JSON.stringify(event.data),
       metadata: JSON.stringify(event.metadata),
@@ -138,12 +153,16 @@ export class SqliteEventStore implements EventStore {
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     const { from, to } = readStreamBounds(options);
-    return this.readStreamRange.all(streamId, from, to).map(toRecordedEvent);
+    return this.readStreamRange.all(streamId, from, to).map((row) => toRecordedEvent(fromRow(row)));
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     const { after, maxCount } = readAllBounds(options);
-    return this.readAllPage.all(after, maxCount).map(toRecordedEvent);
+    const recent = this.tail.after(after, maxCount) ?? [];
+    const last = recent.at(-1);
+    // What the tail does not hold (all of it, or what follows its newest event) comes from the file.
+    const rest = recent.length < maxCount ? this.readAllPage.all(last?.position ?? after, maxCount - recent.length).map(fromRow) : [];
+    return [...recent, ...rest].map(toRecordedEvent);
   }
 
   subscribeToAll(options: SubscribeOptions): Subscription {
@@ -197,7 +216,7 @@ export class SqliteEventStore implements EventStore {
         this.clock.now().toISOString(),
       )
       .then(
-        (verdicts) => this.settle(batch, { verdicts }),
+        (committed) => this.settle(batch, committed),
         (error: unknown) => this.settle(batch, { error }),
       )
       .finally(() => this.inFlight.delete(committed));
@@ -208,7 +227,7 @@ export class SqliteEventStore implements EventStore {
    * Answers a committed batch. The committer commits batches in the order sent and answers them
    * in that order, so callers learn of their positions in commit order.
    */
-  private settle(batch: ReadonlyArray<PendingAppend>, outcome: { verdicts: AppendVerdict[] } | { error: unknown }): void {
+  private settle(batch: ReadonlyArray<PendingAppend>, outcome: CommittedBatch | { error: unknown }): void {
     if ('error' in outcome) {
       // The transaction failed as a whole (or its outcome is unknown): every append of it fails.
       for (const append of batch) append.reject(outcome.error);
@@ -222,7 +241,14 @@ export class SqliteEventStore implements EventStore {
       } else if ('conflict' in verdict) {
         append.reject(verdict.conflict);
       } else {
-        wroteEvents ||= append.request.events.length > 0;
+        const { events } = append.request;
+        wroteEvents ||= events.length > 0;
+        // The rows as SQLite now holds them: an append's events are consecutive rows of the transaction.
+        const { position, nextExpectedRevision } = verdict.result;
+        for (const [index, event] of events.entries()) {
+          const back = events.length - 1 - index;
+          this.tail.add({ ...event, position: position - BigInt(back), streamId: append.request.streamId, revision: nextExpectedRevision - back, recordedAt: outcome.recordedAt });
+        }
         append.resolve(verdict.result);
       }
     }
@@ -231,15 +257,20 @@ export class SqliteEventStore implements EventStore {
   }
 }
 
-function toRecordedEvent(row: Row): RecordedEvent {
+function fromRow(row: Row): StoredEvent {
+  return { position: row[0], streamId: row[1], revision: Number(row[2]), id: row[3], type: row[4], data: row[5], metadata: row[6], recordedAt: row[7] };
+}
+
+/** Parsed anew for every reader: no two readers (or a reader and the writer) share an object. */
+function toRecordedEvent(stored: StoredEvent): RecordedEvent {
   return {
-    position: row[0],
-    streamId: row[1],
-    revision: Number(row[2]),
-    id: row[3],
-    type: row[4],
-    data: JSON.parse(row[5]) as Record<string, unknown>,
-    metadata: JSON.parse(row[6]) as EventMetadata,
-    recordedAt: row[7],
+    position: stored.position,
+    streamId: stored.streamId,
+    revision: stored.revision,
+    id: stored.id,
+    type: stored.type,
+    data: JSON.parse(stored.data) as Record<string, unknown>,
+    metadata: JSON.parse(stored.metadata) as EventMetadata,
+    recordedAt: stored.recordedAt,
   };
 }

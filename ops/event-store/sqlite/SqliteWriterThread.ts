@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { AppendRequest, AppendVerdict } from './AppendBatchWriter.ts';
-import type { BatchCommitter } from './BatchCommitter.ts';
+import type { BatchCommitter, CommittedBatch } from './BatchCommitter.ts';
 import {
   decodeVerdicts,
   encodeBatch,
@@ -14,7 +14,7 @@ import {
 interface Waiter {
   /** The batch as sent: its verdicts come back without what the sender already knows. */
   batch: ReadonlyArray<AppendRequest>;
-  resolve(verdicts: AppendVerdict[]): void;
+  resolve(committed: CommittedBatch): void;
   reject(error: unknown): void;
 }
 
@@ -52,10 +52,10 @@ export class SqliteWriterThread implements BatchCommitter {
     });
   }
 
-  commit(batch: ReadonlyArray<AppendRequest>, recordedAt: string): Promise<AppendVerdict[]> {
+  commit(batch: ReadonlyArray<AppendRequest>, recordedAt: string): Promise<CommittedBatch> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closing) return Promise.reject(new Error('SQLite writer thread is closed'));
-    return new Promise<AppendVerdict[]>((resolve, reject) => {
+    return new Promise<CommittedBatch>((resolve, reject) => {
       this.waiting.push({ batch, resolve, reject });
       if (this.waiting.length === 1) this.worker.ref();
       this.send({ type: 'commit', recordedAt, batch: encodeBatch(batch) });
@@ -119,7 +119,7 @@ export class SqliteWriterThread implements BatchCommitter {
     this.committed.transactions += 1;
     for (const [index, waiter] of waiters.entries()) {
       this.committed.appends += waiter.batch.length;
-      waiter.resolve(verdicts[index] ?? []);
+      waiter.resolve({ verdicts: verdicts[index] ?? [], recordedAt: message.recordedAt });
     }
   }
 

@@ -62,7 +62,7 @@ function commitTogether(commits: ReadonlyArray<CommitMessage>): FromWriterThread
   // non-decreasing along positions as long as the store's clock is.
   const recordedAt = commits.at(-1)?.recordedAt ?? new Date().toISOString();
   try {
-    return { type: 'committed', batches: commits.length, verdicts: encodeVerdicts(writer.write(appends, recordedAt)) };
+    return { type: 'committed', batches: commits.length, verdicts: encodeVerdicts(writer.write(appends, recordedAt)), recordedAt };
   } catch (error) {
     return { type: 'failed', batches: commits.length, error: errorFields(error) };
   }

@@ -23,7 +23,7 @@ export interface WriterThreadSettings {
 
 /**
  * Appends laid end to end: for each, its stream id, expected revision and event count, then
- * type, data and metadata of each event (data and metadata already JSON).
+ * id, type, data and metadata of each event (data and metadata already JSON).
  */
 export type FlatBatch = Array<string | number>;
 
@@ -60,7 +60,7 @@ export type FromWriterThread =
   /** First message, once the thread's connection is open; batches sent before it just wait. */
   | { type: 'ready' }
   /** One transaction committed: it answers the `batches` oldest unanswered batches. */
-  | { type: 'committed'; batches: number; verdicts: WireVerdicts }
+  | { type: 'committed'; batches: number; verdicts: WireVerdicts; recordedAt: string }
   /** SQLite failed the whole transaction: nothing of those batches was written. */
   | { type: 'failed'; batches: number; error: ErrorFields };
 
@@ -68,7 +68,7 @@ export function encodeBatch(appends: ReadonlyArray<AppendRequest>): FlatBatch {
   const flat: FlatBatch = [];
   for (const { streamId, expected, events } of appends) {
     flat.push(streamId, expected, events.length);
-    for (const event of events) flat.push(event.type, event.data, event.metadata);
+    for (const event of events) flat.push(event.id, event.type, event.data, event.metadata);
   }
   return flat;
 }
@@ -84,7 +84,7 @@ export function decodeBatch(flat: FlatBatch): AppendRequest[] {
     const count = next() as number;
     const events = [];
     for (let index = 0; index < count; index += 1) {
-      events.push({ type: next() as string, data: next() as string, metadata: next() as string });
+      events.push({ id: next() as string, type: next() as string, data: next() as string, metadata: next() as string });
     }
     appends.push({ streamId, expected, events });
   }
