@@ -13,10 +13,13 @@ const deadline = performance.now() + spec.seconds * 1000;
 // With `awaitField`, a request counts once the main thread says the work it started is done: the
 // field of the JSON answer (a task's LAUI) is posted up, and this slot waits for it to come back.
 const waiting = new Map();
-parentPort.on('message', (message) => {
-  waiting.get(message.done)?.();
-  waiting.delete(message.done);
-});
+// Listening keeps the port (and so this thread) alive: only when needed, and closed at the end.
+if (spec.awaitField) {
+  parentPort.on('message', (message) => {
+    waiting.get(message.done)?.();
+    waiting.delete(message.done);
+  });
+}
 const completion = (value) =>
   new Promise((resolve) => {
     waiting.set(value, resolve);
@@ -50,3 +53,4 @@ latencies.sort((a, b) => a - b);
 const at = (p) => Number((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN).toFixed(2));
 parentPort.postMessage({ result: true, requests: latencies.length, errors, seconds, perSecond: Math.round(latencies.length / seconds), p50: at(0.5), p99: at(0.99) });
 await agent.close();
+parentPort.close();

@@ -26,7 +26,8 @@ export class CommittedTail {
   /** Index of the oldest event still held: dropping from the front without shifting each time. */
   private first = 0;
 
-  constructor(private readonly capacity = 4096) {}
+  // Enough for what subscriptions read right after a commit; more only keeps events alive for the GC to copy.
+  constructor(private readonly capacity = 1024) {}
 
   /** Events of a committed transaction, in position order. */
   add(event: StoredEvent): void {
