@@ -245,9 +245,13 @@ export class SqliteEventStore implements EventStore {
         wroteEvents ||= events.length > 0;
         // The rows as SQLite now holds them: an append's events are consecutive rows of the transaction.
         const { position, nextExpectedRevision } = verdict.result;
-        for (const [index, event] of events.entries()) {
-          const back = events.length - 1 - index;
-          this.tail.add({ ...event, position: position - BigInt(back), streamId: append.request.streamId, revision: nextExpectedRevision - back, recordedAt: outcome.recordedAt });
+        const { streamId } = append.request;
+        let eventPosition = position - BigInt(events.length - 1);
+        let revision = nextExpectedRevision - (events.length - 1);
+        for (const event of events) {
+          this.tail.add({ position: eventPosition, streamId, revision, id: event.id, type: event.type, data: event.data, metadata: event.metadata, recordedAt: outcome.recordedAt });
+          eventPosition += 1n;
+          revision += 1;
         }
         append.resolve(verdict.result);
       }
