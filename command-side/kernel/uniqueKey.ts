@@ -2,7 +2,7 @@ import { assertNever } from '../../shared/assertNever.ts';
 import { createHash } from 'node:crypto';
 import { conflict } from '../../shared/errors.ts';
 import type { DomainEvent, EventMetadata } from '../../shared/events.ts';
-import type { EventStore, Position } from '../../shared/event-store/EventStore.ts';
+import { WrongExpectedVersionError, type EventStore, type Position } from '../../shared/event-store/EventStore.ts';
 import type { Decider } from './Decider.ts';
 import { handleCommand, loadRevision, SPEC_RETRY } from './handleCommand.ts';
 
@@ -62,6 +62,17 @@ export const reserveUniqueKey = async (
   args: { key: string; ownerStream: string; conflictDetail: string; metadata: EventMetadata },
 ): Promise<Position | null> => {
   const stream = uniqueKeyStream(args.key);
+  const reserve = { kind: 'reserve' as const, key: args.key, owner: args.ownerStream, at: args.metadata.at, conflictDetail: args.conflictDetail };
+  // Most keys were never used: their reservation is appended expecting no stream, without reading
+  // it first (that read was ~5% of a catalog create). A key with any history (taken, released, an
+  // orphan) fails the expectation and goes the long way below; no decision is made on a guess.
+  try {
+    const events = uniqueKeyDecider.decide({ ...reserve, orphanOwner: null }, uniqueKeyDecider.initialState());
+    const appended = await eventStore.append(stream, events.map((event) => ({ ...event, metadata: args.metadata })), 'no_stream');
+    return appended.position;
+  } catch (error) {
+    if (!(error instanceof WrongExpectedVersionError)) throw error;
+  }
   const loaded = await loadRevision(eventStore, stream, uniqueKeyDecider);
   const current = loaded.state;
   let orphanOwner: string | null = null;
@@ -74,7 +85,7 @@ export const reserveUniqueKey = async (
     eventStore,
     stream,
     uniqueKeyDecider,
-    { kind: 'reserve', key: args.key, owner: args.ownerStream, at: args.metadata.at, orphanOwner, conflictDetail: args.conflictDetail },
+    { ...reserve, orphanOwner },
     args.metadata,
     SPEC_RETRY,
     undefined,

@@ -44,6 +44,11 @@ export class CommittedTail {
     }
   }
 
+  /** Position of the newest event held: the last this store committed, as far as it knows. */
+  newest(): bigint | undefined {
+    return this.events.at(-1)?.position;
+  }
+
   /**
    * The first of up to `maxCount` events after `after` that it holds (events after its newest one may
    * exist), or undefined when it cannot tell what follows `after`.
