@@ -162,16 +162,19 @@ export class SqliteEventStore implements EventStore {
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     const { from, to } = readStreamBounds(options);
-    return this.readStreamRange.all(streamId, from, to).map((row) => toRecordedEvent(fromRow(row)));
+    return this.readStreamRange.all(streamId, from, to).map(rowToRecordedEvent);
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     const { after, maxCount } = readAllBounds(options);
-    const recent = this.tail.after(after, maxCount) ?? [];
-    const last = recent.at(-1);
-    // What the tail does not hold (all of it, or what follows its newest event) comes from the file.
-    const rest = recent.length < maxCount ? this.readAllPage.all(last?.position ?? after, maxCount - recent.length).map(fromRow) : [];
-    return [...recent, ...rest].map(toRecordedEvent);
+    const recent = this.tail.after(after, maxCount);
+    const last = recent?.at(-1);
+    // Rows become events directly (a rebuild reads millions): no intermediate object per row.
+    if (!recent || !last) return this.readAllPage.all(after, maxCount).map(rowToRecordedEvent);
+    // What follows the tail's newest event comes from the file.
+    const events = recent.map(toRecordedEvent);
+    if (events.length < maxCount) events.push(...this.readAllPage.all(last.position, maxCount - events.length).map(rowToRecordedEvent));
+    return events;
   }
 
   subscribeToAll(options: SubscribeOptions): Subscription {
@@ -270,8 +273,17 @@ export class SqliteEventStore implements EventStore {
   }
 }
 
-function fromRow(row: Row): StoredEvent {
-  return { position: row[0], streamId: row[1], revision: Number(row[2]), id: row[3], type: row[4], data: row[5], metadata: row[6], recordedAt: row[7] };
+function rowToRecordedEvent(row: Row): RecordedEvent {
+  return {
+    position: row[0],
+    streamId: row[1],
+    revision: Number(row[2]),
+    id: row[3],
+    type: row[4],
+    data: JSON.parse(row[5]) as Record<string, unknown>,
+    metadata: JSON.parse(row[6]) as EventMetadata,
+    recordedAt: row[7],
+  };
 }
 
 /** Parsed anew for every reader: no two readers (or a reader and the writer) share an object. */
