@@ -100,18 +100,3 @@ export const decideQueueGroups = (groups: ReadonlyArray<ReadonlyArray<QueueComma
   });
 };
 
-/**
- * Commands decided in order, each on the state the events of the ones before left (like the kernel's
- * inSequence), folded on one private copy of the queue instead of a copy per event.
- */
-export const decideQueueSequence = (commands: ReadonlyArray<QueueCommand>, state: QueueState): QueueEvent[] => {
-  const [verdict] = decideQueueGroups([commands], state);
-  if (verdict && 'error' in verdict) throw verdict.error;
-  return verdict?.events ?? [];
-};
-
-export const queueSequenceDecider: Decider<QueueState, ReadonlyArray<QueueCommand>, QueueEvent> = {
-  initialState: initialQueueState,
-  evolve: evolveQueue,
-  decide: decideQueueSequence,
-};

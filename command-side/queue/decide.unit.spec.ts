@@ -1,9 +1,20 @@
 import { expect } from 'chai';
 import { deciderSpecification } from '../../test/support/deciderSpecification.ts';
+import type { Decider } from '../kernel/Decider.ts';
 import { inSequence } from '../kernel/handleCommand.ts';
-import { decideQueueGroups, queueDecider, queueSequenceDecider } from './decide.ts';
+import { decideQueueGroups, queueDecider } from './decide.ts';
 import { evolveQueue, initialQueueState, queueDraft } from './evolve.ts';
-import { NOT_IN_QUEUE, type QueueCommand, type QueueEvent } from './queue.ts';
+import { NOT_IN_QUEUE, type QueueCommand, type QueueEvent, type QueueState } from './queue.ts';
+
+/** One caller's commands decided as the queue handler decides a caller's group (one queue commit). */
+const queueSequenceDecider: Decider<QueueState, ReadonlyArray<QueueCommand>, QueueEvent> = {
+  ...queueDecider,
+  decide: (commands, state) => {
+    const [verdict] = decideQueueGroups([commands], state);
+    if (verdict && 'error' in verdict) throw verdict.error;
+    return verdict?.events ?? [];
+  },
+};
 
 const given = deciderSpecification(queueDecider);
 const givenBatch = deciderSpecification(queueSequenceDecider);

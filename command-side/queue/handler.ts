@@ -65,6 +65,7 @@ export const queueHandler = (eventStore: EventStore) => {
   const decide = (connectionLaui: Laui, command: QueueCommand, metadata: EventMetadata) => commit(connectionLaui, { commands: [command], metadata });
   const leasesOf = (events: QueueEvent[]): Lease[] =>
     events.flatMap((event) => (event.type === 'TaskLeased' ? [{ taskLaui: event.data.task_laui, dispatchId: event.data.dispatch_id, sessionId: event.data.session_id }] : []));
+  const enqueueCommand = (task: QueueEntry, at: string): QueueCommand => ({ kind: 'enqueue', taskLaui: task.laui, priority: task.priority, sortValues: task.sortValues, at });
   const newLeases = (maxParallelism: number) =>
     Array.from({ length: Math.max(0, Math.min(maxParallelism, 1000)) }, () => ({ dispatchId: randomUUID(), sessionId: randomUUID() }));
   /**
@@ -84,7 +85,7 @@ export const queueHandler = (eventStore: EventStore) => {
   ): Promise<{ enqueued: Set<Laui>; leases: Lease[]; position: Position | null }> => {
     const commands: QueueCommand[] = [
       ...(batch.finished ?? []).map((run): QueueCommand => ({ kind: 'release_finished', taskLaui: run.taskLaui, sessionId: run.sessionId, at: metadata.at })),
-      ...batch.tasks.map((task): QueueCommand => ({ kind: 'enqueue', taskLaui: task.laui, priority: task.priority, sortValues: task.sortValues, at: metadata.at })),
+      ...batch.tasks.map((task) => enqueueCommand(task, metadata.at)),
       { kind: 'dispatch', maxParallelism, sortDict, leases: newLeases(maxParallelism), at: metadata.at },
     ];
     const result = await commit(connectionLaui, { commands, metadata });
@@ -92,8 +93,8 @@ export const queueHandler = (eventStore: EventStore) => {
     return { enqueued, leases: leasesOf(result.events), position: result.position };
   };
   return {
-  async enqueue(connectionLaui: Laui, task: { laui: Laui; priority: number; sortValues: Record<string, unknown> }, metadata: EventMetadata) {
-    const result = await decide(connectionLaui, { kind: 'enqueue', taskLaui: task.laui, priority: task.priority, sortValues: task.sortValues, at: metadata.at }, metadata);
+  async enqueue(connectionLaui: Laui, task: QueueEntry, metadata: EventMetadata) {
+    const result = await decide(connectionLaui, enqueueCommand(task, metadata.at), metadata);
     return { enqueued: result.events.length > 0, position: result.position };
   },
 

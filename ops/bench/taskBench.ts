@@ -44,8 +44,9 @@ export async function benchTasks(opts: { dir: string; seconds?: number }): Promi
         (await api('/catalog/create', { item_type: 'operator', name: `${language}-${phase}${reuse ? '-reuse' : ''}.operator`, parent_laui: tree.folders.operator, codeblock: { language, code: NOOP[language] }, reuse_process: reuse })).item_laui,
       );
     let counter = 0;
-    const runNew = async (operatorLaui: string) =>
-      String((await api('/task/run', { name: `t${counter++}`, parent_laui: workflow, project_laui: tree.project_laui, account_laui: tree.account_laui, operator_laui: operatorLaui, connection_laui: connection })).item_laui);
+    /** A POST /task/run body that creates a new task of the operator and runs it. */
+    const createAndRun = (name: string, operatorLaui: string) => ({ name, parent_laui: workflow, project_laui: tree.project_laui, account_laui: tree.account_laui, operator_laui: operatorLaui, connection_laui: connection });
+    const runNew = async (operatorLaui: string) => String((await api('/task/run', createAndRun(`t${counter++}`, operatorLaui))).item_laui);
     const until = async (laui: string, iteration: number) => {
       for (;;) {
         const task = await service.readStore.collection('items').peek(laui);
@@ -104,7 +105,7 @@ export async function benchTasks(opts: { dir: string; seconds?: number }): Promi
       for (const [language, reuse] of [['python', false], ['javascript', false], ['python', true], ['javascript', true]] as const) {
         const op = await operator(language, reuse, 'throughput');
         const phase = `${language}-${reuse ? 'reuse' : 'fresh'}`;
-        const body = JSON.stringify({ name: `${phase}-{{n}}`, parent_laui: workflow, project_laui: tree.project_laui, account_laui: tree.account_laui, operator_laui: op, connection_laui: connection });
+        const body = JSON.stringify(createAndRun(`${phase}-{{n}}`, op));
         const load = await runLoad({ url: `${service.url}/api/v1/task/run`, method: 'POST', headers, bodyTemplate: body, concurrency: 16, seconds, awaitField: 'item_laui' }, watcher.until);
         const rate = load.requests / load.seconds;
         figures.push({

@@ -127,7 +127,7 @@ export class SqliteEventStore implements EventStore {
         const now = performance.now();
         if (after === this.tail.newest() && now - fileAskedAt < pollIntervalMs) return [];
         fileAskedAt = now;
-        return this.readAll(options);
+        return this.fromFile(after, maxCount);
       },
       headPosition: () => this.headPosition(),
     };
@@ -169,12 +169,16 @@ export class SqliteEventStore implements EventStore {
     const { after, maxCount } = readAllBounds(options);
     const recent = this.tail.after(after, maxCount);
     const last = recent?.at(-1);
-    // Rows become events directly (a rebuild reads millions): no intermediate object per row.
-    if (!recent || !last) return this.readAllPage.all(after, maxCount).map(rowToRecordedEvent);
+    if (!recent || !last) return this.fromFile(after, maxCount);
     // What follows the tail's newest event comes from the file.
     const events = recent.map(toRecordedEvent);
-    if (events.length < maxCount) events.push(...this.readAllPage.all(last.position, maxCount - events.length).map(rowToRecordedEvent));
+    if (events.length < maxCount) events.push(...this.fromFile(last.position, maxCount - events.length));
     return events;
+  }
+
+  /** A page of the log as the file holds it; rows become events directly (a rebuild reads millions). */
+  private fromFile(after: Position, maxCount: number): RecordedEvent[] {
+    return this.readAllPage.all(after, maxCount).map(rowToRecordedEvent);
   }
 
   subscribeToAll(options: SubscribeOptions): Subscription {
