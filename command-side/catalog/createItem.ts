@@ -15,8 +15,7 @@ import {
 } from '../../shared/item-types/itemTypes.ts';
 import { uniqueKeyOf } from '../../shared/item-types/primaryKey.ts';
 import { sealSecretFields } from '../../shared/item-types/secretFields.ts';
-import { handleCommand, newStream, SPEC_RETRY } from '../kernel/handleCommand.ts';
-import { reserveUniqueKey, uniqueKeyStream, uniqueKeyDecider } from '../kernel/uniqueKey.ts';
+import { reserveUniqueKeyAndCreate, uniqueKeyStream, uniqueKeyDecider } from '../kernel/uniqueKey.ts';
 import { loadState } from '../kernel/handleCommand.ts';
 import { applyAccessPatch } from '../group/applyAccessPatch.ts';
 import { parseAccessPatch } from './parseAccessPatch.ts';
@@ -93,31 +92,26 @@ export const createItem = async (
   const plan = await planItem(deps, principal, body);
   const now = new Date(metadata.at);
   const laui = newLaui(now);
-  if (plan.uniqueKey !== null) {
-    await reserveUniqueKey(deps.eventStore, { key: plan.uniqueKey, ownerStream: itemStream(laui), conflictDetail: UNIQUE_KEY_EXISTS, metadata });
-  }
-  const result = await handleCommand(
-    deps.eventStore,
-    itemStream(laui),
-    itemDecider,
-    {
-      kind: 'create',
-      laui,
-      itemType: plan.itemType,
-      name: plan.name,
-      parentLaui: plan.parent?.laui ?? null,
-      parentType: plan.parent?.item_type ?? null,
-      linkLaui: plan.parent ? newLaui(now) : null,
-      isRoot: plan.parent === null,
-      fields: sealSecretFields(plan.itemType, plan.fields, deps.secrets),
-      access: plan.access,
-      revisionLaui: newLaui(now),
-    },
-    metadata,
-    SPEC_RETRY,
-    undefined,
-    newStream(itemDecider),
-  );
-  return { laui, position: result.position as Position };
+  const stream = itemStream(laui);
+  const command = {
+    kind: 'create' as const,
+    laui,
+    itemType: plan.itemType,
+    name: plan.name,
+    parentLaui: plan.parent?.laui ?? null,
+    parentType: plan.parent?.item_type ?? null,
+    linkLaui: plan.parent ? newLaui(now) : null,
+    isRoot: plan.parent === null,
+    fields: sealSecretFields(plan.itemType, plan.fields, deps.secrets),
+    access: plan.access,
+    revisionLaui: newLaui(now),
+  };
+  // A fresh LAUI: the stream cannot exist, so the decision needs no read and its append expects none.
+  const events = itemDecider.decide(command, itemDecider.initialState()).map((event) => ({ ...event, metadata }));
+  const result =
+    plan.uniqueKey === null
+      ? await deps.eventStore.append(stream, events, 'no_stream')
+      : await reserveUniqueKeyAndCreate(deps.eventStore, { key: plan.uniqueKey, ownerStream: stream, conflictDetail: UNIQUE_KEY_EXISTS, metadata }, events);
+  return { laui, position: result.position };
 };
 

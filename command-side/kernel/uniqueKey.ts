@@ -1,8 +1,8 @@
 import { assertNever } from '../../shared/assertNever.ts';
 import { createHash } from 'node:crypto';
 import { conflict } from '../../shared/errors.ts';
-import type { DomainEvent, EventMetadata } from '../../shared/events.ts';
-import { WrongExpectedVersionError, type EventStore, type Position } from '../../shared/event-store/EventStore.ts';
+import type { DomainEvent, EventMetadata, EventToAppend } from '../../shared/events.ts';
+import { WrongExpectedVersionError, type AppendResult, type EventStore, type Position } from '../../shared/event-store/EventStore.ts';
 import type { Decider } from './Decider.ts';
 import { handleCommand, loadRevision, SPEC_RETRY } from './handleCommand.ts';
 
@@ -57,18 +57,57 @@ export const uniqueKeyStream = (key: string): string => `unique-${createHash('sh
 /** A reservation whose owner stream never appeared (the creator crashed between the two appends). */
 const ORPHAN_AFTER_MS = 60_000;
 
-export const reserveUniqueKey = async (
+interface Reservation {
+  key: string;
+  ownerStream: string;
+  conflictDetail: string;
+  metadata: EventMetadata;
+}
+
+/**
+ * Reserves the key for a new owner stream and appends that stream's first events. A store with
+ * multi-stream transactions does both in one commit: one fsync instead of two in sequence (a
+ * catalog create waited for both), and a crash can no longer leave an orphan reservation. A store
+ * without them, or a key with history (taken, released, orphaned), goes as DESIGN.md says:
+ * reservation first, then the owner's events.
+ */
+export const reserveUniqueKeyAndCreate = async (
   eventStore: EventStore,
-  args: { key: string; ownerStream: string; conflictDetail: string; metadata: EventMetadata },
-): Promise<Position | null> => {
+  args: Reservation,
+  ownerEvents: ReadonlyArray<EventToAppend>,
+): Promise<AppendResult> => {
+  if (eventStore.appendAtomically) {
+    const reservation = reservationEvents(args);
+    try {
+      const [, created] = await eventStore.appendAtomically([
+        { streamId: uniqueKeyStream(args.key), events: reservation, expected: 'no_stream' },
+        { streamId: args.ownerStream, events: ownerEvents, expected: 'no_stream' },
+      ]);
+      if (!created) throw new Error('appendAtomically returned no result for the owner stream');
+      return created;
+    } catch (error) {
+      if (!(error instanceof WrongExpectedVersionError)) throw error;
+      // The key has history: decided the long way below. (The owner stream is new: it cannot be the one that conflicted.)
+    }
+  }
+  await reserveUniqueKey(eventStore, args);
+  return eventStore.append(args.ownerStream, ownerEvents, 'no_stream');
+};
+
+/** The reservation of a key never used, decided on the initial state (no read). */
+const reservationEvents = (args: Reservation): EventToAppend[] =>
+  uniqueKeyDecider
+    .decide({ kind: 'reserve', key: args.key, owner: args.ownerStream, at: args.metadata.at, conflictDetail: args.conflictDetail, orphanOwner: null }, uniqueKeyDecider.initialState())
+    .map((event) => ({ ...event, metadata: args.metadata }));
+
+export const reserveUniqueKey = async (eventStore: EventStore, args: Reservation): Promise<Position | null> => {
   const stream = uniqueKeyStream(args.key);
   const reserve = { kind: 'reserve' as const, key: args.key, owner: args.ownerStream, at: args.metadata.at, conflictDetail: args.conflictDetail };
   // Most keys were never used: their reservation is appended expecting no stream, without reading
   // it first (that read was ~5% of a catalog create). A key with any history (taken, released, an
   // orphan) fails the expectation and goes the long way below; no decision is made on a guess.
   try {
-    const events = uniqueKeyDecider.decide({ ...reserve, orphanOwner: null }, uniqueKeyDecider.initialState());
-    const appended = await eventStore.append(stream, events.map((event) => ({ ...event, metadata: args.metadata })), 'no_stream');
+    const appended = await eventStore.append(stream, reservationEvents(args), 'no_stream');
     return appended.position;
   } catch (error) {
     if (!(error instanceof WrongExpectedVersionError)) throw error;

@@ -1,5 +1,6 @@
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
 import { describeAppendContract } from './contract/appendContract.ts';
+import { describeAtomicAppendContract } from './contract/atomicAppendContract.ts';
 import { describeConcurrencyContract } from './contract/concurrencyContract.ts';
 import { describeReadContract } from './contract/readContract.ts';
 import { describeSubscriptionContract } from './contract/subscriptionContract.ts';
@@ -29,6 +30,7 @@ export function describeEventStoreContract(name: string, factory: EventStoreFact
     });
 
     describeAppendContract(store);
+    describeAtomicAppendContract(store);
     describeReadContract(store);
     describeConcurrencyContract(store);
     describeSubscriptionContract(store);

@@ -37,6 +37,13 @@ export interface AppendResult {
   position: Position;
 }
 
+/** One stream's part of an atomic append (appendAtomically). */
+export interface StreamAppend<E extends DomainEvent = DomainEvent> {
+  streamId: string;
+  events: ReadonlyArray<EventToAppend<E>>;
+  expected: ExpectedRevision;
+}
+
 export interface ReadStreamOptions {
   fromRevision?: number;
   /** Inclusive upper bound: fold a stream "as of" a revision. */
@@ -69,6 +76,13 @@ export interface EventStore {
     events: ReadonlyArray<EventToAppend<E>>,
     expectedRevision: ExpectedRevision,
   ): Promise<AppendResult>;
+  /**
+   * Appends to several distinct streams as one commit: every expected revision holds and all are
+   * written, or none is and the first failing one's WrongExpectedVersionError is thrown. Results
+   * are at the index of their append. Only stores with multi-stream transactions offer it (SQLite,
+   * memory; EventStoreDB has none): callers keep a path that appends one stream at a time.
+   */
+  appendAtomically?(appends: ReadonlyArray<StreamAppend>): Promise<AppendResult[]>;
   /** Events of one stream in order; an empty array when the stream does not exist. */
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** A page of the global log in position order. */

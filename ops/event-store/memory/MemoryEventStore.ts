@@ -8,9 +8,11 @@ import type {
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
+  StreamAppend,
   SubscribeOptions,
   Subscription,
 } from '../../../shared/event-store/EventStore.ts';
+import { assertDistinctStreams } from '../assertDistinctStreams.ts';
 import type { DomainEvent, EventToAppend } from '../../../shared/events.ts';
 import { checkExpectedRevision } from '../checkExpectedRevision.ts';
 import { readAllBounds, readStreamBounds } from '../readBounds.ts';
@@ -34,30 +36,50 @@ export class MemoryEventStore implements EventStore {
     events: ReadonlyArray<EventToAppend<E>>,
     expectedRevision: ExpectedRevision,
   ): Promise<AppendResult> {
+    const [result] = await this.appendAtomically([{ streamId, events, expected: expectedRevision }]);
+    if (!result) throw new Error('MemoryEventStore: no result for the append');
+    return result;
+  }
+
+  async appendAtomically(appends: ReadonlyArray<StreamAppend>): Promise<AppendResult[]> {
     this.assertOpen();
-    const stream = this.streams.get(streamId) ?? [];
-    const last = checkExpectedRevision(streamId, expectedRevision, stream.length === 0 ? 'no_stream' : stream.length - 1);
+    assertDistinctStreams(appends);
+    const lasts = appends.map(({ streamId, expected }) => {
+      const length = this.streams.get(streamId)?.length ?? 0;
+      return checkExpectedRevision(streamId, expected, length === 0 ? 'no_stream' : length - 1);
+    });
     const recordedAt = this.clock.now().toISOString();
     // Build every record before storing any, so an event that cannot be serialized fails the
     // whole append and leaves the log untouched.
-    const recorded = events.map(
-      (event, index): RecordedEvent => ({
-        id: randomUUID(),
-        streamId,
-        revision: last + 1 + index,
-        position: BigInt(this.log.length + 1 + index),
-        type: event.type,
-        data: jsonCopy(event.data),
-        metadata: jsonCopy(event.metadata),
-        recordedAt,
-      }),
+    let position = this.log.length;
+    const recorded = appends.map(({ streamId, events }, at) =>
+      events.map(
+        (event, index): RecordedEvent => ({
+          id: randomUUID(),
+          streamId,
+          revision: (lasts[at] ?? -1) + 1 + index,
+          position: BigInt(++position),
+          type: event.type,
+          data: jsonCopy(event.data),
+          metadata: jsonCopy(event.metadata),
+          recordedAt,
+        }),
+      ),
     );
-    const newest = recorded.at(-1);
-    if (!newest) return { nextExpectedRevision: last, position: await this.headPosition() };
-    this.log.push(...recorded);
-    this.streams.set(streamId, [...stream, ...recorded]);
-    this.hub.notifyAppended();
-    return { nextExpectedRevision: newest.revision, position: newest.position };
+    // No await from the checks to the writes: nothing may append in between.
+    const head = BigInt(this.log.length);
+    const results = recorded.map((records, at): AppendResult => {
+      const newest = records.at(-1);
+      return newest ? { nextExpectedRevision: newest.revision, position: newest.position } : { nextExpectedRevision: lasts[at] ?? -1, position: head };
+    });
+    for (const [at, records] of recorded.entries()) {
+      if (records.length === 0) continue;
+      const streamId = appends[at]?.streamId ?? '';
+      this.log.push(...records);
+      this.streams.set(streamId, [...(this.streams.get(streamId) ?? []), ...records]);
+    }
+    if (recorded.some((records) => records.length > 0)) this.hub.notifyAppended();
+    return results;
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

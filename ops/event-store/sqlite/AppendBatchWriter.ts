@@ -16,10 +16,15 @@ export interface AppendRequest {
   streamId: string;
   expected: ExpectedRevision;
   events: ReadonlyArray<{ id: string; type: string; data: string; metadata: string }>;
+  /** Written together with the next append or not at all (appendAtomically): the run ends at an unlinked one. */
+  linked?: boolean;
 }
 
-/** What became of one append of a batch, at the same index as the append. */
-export type AppendVerdict = { result: AppendResult } | { conflict: WrongExpectedVersionError };
+/**
+ * What became of one append of a batch, at the same index as the append. `aborted`: its own
+ * expectation held, but another append of its atomic run conflicted, so none of them was written.
+ */
+export type AppendVerdict = { result: AppendResult } | { conflict: WrongExpectedVersionError } | { aborted: true };
 
 /** An accepted append: its revision and the index, in the batch's rows, of its last event. */
 interface Accepted {
@@ -70,7 +75,7 @@ export class AppendBatchWriter {
         ? this.headPosition()
         : START;
       const results = outcomes.map((outcome): AppendVerdict => {
-        if ('conflict' in outcome) return outcome;
+        if ('conflict' in outcome || 'aborted' in outcome) return outcome;
         const { nextExpectedRevision, lastRow } = outcome;
         const position = lastRow === undefined ? head : positions[lastRow];
         if (position === undefined) throw new Error(`SQLite returned no position for row ${lastRow}`);
@@ -84,32 +89,52 @@ export class AppendBatchWriter {
     }
   }
 
-  /** Judges each append against the file as this transaction sees it, queuing the rows of the accepted. */
+  /**
+   * Judges each atomic run of appends (a single append is a run of one) against the file as this
+   * transaction sees it, queuing the rows of the accepted runs.
+   */
   private check(
     batch: ReadonlyArray<AppendRequest>,
     rows: Array<string | number>,
     recordedAt: string,
-  ): Array<Accepted | { conflict: WrongExpectedVersionError }> {
+  ): Array<Accepted | { conflict: WrongExpectedVersionError } | { aborted: true }> {
     // Streams accepted earlier in this batch; valid only inside this transaction.
     const accepted = new Map<string, number>();
-    return batch.map((append) => {
-      const { streamId, events } = append;
-      let last: number;
-      try {
-        const actual = accepted.get(streamId) ?? this.lastRevision.get(streamId) ?? 'no_stream';
-        last = checkExpectedRevision(streamId, append.expected, actual);
-      } catch (error) {
-        if (error instanceof WrongExpectedVersionError) return { conflict: error };
-        throw error;
+    const outcomes: Array<Accepted | { conflict: WrongExpectedVersionError } | { aborted: true }> = [];
+    for (let start = 0; start < batch.length; ) {
+      let end = start;
+      while (batch[end]?.linked === true && end + 1 < batch.length) end += 1;
+      const run = batch.slice(start, end + 1);
+      // Every expectation of the run is checked before any row is queued: all or nothing.
+      const lasts = run.map((append): number | WrongExpectedVersionError => {
+        try {
+          return checkExpectedRevision(append.streamId, append.expected, accepted.get(append.streamId) ?? this.lastRevision.get(append.streamId) ?? 'no_stream');
+        } catch (error) {
+          if (error instanceof WrongExpectedVersionError) return error;
+          throw error;
+        }
+      });
+      const failed = lasts.some((last) => last instanceof WrongExpectedVersionError);
+      for (const [index, append] of run.entries()) {
+        const last = lasts[index] as number | WrongExpectedVersionError;
+        if (last instanceof WrongExpectedVersionError) outcomes.push({ conflict: last });
+        else if (failed) outcomes.push({ aborted: true });
+        else outcomes.push(this.queueRows(append, last, rows, recordedAt, accepted));
       }
-      for (const [index, event] of events.entries()) {
-        rows.push(streamId, last + 1 + index, event.id, event.type, event.data, event.metadata, recordedAt);
-      }
-      const nextExpectedRevision = last + events.length;
-      if (events.length > 0) accepted.set(streamId, nextExpectedRevision);
-      const lastRow = events.length > 0 ? rows.length / COLUMNS_PER_ROW - 1 : undefined;
-      return { nextExpectedRevision, lastRow };
-    });
+      start = end + 1;
+    }
+    return outcomes;
+  }
+
+  private queueRows(append: AppendRequest, last: number, rows: Array<string | number>, recordedAt: string, accepted: Map<string, number>): Accepted {
+    const { streamId, events } = append;
+    for (const [index, event] of events.entries()) {
+      rows.push(streamId, last + 1 + index, event.id, event.type, event.data, event.metadata, recordedAt);
+    }
+    const nextExpectedRevision = last + events.length;
+    if (events.length > 0) accepted.set(streamId, nextExpectedRevision);
+    const lastRow = events.length > 0 ? rows.length / COLUMNS_PER_ROW - 1 : undefined;
+    return { nextExpectedRevision, lastRow };
   }
 
   /** Inserts the rows in order and returns their positions, as SQLite assigned them. */

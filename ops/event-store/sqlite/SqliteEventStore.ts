@@ -9,9 +9,11 @@ import type {
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
+  StreamAppend,
   SubscribeOptions,
   Subscription,
 } from '../../../shared/event-store/EventStore.ts';
+import { assertDistinctStreams } from '../assertDistinctStreams.ts';
 import type { DomainEvent, EventMetadata, EventToAppend } from '../../../shared/events.ts';
 import { readAllBounds, readStreamBounds } from '../readBounds.ts';
 import { SubscriptionHub } from '../SubscriptionHub.ts';
@@ -46,10 +48,13 @@ const DEFAULT_POLL_INTERVAL_MS = 500;
 const COLUMNS = 'position, stream_id, revision, id, type, data, metadata, recorded_at';
 type Row = [position: bigint, streamId: string, revision: bigint, id: string, type: string, data: string, metadata: string, recordedAt: string];
 
-/** One append waiting for its batch: what is sent to the writer, and the caller to answer. */
+/**
+ * One caller's appends waiting for their batch: what is sent to the writer (one append, or an
+ * atomic run of several), and the caller to answer with one result per append.
+ */
 interface PendingAppend {
-  request: AppendRequest;
-  resolve(result: AppendResult): void;
+  requests: AppendRequest[];
+  resolve(results: AppendResult[]): void;
   reject(error: unknown): void;
 }
 
@@ -139,16 +144,27 @@ export class SqliteEventStore implements EventStore {
     events: ReadonlyArray<EventToAppend<E>>,
     expectedRevision: ExpectedRevision,
   ): Promise<AppendResult> {
-    if (this.closing) throw new Error('SqliteEventStore is closed');
-    // Serialize now, outside the write transaction, so a bad payload fails only its own append.
-    const serialized = events.map((event) => ({
-      id: randomUUID(),
-      type: event.type,
-      data: JSON.stringify(event.data),
-      metadata: JSON.stringify(event.metadata),
+    const [result] = await this.enqueue([{ streamId, expected: expectedRevision, events: serialize(events) }]);
+    if (!result) throw new Error('SQLite writer returned no result for the append');
+    return result;
+  }
+
+  /** One transaction holds every append of a batch: an atomic run is judged and written as one. */
+  async appendAtomically(appends: ReadonlyArray<StreamAppend>): Promise<AppendResult[]> {
+    assertDistinctStreams(appends);
+    const requests = appends.map(({ streamId, expected, events }, index): AppendRequest => ({
+      streamId,
+      expected,
+      events: serialize(events),
+      ...(index < appends.length - 1 ? { linked: true } : {}),
     }));
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ request: { streamId, expected: expectedRevision, events: serialized }, resolve, reject });
+    return this.enqueue(requests);
+  }
+
+  private enqueue(requests: AppendRequest[]): Promise<AppendResult[]> {
+    if (this.closing) return Promise.reject(new Error('SqliteEventStore is closed'));
+    return new Promise<AppendResult[]>((resolve, reject) => {
+      this.queue.push({ requests, resolve, reject });
       if (this.flushScheduled) return;
       this.flushScheduled = true;
       // setImmediate, not a microtask: callers' continuations (await chains) all run before the
@@ -228,7 +244,7 @@ export class SqliteEventStore implements EventStore {
     this.queue = [];
     const committed: Promise<void> = this.committer
       .commit(
-        batch.map((append) => append.request),
+        batch.flatMap((append) => append.requests),
         this.clock.now().toISOString(),
       )
       .then(
@@ -250,18 +266,22 @@ export class SqliteEventStore implements EventStore {
       return;
     }
     let wroteEvents = false;
-    for (const [index, append] of batch.entries()) {
-      const verdict = outcome.verdicts[index];
-      if (!verdict) {
-        append.reject(new Error(`SQLite writer returned no verdict for append ${index} of ${batch.length}`));
-      } else if ('conflict' in verdict) {
-        append.reject(verdict.conflict);
-      } else {
-        const { events } = append.request;
+    let index = 0;
+    for (const append of batch) {
+      const verdicts = append.requests.map(() => outcome.verdicts[index++]);
+      const refused = verdicts.find((verdict) => verdict === undefined || 'conflict' in verdict);
+      if (refused !== undefined || verdicts.some((verdict) => verdict === undefined || !('result' in verdict))) {
+        // An atomic run is refused as a whole, with the error of the append that conflicted.
+        append.reject(refused && 'conflict' in refused ? refused.conflict : new Error(`SQLite writer returned no verdict for an append of ${batch.length}`));
+        continue;
+      }
+      const results: AppendResult[] = [];
+      for (const [at, request] of append.requests.entries()) {
+        const verdict = verdicts[at] as { result: AppendResult };
+        const { events, streamId } = request;
         wroteEvents ||= events.length > 0;
         // The rows as SQLite now holds them: an append's events are consecutive rows of the transaction.
         const { position, nextExpectedRevision } = verdict.result;
-        const { streamId } = append.request;
         let eventPosition = position - BigInt(events.length - 1);
         let revision = nextExpectedRevision - (events.length - 1);
         for (const event of events) {
@@ -269,12 +289,18 @@ export class SqliteEventStore implements EventStore {
           eventPosition += 1n;
           revision += 1;
         }
-        append.resolve(verdict.result);
+        results.push(verdict.result);
       }
+      append.resolve(results);
     }
     // After the commit, never before: a woken subscription reads what it is told about.
     if (wroteEvents) this.hub.notifyAppended();
   }
+}
+
+/** Serialized now, outside the write transaction, so a bad payload fails only its own append. */
+function serialize(events: ReadonlyArray<EventToAppend>): AppendRequest['events'] {
+  return events.map((event) => ({ id: randomUUID(), type: event.type, data: JSON.stringify(event.data), metadata: JSON.stringify(event.metadata) }));
 }
 
 function rowToRecordedEvent(row: Row): RecordedEvent {

@@ -22,8 +22,9 @@ export interface WriterThreadSettings {
 }
 
 /**
- * Appends laid end to end: for each, its stream id, expected revision and event count, then
- * id, type, data and metadata of each event (data and metadata already JSON).
+ * Appends laid end to end: for each, its stream id, expected revision, event count and linked
+ * flag (1: atomic with the next append), then id, type, data and metadata of each event (data and
+ * metadata already JSON).
  */
 export type FlatBatch = Array<string | number>;
 
@@ -41,11 +42,14 @@ export type ToWriterThread =
  * append i, its next expected revision at 2i and its position at 2i + 1 (positions are SQLite
  * rowids, int64 like this array); `conflicts` lists the appends refused and the actual revision
  * each met, which is all a WrongExpectedVersionError needs besides what the sender already knows
- * (stream id, expected revision).
+ * (stream id, expected revision); `aborted` lists the appends dropped with a conflicting one of
+ * their atomic run.
  */
 export interface WireVerdicts {
   results: BigInt64Array<ArrayBuffer>;
   conflicts: Array<[index: number, actual: number | 'no_stream']>;
+  /** The appends not written because another append of their atomic run conflicted. */
+  aborted: number[];
 }
 
 export interface ErrorFields {
@@ -66,8 +70,8 @@ export type FromWriterThread =
 
 export function encodeBatch(appends: ReadonlyArray<AppendRequest>): FlatBatch {
   const flat: FlatBatch = [];
-  for (const { streamId, expected, events } of appends) {
-    flat.push(streamId, expected, events.length);
+  for (const { streamId, expected, events, linked } of appends) {
+    flat.push(streamId, expected, events.length, linked === true ? 1 : 0);
     for (const event of events) flat.push(event.id, event.type, event.data, event.metadata);
   }
   return flat;
@@ -82,11 +86,12 @@ export function decodeBatch(flat: FlatBatch): AppendRequest[] {
     const streamId = next() as string;
     const expected = next() as ExpectedRevision;
     const count = next() as number;
+    const linked = next() === 1;
     const events = [];
     for (let index = 0; index < count; index += 1) {
       events.push({ id: next() as string, type: next() as string, data: next() as string, metadata: next() as string });
     }
-    appends.push({ streamId, expected, events });
+    appends.push(linked ? { streamId, expected, events, linked } : { streamId, expected, events });
   }
   return appends;
 }
@@ -94,15 +99,18 @@ export function decodeBatch(flat: FlatBatch): AppendRequest[] {
 export function encodeVerdicts(verdicts: ReadonlyArray<AppendVerdict>): WireVerdicts {
   const results = new BigInt64Array(verdicts.length * 2);
   const conflicts: WireVerdicts['conflicts'] = [];
+  const aborted: number[] = [];
   for (const [index, verdict] of verdicts.entries()) {
-    if ('conflict' in verdict) {
+    if ('aborted' in verdict) {
+      aborted.push(index);
+    } else if ('conflict' in verdict) {
       conflicts.push([index, verdict.conflict.actual]);
     } else {
       results[index * 2] = BigInt(verdict.result.nextExpectedRevision);
       results[index * 2 + 1] = verdict.result.position;
     }
   }
-  return { results, conflicts };
+  return { results, conflicts, aborted };
 }
 
 /**
@@ -115,10 +123,12 @@ export function decodeVerdicts(batches: ReadonlyArray<ReadonlyArray<AppendReques
     throw new Error(`SQLite writer thread answered ${wire.results.length / 2} verdicts for ${total} appends`);
   }
   const conflicts = new Map(wire.conflicts);
+  const aborted = new Set(wire.aborted);
   let index = 0;
   return batches.map((batch) =>
     batch.map((append): AppendVerdict => {
       const at = index++;
+      if (aborted.has(at)) return { aborted: true };
       const actual = conflicts.get(at);
       if (actual !== undefined) return { conflict: new WrongExpectedVersionError(append.streamId, append.expected, actual) };
       return { result: { nextExpectedRevision: Number(wire.results[at * 2]), position: wire.results[at * 2 + 1] ?? 0n } };

@@ -1,0 +1,64 @@
+import { expect } from 'chai';
+import type { EventStore } from '../../shared/event-store/EventStore.ts';
+import type { EventMetadata } from '../../shared/events.ts';
+import { MemoryEventStore } from '../../ops/event-store/memory/MemoryEventStore.ts';
+import { releaseUniqueKey, reserveUniqueKeyAndCreate, uniqueKeyStream } from './uniqueKey.ts';
+
+const metadata: EventMetadata = { user_laui: null, correlation_id: 'c', causation_id: null, at: '2026-01-01T00:00:00.000Z' };
+const created = (n: number) => [{ type: 'ThingCreated', data: { n }, metadata }];
+const reservation = (owner: string) => ({ key: 'k', ownerStream: owner, conflictDetail: 'Item already exists', metadata });
+
+/** The same store seen without appendAtomically: the path of a store with no multi-stream transactions. */
+const withoutAtomicAppends = (store: EventStore): EventStore => ({
+  append: (...args) => store.append(...args),
+  readStream: (...args) => store.readStream(...args),
+  readAll: (...args) => store.readAll(...args),
+  subscribeToAll: (...args) => store.subscribeToAll(...args),
+  headPosition: () => store.headPosition(),
+  close: () => store.close(),
+});
+
+describe('reserveUniqueKeyAndCreate', () => {
+  for (const [kind, wrap] of [['with atomic appends', (store: EventStore) => store], ['one stream at a time', withoutAtomicAppends]] as const) {
+    describe(kind, () => {
+      it('given a key never used, when created, then the reservation names the owner and the owner stream holds its events', async () => {
+        const store = new MemoryEventStore();
+        await reserveUniqueKeyAndCreate(wrap(store), reservation('item-a'), created(1));
+        expect((await store.readStream(uniqueKeyStream('k'))).map((event) => event.data.owner)).to.deep.equal(['item-a']);
+        expect((await store.readStream('item-a')).map((event) => event.data.n)).to.deep.equal([1]);
+      });
+
+      it('given a key taken by another owner, when created, then 409 and the new owner stream is never written', async () => {
+        const store = new MemoryEventStore();
+        await reserveUniqueKeyAndCreate(wrap(store), reservation('item-a'), created(1));
+        const refused = await reserveUniqueKeyAndCreate(wrap(store), reservation('item-b'), created(2)).then(
+          () => null,
+          (error: unknown) => error as { status?: number },
+        );
+        expect(refused?.status).to.equal(409);
+        expect(await store.readStream('item-b')).to.deep.equal([]);
+      });
+
+      it('given a key released by its owner, when another owner creates, then it takes the key the long way and its stream is written', async () => {
+        const store = new MemoryEventStore();
+        await reserveUniqueKeyAndCreate(wrap(store), reservation('item-a'), created(1));
+        await releaseUniqueKey(store, { key: 'k', ownerStream: 'item-a', metadata });
+        await reserveUniqueKeyAndCreate(wrap(store), reservation('item-b'), created(2));
+        expect((await store.readStream(uniqueKeyStream('k'))).map((event) => [event.type, event.data.owner])).to.deep.equal([
+          ['UniqueKeyReserved', 'item-a'],
+          ['UniqueKeyReleased', 'item-a'],
+          ['UniqueKeyReserved', 'item-b'],
+        ]);
+        expect((await store.readStream('item-b')).map((event) => event.data.n)).to.deep.equal([2]);
+      });
+
+      it('given 30 owners racing for one key, when they create at once, then exactly one owner stream exists', async () => {
+        const store = new MemoryEventStore();
+        const outcomes = await Promise.allSettled(Array.from({ length: 30 }, (_, n) => reserveUniqueKeyAndCreate(wrap(store), reservation(`item-${n}`), created(n))));
+        expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).to.have.length(1);
+        const owners = new Set((await store.readAll()).map((event) => event.streamId).filter((stream) => stream.startsWith('item-')));
+        expect(owners.size).to.equal(1);
+      });
+    });
+  }
+});
