@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -318,6 +318,21 @@ describe('SqliteEventStore', () => {
           }
         }),
       );
+    });
+
+    it("given ~6 MiB of WAL, below the writer's own checkpoint backstop, when the checkpointer thread runs, then the database file holds the pages and a reopened store reads every event", async () => {
+      const file = newFile();
+      const store = open(file);
+      await store.writerReady();
+      // ~6 MiB of WAL: below the writer's 16 MiB backstop, so only the checkpointer copies it into the file.
+      const padding = 'x'.repeat(2000);
+      for (let batch = 0; batch < 30; batch += 1) {
+        await Promise.all(Array.from({ length: 50 }, (_, n) => store.append(`s-${batch}-${n}`, [{ ...anEvent(n), data: { n, padding } }], 'no_stream')));
+      }
+      const fileBytes = () => statSync(file).size;
+      await waitUntil(() => fileBytes() > 3 * 1024 * 1024, 'the database file holds the checkpointed pages', 5000);
+      await store.close();
+      expect(numbersOf(await open(file).readAll({ maxCount: 2000 }))).to.have.length(1500);
     });
 
     it('given a file the writer thread cannot open, when committing, then it is rejected at once, not left pending', async () => {

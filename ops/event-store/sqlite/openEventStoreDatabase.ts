@@ -19,16 +19,24 @@ const BUSY_TIMEOUT_MS = 10_000;
  */
 const PAGE_SIZE = 1024;
 /** Checkpoint every 4 MiB of WAL, SQLite's default in bytes, kept for the smaller pages. */
-const WAL_AUTOCHECKPOINT_PAGES = 4096;
+export const WAL_AUTOCHECKPOINT_PAGES = 4096;
 
-/** Opens (or creates) an event store file with the settings every connection to it needs. */
-export function openEventStoreDatabase(file: string, synchronous: SqliteSynchronous = 'full'): Database.Database {
+/**
+ * Opens (or creates) an event store file with the settings every connection to it needs.
+ * `autocheckpointPages`: the WAL size at which a commit of this connection checkpoints first (a
+ * writer whose checkpoints run elsewhere sets it high, as a backstop).
+ */
+export function openEventStoreDatabase(
+  file: string,
+  synchronous: SqliteSynchronous = 'full',
+  autocheckpointPages: number = WAL_AUTOCHECKPOINT_PAGES,
+): Database.Database {
   const db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
   try {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.pragma(`page_size = ${PAGE_SIZE}`);
     db.pragma('journal_mode = WAL');
-    db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+    db.pragma(`wal_autocheckpoint = ${autocheckpointPages}`);
     db.pragma(`synchronous = ${synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
     migrateEventStoreSchema(db);
     return db;

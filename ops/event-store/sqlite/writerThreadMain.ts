@@ -25,7 +25,7 @@ if (!port) throw new Error('writerThreadMain.ts runs only as a worker thread (se
 // workerData is untyped; SqliteWriterThread is the only code that starts this thread.
 const settings = workerData as WriterThreadSettings;
 // Same pragmas as every connection, synchronous above all: FULL fsyncs here, before the reply.
-const db = openEventStoreDatabase(settings.file, settings.synchronous);
+const db = openEventStoreDatabase(settings.file, settings.synchronous, settings.autocheckpointPages);
 const writer = new AppendBatchWriter(db);
 port.postMessage({ type: 'ready' } satisfies FromWriterThread);
 

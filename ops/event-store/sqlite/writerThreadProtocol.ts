@@ -19,6 +19,8 @@ import type { SqliteSynchronous } from './openEventStoreDatabase.ts';
 export interface WriterThreadSettings {
   file: string;
   synchronous: SqliteSynchronous;
+  /** The writer connection's wal_autocheckpoint: a backstop, checkpoints run on their own thread. */
+  autocheckpointPages: number;
 }
 
 /**
