@@ -30,7 +30,11 @@ export interface ForkServerOptions {
 }
 
 export interface ForkRequest {
-  /** Working directory, HOME and TMPDIR of the child. */
+  /**
+   * Working directory, HOME and TMPDIR of the child, which makes it (0700, owned by runAs) before
+   * dropping privileges: the runner makes no directory per process on its event loop. A name
+   * already taken fails the fork (the names are random).
+   */
   dir: string;
   /** RLIMIT_AS budget on top of the child's footprint at fork time (as runtime.py does when spawned). */
   memoryMb: number;
@@ -81,7 +85,7 @@ export class ForkServer {
     }
     const handle = new ForkedProcess(token, events, zygote, () => this.connecting.delete(token));
     this.connecting.set(token, handle);
-    zygote.request(handle, { op: 'fork', token, dir: request.dir, memoryMb: request.memoryMb });
+    zygote.request(handle, { op: 'fork', token, dir: request.dir, memoryMb: request.memoryMb, create: true });
     return handle;
   }
 
@@ -223,7 +227,7 @@ class Zygote {
     return this.child.pid;
   }
 
-  request(handle: ForkedProcess, message: { op: 'fork'; token: string; dir: string; memoryMb: number }): void {
+  request(handle: ForkedProcess, message: { op: 'fork'; token: string; dir: string; memoryMb: number; create: boolean }): void {
     // Written at once: the fork server reads it when it is ready (the socket pair buffers it).
     this.starting.set(handle.token, handle);
     this.control.write(`${JSON.stringify(message)}\n`);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ActionRunRequest, Language, OperatorOutcome, OperatorRunRequest, RunLimits } from '../../shared/ports/CodeRunner.ts';
@@ -513,7 +513,12 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
         expect(b.cwd).not.to.equal(a.cwd);
         expect(b.home).to.equal(b.cwd);
         await runner.cleanedUp();
-        expect(existsSync(a.cwd)).to.equal(false);
+        // The first run had the process's own directory. After each reuse run the process empties
+        // it and moves into a new, empty run directory inside it: the second run's is gone too.
+        expect(existsSync(b.cwd)).to.equal(false);
+        const left = readdirSync(a.cwd);
+        expect(left).to.have.length(1);
+        expect(readdirSync(join(a.cwd, left[0] ?? ''))).to.deep.equal([]);
       });
     });
   }

@@ -15,8 +15,18 @@ import type {
 import { CappedLog, TailBuffer } from './boundedOutput.ts';
 import { ForkServer } from './ForkServer.ts';
 import { SpawnedProcess, type ProcessEvents, type ProcessHandle } from './processHandle.ts';
-import { ProcessDied, RuntimeProcess, runtimeArgs, type WireError, type WireRequest } from './RuntimeProcess.ts';
-import { killGroup, makeRunDir, makeRunDirAsync, resolvePython, scrubbedEnv, type RunAs } from './sandbox.ts';
+import {
+  ProcessDied,
+  RuntimeProcess,
+  runtimeArgs,
+  type ExecEvent,
+  type ExecEvents,
+  type ExecRequest,
+  type ExecStep,
+  type WireError,
+  type WireRequest,
+} from './RuntimeProcess.ts';
+import { killGroup, makeRunDir, resolvePython, runDirName, scrubbedEnv, type RunAs } from './sandbox.ts';
 import { WarmPool } from './WarmPool.ts';
 
 export interface ProcessCodeRunnerOptions {
@@ -54,6 +64,12 @@ export interface ProcessCodeRunnerOptions {
    * python3 for every process like node.
    */
   pythonForkServer?: boolean;
+  /**
+   * How a run reaches its process. 'exec' (default): one request for the whole run (write the code,
+   * load, initialize, run, check_completion polling, finish), one line back per step. 'steps': one
+   * request per step (load, each call), the runner polling; the same outcomes, more round trips.
+   */
+  protocol?: 'exec' | 'steps';
 }
 
 type Output = Record<string, unknown>;
@@ -75,6 +91,29 @@ type CallResult =
   | { kind: 'cancelled' }
   | { kind: 'died'; died: ProcessDied };
 
+/** The run's process is ready and its code file is known (`written`: already on disk). */
+interface Started {
+  file: string;
+  written: boolean;
+}
+
+/**
+ * How the calls of one run reach its process. The run's logic (what is called when, what the
+ * outcome is) is written once, in runOperator/poll, on top of this: StepDriver makes one request
+ * per step and polls from here; ExecDriver sends the whole run as one request and reads one line
+ * per step, the process polling by itself. Both give the same outcomes.
+ */
+interface Driver {
+  /** The code loaded: the functions it defines (ok), or why it did not load. */
+  load(): Promise<CallResult>;
+  /** One user call, given up at `deadline` or cancellation (then interrupted, killed if it does not stop). */
+  call(fn: string, deadline: number): Promise<CallResult>;
+  /** After check_completion answered running: 'poll' for the next poll, or why polling ends. */
+  pause(completionDeadline: number): Promise<'poll' | 'completion' | 'deadline' | 'cancelled'>;
+  /** finish in the run's own process (still alive), within `deadline`. */
+  finish(deadline: number): Promise<CallResult>;
+}
+
 const LANGUAGES: readonly Language[] = ['python', 'javascript'];
 const CODE_FILE: Record<Language, string> = { python: 'user_code.py', javascript: 'user_code.js' };
 const RESET_TIMEOUT_MS = 2000;
@@ -95,6 +134,7 @@ export class ProcessCodeRunner implements CodeRunner {
   private readonly tmpRoot: string;
   private readonly runAs: RunAs | undefined;
   private readonly forkServer: ForkServer | null;
+  private readonly oneShot: boolean;
   private closed = false;
 
   constructor(options: ProcessCodeRunnerOptions = {}) {
@@ -106,6 +146,7 @@ export class ProcessCodeRunner implements CodeRunner {
     this.interruptGraceMs = options.interruptGraceMs ?? 1000;
     this.tmpRoot = options.tmpRoot ?? tmpdir();
     this.runAs = options.runAs;
+    this.oneShot = options.protocol !== 'steps';
     const headroom = options.memoryHeadroomMb ?? 64;
     const python = this.executables.python;
     this.forkServer =
@@ -115,14 +156,17 @@ export class ProcessCodeRunner implements CodeRunner {
       maxKeys: options.maxPoolKeys ?? 4,
       maxRunsPerProcess: options.maxRunsPerProcess ?? 100,
       maxIdleReusable: options.maxIdleReusable ?? Math.max(options.poolSize ?? 2, 1),
-      makeDir: () => makeRunDir(this.tmpRoot, this.runAs),
-      makeDirAsync: () => makeRunDirAsync(this.tmpRoot, this.runAs),
+      makeDir: (language) => (language === 'python' && this.forkServer ? runDirName(this.tmpRoot) : makeRunDir(this.tmpRoot, this.runAs)),
       start: (language, memoryMb, dir) =>
-        new RuntimeProcess({ language, memoryMb, dir, memoryHeadroomMb: headroom, launch: (events) => this.launch(language, memoryMb, dir, events) }),
-      reset: async (proc, dir) => {
-        const result = await this.invoke(proc, { op: 'reset', dir }, Date.now() + RESET_TIMEOUT_MS, null);
-        return result.kind === 'ok';
-      },
+        new RuntimeProcess({
+          language,
+          memoryMb,
+          dir,
+          memoryHeadroomMb: headroom,
+          makesOwnDir: language === 'python' && this.forkServer !== null,
+          launch: (events) => this.launch(language, memoryMb, dir, events),
+        }),
+      reset: (proc) => this.reset(proc),
     });
     for (const { language, memoryMb } of options.prewarm ?? []) {
       if (this.executables[language]) this.pool.prewarm(language, memoryMb);
@@ -195,35 +239,42 @@ export class ProcessCodeRunner implements CodeRunner {
     active = proc;
     const helpers: RuntimeProcess[] = [];
     try {
-      const prepared = await this.prepare(proc, codeblock, request.bashblock, limits, control, log);
-      if ('kind' in prepared) return done(operatorFailure(prepared));
-
-      const has = (fn: string) => prepared.functions.includes(fn);
       const args = [request.connection, request.payload, request.context];
-      const call = (fn: string, deadline = control.deadline) => this.invoke(proc, { op: 'call', fn, args }, deadline, control);
+      const started = await this.start(proc, codeblock, request.bashblock, limits, control, log);
+      if ('kind' in started) return done(operatorFailure(started));
+      const driver = this.driver(proc, started, codeblock.code, 'operator', args, request, control);
+      const loaded = loadOutcome(await driver.load(), limits);
+      if ('kind' in loaded) return done(operatorFailure(loaded));
+
+      const has = (fn: string) => loaded.functions.includes(fn);
       const state: { last: Output | null } = { last: null };
       let result: OperatorResult | null = null;
 
       if (has('initialize')) {
-        const init = await call('initialize');
+        const init = await driver.call('initialize', control.deadline);
         if (init.kind !== 'ok') result = this.callFailure(init, 'initialize', limits, state.last);
       }
       let runValue: unknown = null;
       if (!result) {
-        const run = await call('run');
+        const run = await driver.call('run', control.deadline);
         if (run.kind === 'ok') runValue = run.value;
         else result = this.callFailure(run, 'run', limits, state.last);
       }
       if (!result && !has('check_completion')) result = { status: 'success', output: isRecord(runValue) ? runValue : { status: 'success' } };
-      if (!result) result = await this.poll(request, control, call, state);
+      if (!result) result = await this.poll(request, control, driver, state);
 
       if (has('finish')) {
-        const target = proc.alive ? proc : await this.finishProcess(codeblock, proc.dir, prepared.file, limits, log, helpers);
-        if (target) {
-          active = target;
-          const finish = await this.invoke(target, { op: 'call', fn: 'finish', args }, Date.now() + this.finishTimeoutMs, null);
-          if (finish.kind !== 'ok') log.note(`finish did not complete: ${describeCall(finish, 'finish', this.finishTimeoutMs)}`);
+        let finish: CallResult | null = null;
+        if (proc.alive) {
+          finish = await driver.finish(Date.now() + this.finishTimeoutMs);
+        } else {
+          const target = await this.finishProcess(codeblock, proc.dir, started.file, limits, log, helpers);
+          if (target) {
+            active = target;
+            finish = await this.invoke(target, { op: 'call', fn: 'finish', args }, Date.now() + this.finishTimeoutMs, null);
+          }
         }
+        if (finish && finish.kind !== 'ok') log.note(`finish did not complete: ${describeCall(finish, 'finish', this.finishTimeoutMs)}`);
       }
       return done(result);
     } catch (error) {
@@ -263,21 +314,76 @@ export class ProcessCodeRunner implements CodeRunner {
     }
     active = proc;
     try {
-      const prepared = await this.prepare(proc, codeblock, request.bashblock, limits, control, log);
-      if ('kind' in prepared) {
-        const failure = prepared.kind === 'cancelled' ? { kind: 'error' as const, message: 'cancelled' } : prepared;
-        return done({ ok: false, kind: failure.kind, message: failure.message });
-      }
       const args = [request.connection, request.actionVariables, request.context];
-      const run = await this.invoke(proc, { op: 'call', fn: 'run', args }, control.deadline, control);
+      const fail = (failure: Failure): ActionOutcome => {
+        const reported = failure.kind === 'cancelled' ? { kind: 'error' as const, message: 'cancelled' } : failure;
+        return done({ ok: false, kind: reported.kind, message: reported.message });
+      };
+      const started = await this.start(proc, codeblock, request.bashblock, limits, control, log);
+      if ('kind' in started) return fail(started);
+      const driver = this.driver(proc, started, codeblock.code, 'action', args, request, control);
+      const loaded = loadOutcome(await driver.load(), limits);
+      if ('kind' in loaded) return fail(loaded);
+      const run = await driver.call('run', control.deadline);
       if (run.kind === 'ok') return done({ ok: true, result: run.value ?? null });
       return done({ ok: false, kind: run.kind === 'timeout' ? 'timeout' : 'error', message: describeCall(run, 'run', limits.timeoutMs) });
     } catch (error) {
       return done({ ok: false, kind: 'error', message: `runner error: ${error instanceof Error ? error.message : String(error)}` });
     } finally {
+      control.stop();
       proc.endRun();
       this.pool.release(proc, request.reuse === true);
     }
+  }
+
+  /** The run's calls: one exec request for the whole run, or one request per step. */
+  private driver(
+    proc: RuntimeProcess,
+    started: Started,
+    code: string,
+    plan: ExecRequest['plan'],
+    args: unknown[],
+    request: { reuse?: boolean; pollIntervalMs?: number; checkCompletionTimeoutMs?: number },
+    control: RunControl,
+  ): Driver {
+    const pollIntervalMs = request.pollIntervalMs ?? 0;
+    if (!this.oneShot) {
+      const invoke = (message: WireRequest, deadline: number, withControl: RunControl | null) => this.invoke(proc, message, deadline, withControl);
+      return new StepDriver(invoke, proc, started.file, args, control, pollIntervalMs);
+    }
+    const message: ExecRequest = {
+      op: 'exec',
+      plan,
+      file: started.file,
+      ...(started.written ? {} : { code }),
+      // A fresh process that wrote the code leaves its directory empty for the runner's one rmdir
+      // (after an install step there may be much more in it: the runner removes that, off the run).
+      ...(started.written || request.reuse === true ? {} : { clear: true as const }),
+      args,
+      pollIntervalMs,
+      checkCompletionTimeoutMs: request.checkCompletionTimeoutMs ?? 0,
+    };
+    return new ExecDriver(proc, message, request.reuse === true, control, this.interruptGraceMs);
+  }
+
+  /**
+   * After a reuse run: the process empties its own directory and moves into a new run directory
+   * inside it. An exec asked for that already (the process did it right after its last line);
+   * otherwise a recycle request does it.
+   */
+  private async reset(proc: RuntimeProcess): Promise<boolean> {
+    const own = proc.takeSelfReset();
+    if (own) {
+      const ok = await raceUntil(own.done, Date.now() + RESET_TIMEOUT_MS);
+      if (ok !== true) return false;
+      proc.dir = own.dir;
+      return true;
+    }
+    const dir = proc.nextRunDir();
+    const result = await this.invoke(proc, { op: 'recycle', next: dir }, Date.now() + RESET_TIMEOUT_MS, null);
+    if (result.kind !== 'ok') return false;
+    proc.dir = dir;
+    return true;
   }
 
   /** Why no run can start now (closed runner, missing interpreter), or null. */
@@ -297,60 +403,43 @@ export class ProcessCodeRunner implements CodeRunner {
     return { language: language as Language, code: codeblock.code };
   }
 
-  /** Interpreter ready, code written, install step run, module loaded with a `run` function. */
-  private async prepare(
+  /**
+   * Install step run (the code written before it, as the step may look at it), interpreter ready,
+   * output routed to the run's log. Without an install step, an exec writes the code itself.
+   */
+  private async start(
     proc: RuntimeProcess,
     codeblock: CodeBlock,
     bashblock: { code: string } | null | undefined,
     limits: RunLimits,
     control: RunControl,
     log: CappedLog,
-  ): Promise<{ functions: string[]; file: string } | Failure> {
+  ): Promise<Started | Failure> {
     const file = join(proc.dir, CODE_FILE[codeblock.language]);
-    await writeFile(file, codeblock.code, { mode: 0o600 });
-    if (this.runAs) await chown(file, this.runAs.uid, this.runAs.gid);
-
     const install = typeof bashblock?.code === 'string' && bashblock.code.trim() !== '' ? bashblock.code : null;
+    const written = install !== null || !this.oneShot;
+    if (written) {
+      // A forked process makes its directory itself: it exists once the process is ready. A spawned
+      // one starts in it, so its start overlaps with writing the code and the install step.
+      if (proc.makesOwnDir) {
+        const notReady = await readiness(proc, limits, control);
+        if (notReady) return notReady;
+      }
+      await writeFile(file, codeblock.code, { mode: 0o600 });
+      if (this.runAs) await chown(file, this.runAs.uid, this.runAs.gid);
+    }
     if (install !== null) {
       const failed = await runInstall(install, proc.dir, limits, control, log, this.runAs);
       if (failed) return failed;
     }
-
-    const started = await control.race(proc.ready.then(
-      () => null,
-      (error: unknown) => (error instanceof ProcessDied ? error.message : String(error)),
-    ));
-    if (started === 'deadline') return { kind: 'timeout', message: `time limit of ${limits.timeoutMs} ms exceeded while starting the runtime` };
-    if (started === 'cancelled') return { kind: 'cancelled' };
-    if (started !== null) return { kind: 'error', message: started };
-
+    const notReady = await readiness(proc, limits, control);
+    if (notReady) return notReady;
     proc.beginRun(log, limits.maxOutputBytes);
-    const loaded = await this.invoke(proc, { op: 'load', file, dir: proc.dir }, control.deadline, control);
-    switch (loaded.kind) {
-      case 'ok': {
-        const functions = loaded.functions ?? [];
-        if (!functions.includes('run')) return { kind: 'invalid', message: 'invalid code: no run function is defined' };
-        return { functions, file };
-      }
-      case 'error':
-        if (loaded.error.invalid) return { kind: 'invalid', message: `invalid code: ${loaded.error.message}` };
-        return { kind: 'error', message: `loading the code failed: ${loaded.error.message}`, traceback: loaded.error.traceback };
-      case 'timeout':
-        return { kind: 'timeout', message: `time limit of ${limits.timeoutMs} ms exceeded while loading the code` };
-      case 'cancelled':
-        return { kind: 'cancelled' };
-      case 'died':
-        return { kind: 'error', message: loaded.died.message };
-    }
+    return { file, written };
   }
 
   /** check_completion every pollIntervalMs until success/failed, the completion timeout or the time limit. */
-  private async poll(
-    request: OperatorRunRequest,
-    control: RunControl,
-    call: (fn: string, deadline?: number) => Promise<CallResult>,
-    state: { last: Output | null },
-  ): Promise<OperatorResult> {
+  private async poll(request: OperatorRunRequest, control: RunControl, driver: Driver, state: { last: Output | null }): Promise<OperatorResult> {
     const completionDeadline = Date.now() + request.checkCompletionTimeoutMs;
     const completionTimeout = (): OperatorResult => ({
       status: 'timeout',
@@ -358,7 +447,7 @@ export class ProcessCodeRunner implements CodeRunner {
       message: `check_completion did not report success or failed within ${request.checkCompletionTimeoutMs} ms`,
     });
     for (;;) {
-      const checked = await call('check_completion', Math.min(control.deadline, completionDeadline));
+      const checked = await driver.call('check_completion', Math.min(control.deadline, completionDeadline));
       if (checked.kind === 'timeout' && completionDeadline < control.deadline) return completionTimeout();
       if (checked.kind !== 'ok') return this.callFailure(checked, 'check_completion', request.limits, state.last);
       const value = checked.value;
@@ -374,10 +463,10 @@ export class ProcessCodeRunner implements CodeRunner {
         return { status: 'error', output: value, message };
       }
       state.last = value;
-      if (Date.now() >= completionDeadline) return completionTimeout();
-      const waited = await control.sleepUntil(Math.min(Date.now() + request.pollIntervalMs, completionDeadline));
-      if (waited === 'cancelled') return { status: 'cancelled', output: state.last };
-      if (waited === 'deadline') return hardTimeout(request.limits, 'check_completion polling', state.last);
+      const next = await driver.pause(completionDeadline);
+      if (next === 'completion') return completionTimeout();
+      if (next === 'cancelled') return { status: 'cancelled', output: state.last };
+      if (next === 'deadline') return hardTimeout(request.limits, 'check_completion polling', state.last);
     }
   }
 
@@ -418,20 +507,18 @@ export class ProcessCodeRunner implements CodeRunner {
       return null;
     }
     helpers.push(helper);
-    const control = new RunControl(deadline);
-    const started = await control.race(helper.ready.then(() => true, () => false));
+    const started = await raceUntil(helper.ready.then(() => true, () => false), deadline);
     if (started !== true) {
       log.note('finish not called: no runtime process could be started');
       return null;
     }
-    const ownDir = helper.dir;
+    // Its own directory stays its home, removed with it.
     const moved = await this.invoke(helper, { op: 'reset', dir: runDir }, deadline, null);
     if (moved.kind !== 'ok') {
       log.note(`finish not called: ${describeCall(moved, 'reset', this.finishTimeoutMs)}`);
       return null;
     }
     helper.dir = runDir;
-    this.pool.discardDir(ownDir);
     helper.beginRun(log, limits.maxOutputBytes);
     const loaded = await this.invoke(helper, { op: 'load', file, dir: runDir }, deadline, null);
     if (loaded.kind !== 'ok') {
@@ -455,11 +542,10 @@ export class ProcessCodeRunner implements CodeRunner {
         answer.ok ? { kind: 'ok', value: answer.value, ...(answer.functions ? { functions: answer.functions } : {}) } : { kind: 'error', error: answer.error },
       (error: unknown): CallResult => ({ kind: 'died', died: error instanceof ProcessDied ? error : new ProcessDied('exited', String(error)) }),
     );
-    const first = await (control ?? new RunControl(deadline)).race(settled, deadline);
+    const first = control ? await control.race(settled, deadline) : await raceUntil(settled, deadline);
     if (first !== 'deadline' && first !== 'cancelled') return first;
     proc.interrupt(id);
-    const grace = new RunControl(Date.now() + this.interruptGraceMs);
-    const after = await grace.race(settled);
+    const after = await raceUntil(settled, Date.now() + this.interruptGraceMs);
     if (after === 'deadline' || (typeof after === 'object' && after.kind === 'died')) proc.kill('killed');
     return { kind: first === 'deadline' ? 'timeout' : 'cancelled' };
   }
@@ -472,6 +558,9 @@ class RunControl {
   private fire: () => void = () => {};
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** One timer for the run's own deadline, shared by every wait on it (a run waits on it several times). */
+  private expiry: Promise<'deadline'> | null = null;
+  private expiryTimer: NodeJS.Timeout | null = null;
 
   constructor(readonly deadline: number) {
     this.cancelledSignal = new Promise<'cancelled'>((resolve) => {
@@ -504,19 +593,21 @@ class RunControl {
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
   }
 
   /** The first of: `work`, the deadline, cancellation. */
   async race<T>(work: Promise<T>, deadline = this.deadline): Promise<T | 'deadline' | 'cancelled'> {
-    let timer: NodeJS.Timeout | undefined;
-    const expiry = new Promise<'deadline'>((resolve) => {
-      timer = setTimeout(() => resolve('deadline'), Math.max(0, deadline - Date.now()));
-    });
-    try {
-      return await Promise.race([work, expiry, this.cancelledSignal]);
-    } finally {
-      clearTimeout(timer);
+    if (deadline !== this.deadline) {
+      const result = await raceUntil(Promise.race([work, this.cancelledSignal]), deadline);
+      return result;
     }
+    if (!this.expiry) {
+      this.expiry = new Promise<'deadline'>((resolve) => {
+        this.expiryTimer = setTimeout(() => resolve('deadline'), Math.max(0, deadline - Date.now()));
+      });
+    }
+    return Promise.race([work, this.expiry, this.cancelledSignal]);
   }
 
   /** Waits until `at` (capped by the deadline): 'slept', or what interrupted the wait. */
@@ -525,6 +616,211 @@ class RunControl {
     const wake = new Promise<'slept'>((resolve) => setTimeout(() => resolve('slept'), Math.max(0, Math.min(at, this.deadline) - Date.now())));
     const result = await this.race(wake);
     return result === 'slept' && Date.now() >= this.deadline ? 'deadline' : result;
+  }
+}
+
+/** `work` or 'deadline', whichever comes first; the timer goes with the wait. */
+async function raceUntil<T>(work: Promise<T>, deadline: number): Promise<T | 'deadline'> {
+  let timer: NodeJS.Timeout | undefined;
+  const expiry = new Promise<'deadline'>((resolve) => {
+    timer = setTimeout(() => resolve('deadline'), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([work, expiry]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One request per step: load, each call, finish; the runner sleeps between polls. */
+class StepDriver implements Driver {
+  constructor(
+    /** ProcessCodeRunner.invoke on this run's process. */
+    private readonly invoke: (message: WireRequest, deadline: number, control: RunControl | null) => Promise<CallResult>,
+    private readonly proc: RuntimeProcess,
+    private readonly file: string,
+    private readonly args: unknown[],
+    private readonly control: RunControl,
+    private readonly pollIntervalMs: number,
+  ) {}
+
+  load(): Promise<CallResult> {
+    return this.invoke({ op: 'load', file: this.file, dir: this.proc.dir }, this.control.deadline, this.control);
+  }
+
+  call(fn: string, deadline: number): Promise<CallResult> {
+    return this.invoke({ op: 'call', fn, args: this.args }, deadline, this.control);
+  }
+
+  async pause(completionDeadline: number): Promise<'poll' | 'completion' | 'deadline' | 'cancelled'> {
+    if (Date.now() >= completionDeadline) return 'completion';
+    const waited = await this.control.sleepUntil(Math.min(Date.now() + this.pollIntervalMs, completionDeadline));
+    return waited === 'slept' ? 'poll' : waited;
+  }
+
+  finish(deadline: number): Promise<CallResult> {
+    return this.invoke({ op: 'call', fn: 'finish', args: this.args }, deadline, null);
+  }
+}
+
+type Read = { event: ExecEvent } | { died: ProcessDied } | 'deadline' | 'cancelled';
+
+const INTERRUPTED: WireError = {
+  type: 'Interrupted',
+  message: 'Interrupted: interrupted by the runner (time limit or cancellation)',
+  traceback: '',
+};
+
+/**
+ * The whole run as one exec request; its lines are read in the order of the run's logic, each as
+ * the result of the call the logic makes next. The process polls check_completion by itself
+ * (pause() reads the next poll's line, or the completion timeout it saw).
+ *
+ * Time limit, cancellation and the finish budget stay here: when one is reached, the runner asks
+ * the exec to give up (an abandon line, plus SIGINT for Python) after `read` lines; the process
+ * answers with an `interrupted` line and goes on to finish, or, when the abandon crossed the line
+ * that announced finish, lets finish run. A process that does neither within interruptGraceMs is
+ * killed, as a call that does not stop is with StepDriver.
+ */
+class ExecDriver implements Driver {
+  private readonly id: number;
+  private readonly events: ExecEvents;
+  /** Lines taken so far. */
+  private read = 0;
+  /** The exec sent its last line. */
+  private ended = false;
+  /** A check_completion result read by pause(), handed to the next call(). */
+  private stash: CallResult | null = null;
+  /** finish's result, when its line came while the runner was giving up on an earlier step. */
+  private finished: CallResult | null = null;
+
+  constructor(
+    private readonly proc: RuntimeProcess,
+    message: ExecRequest,
+    recycle: boolean,
+    private readonly control: RunControl,
+    private readonly graceMs: number,
+  ) {
+    const sent = proc.exec(message, recycle);
+    this.id = sent.id;
+    this.events = sent.events;
+  }
+
+  load(): Promise<CallResult> {
+    return this.expect('load', this.control.deadline);
+  }
+
+  call(fn: string, deadline: number): Promise<CallResult> {
+    const stashed = this.stash;
+    this.stash = null;
+    return stashed ? Promise.resolve(stashed) : this.expect(fn, deadline);
+  }
+
+  async pause(completionDeadline: number): Promise<'poll' | 'completion' | 'deadline' | 'cancelled'> {
+    // The process sleeps, then polls; the next line is that poll's result. The runner's completion
+    // deadline is measured from when it read run's line, after the process started polling: the
+    // process sees the completion timeout first, this one only ends a poll that does not return.
+    const got = await this.next(Math.min(this.control.deadline, completionDeadline), this.control);
+    if (got === 'deadline' || got === 'cancelled') {
+      const where = await this.giveUp();
+      if (got === 'deadline' && completionDeadline < this.control.deadline) return 'completion';
+      if (where === 'sleep') return got;
+      this.stash = { kind: got === 'deadline' ? 'timeout' : 'cancelled' };
+      return 'poll';
+    }
+    if ('died' in got) {
+      this.stash = { kind: 'died', died: got.died };
+      return 'poll';
+    }
+    if ('completion' in got.event) return 'completion';
+    this.stash = this.asCall(got.event, 'check_completion');
+    return 'poll';
+  }
+
+  async finish(deadline: number): Promise<CallResult> {
+    if (this.finished) return this.finished;
+    if (this.ended) return { kind: 'died', died: new ProcessDied('protocol', 'the runtime ended the run without calling finish') };
+    const got = await this.next(deadline, null);
+    if (got === 'deadline' || got === 'cancelled') {
+      await this.giveUp();
+      return { kind: 'timeout' };
+    }
+    if ('died' in got) return { kind: 'died', died: got.died };
+    return this.asCall(got.event, 'finish');
+  }
+
+  /** The next line as the result of `fn`; at the deadline or cancellation, the exec gives up. */
+  private async expect(fn: string, deadline: number): Promise<CallResult> {
+    const got = await this.next(deadline, this.control);
+    if (got === 'deadline' || got === 'cancelled') {
+      await this.giveUp();
+      return { kind: got === 'deadline' ? 'timeout' : 'cancelled' };
+    }
+    if ('died' in got) return { kind: 'died', died: got.died };
+    return this.asCall(got.event, fn);
+  }
+
+  /** The next line; the lines already read come before a deadline or cancellation. */
+  private async next(deadline: number, control: RunControl | null): Promise<Read> {
+    const ready = this.take();
+    if (ready) return ready;
+    if (control?.cancelled) return 'cancelled';
+    const waited = control ? await control.race(this.events.available(), deadline) : await raceUntil(this.events.available(), deadline);
+    if (waited === 'deadline' || waited === 'cancelled') return this.take() ?? waited;
+    return this.take() ?? { died: new ProcessDied('protocol', 'the runtime sent no line') };
+  }
+
+  private take(): { event: ExecEvent } | { died: ProcessDied } | null {
+    let event: ExecEvent | null;
+    try {
+      event = this.events.take();
+    } catch (error) {
+      return { died: error instanceof ProcessDied ? error : new ProcessDied('exited', String(error)) };
+    }
+    if (!event) return null;
+    this.read += 1;
+    if (event.done) this.ended = true;
+    return { event };
+  }
+
+  /**
+   * Asks the exec to give up what it is doing and waits (interruptGraceMs) until it has: an
+   * `interrupted` line (where it was), or a line after which only finish runs (the abandon came
+   * too late to matter). Returns where it was interrupted, null otherwise; kills a process that
+   * does not answer in time.
+   */
+  private async giveUp(): Promise<ExecStep | 'sleep' | null> {
+    if (this.ended) return null;
+    this.proc.interruptExec(this.id, this.read);
+    const graceEnd = Date.now() + this.graceMs;
+    for (;;) {
+      const got = await this.next(graceEnd, null);
+      if (got === 'deadline' || got === 'cancelled' || 'died' in got) {
+        this.proc.kill('killed');
+        return null;
+      }
+      const event = got.event;
+      if ('interrupted' in event) return event.interrupted;
+      if ('fn' in event && event.fn === 'finish') {
+        this.finished = this.asCall(event, 'finish');
+        return null;
+      }
+      if (event.next === 'finish' || event.done) return null;
+      // A step that ended before the abandon arrived: the exec gives up the next one.
+    }
+  }
+
+  /** A line read as the result of `fn`; a line the run's logic cannot have led to is a protocol error. */
+  private asCall(event: ExecEvent, fn: string): CallResult {
+    if ('fn' in event && event.fn === fn) {
+      if (!event.ok) return { kind: 'error', error: event.error };
+      return { kind: 'ok', value: event.value, ...(event.functions ? { functions: event.functions } : {}) };
+    }
+    // SIGINT from the user code itself: the call failed with it, as with one request per step.
+    if ('interrupted' in event) return { kind: 'error', error: INTERRUPTED };
+    const message = `unexpected protocol message from the runtime (expected the result of ${fn})`;
+    this.proc.kill('protocol', message);
+    return { kind: 'died', died: new ProcessDied('protocol', message) };
   }
 }
 
@@ -570,6 +866,39 @@ async function runInstall(code: string, dir: string, limits: RunLimits, control:
   } finally {
     // Background jobs of the install step do not outlive it.
     killGroup(child.pid);
+  }
+}
+
+/** Waits until the process is ready (at once when it is): null, or why the run cannot start. */
+async function readiness(proc: RuntimeProcess, limits: RunLimits, control: RunControl): Promise<Failure | null> {
+  if (proc.isReady) return null;
+  const ready = await control.race(proc.ready.then(
+    () => null,
+    (error: unknown) => (error instanceof ProcessDied ? error.message : String(error)),
+  ));
+  if (ready === 'deadline') return { kind: 'timeout', message: `time limit of ${limits.timeoutMs} ms exceeded while starting the runtime` };
+  if (ready === 'cancelled') return { kind: 'cancelled' };
+  if (ready !== null) return { kind: 'error', message: ready };
+  return null;
+}
+
+/** A load's result: the functions when the code defines run, else why the run cannot go on. */
+function loadOutcome(loaded: CallResult, limits: RunLimits): { functions: string[] } | Failure {
+  switch (loaded.kind) {
+    case 'ok': {
+      const functions = loaded.functions ?? [];
+      if (!functions.includes('run')) return { kind: 'invalid', message: 'invalid code: no run function is defined' };
+      return { functions };
+    }
+    case 'error':
+      if (loaded.error.invalid) return { kind: 'invalid', message: `invalid code: ${loaded.error.message}` };
+      return { kind: 'error', message: `loading the code failed: ${loaded.error.message}`, traceback: loaded.error.traceback };
+    case 'timeout':
+      return { kind: 'timeout', message: `time limit of ${limits.timeoutMs} ms exceeded while loading the code` };
+    case 'cancelled':
+      return { kind: 'cancelled' };
+    case 'died':
+      return { kind: 'error', message: loaded.died.message };
   }
 }
 

@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Language } from '../../shared/ports/CodeRunner.ts';
 import { BoundedLineReader, TailBuffer, type CappedLog } from './boundedOutput.ts';
 import type { ProcessEvents, ProcessHandle } from './processHandle.ts';
-import { residentBytes } from './sandbox.ts';
+import { ResidentReader } from './sandbox.ts';
 
 /** Directory of runtime.py / runtime.cjs (and the Python fork server). */
 export const RUNTIME_DIR = fileURLToPath(new URL('./runtime/', import.meta.url));
@@ -24,7 +24,33 @@ export type WireResponse = { id: number; ok: true; value?: unknown; functions?: 
 export type WireRequest =
   | { op: 'load'; file: string; dir: string }
   | { op: 'call'; fn: string; args: unknown[] }
-  | { op: 'reset'; dir: string };
+  | { op: 'reset'; dir: string }
+  | { op: 'recycle'; next: string };
+
+/** A whole run in one request (runtime.py's docstring): its steps come back as ExecEvents. */
+export interface ExecRequest {
+  op: 'exec';
+  plan: 'operator' | 'action';
+  file: string;
+  /** Written to `file` by the process itself; absent when the file is already there (install step). */
+  code?: string;
+  args: unknown[];
+  pollIntervalMs: number;
+  checkCompletionTimeoutMs: number;
+  /** A fresh process whose exec wrote the code: it deletes what the run left just before its last line. */
+  clear?: true;
+}
+
+/** The steps of an exec, so far as the runner reads them. */
+export type ExecStep = 'load' | 'initialize' | 'run' | 'check_completion' | 'finish';
+
+/** One line of an exec. `next: 'finish'`: finish is called next; `done`: the exec's last line. */
+export type ExecEvent = { id: number; next?: 'finish'; done?: true } & (
+  | { fn: ExecStep; ok: true; value?: unknown; functions?: string[] }
+  | { fn: ExecStep; ok: false; error: WireError }
+  | { completion: 'timeout' }
+  | { interrupted: ExecStep | 'sleep' }
+);
 
 /** Why a runtime process ended before answering. */
 export type DeathReason = 'killed' | 'output' | 'protocol' | 'memory' | 'exited' | 'spawn' | 'lost';
@@ -46,6 +72,8 @@ export interface RuntimeProcessOptions {
   dir: string;
   /** RSS growth allowed on top of memoryMb before the watchdog kills the process. */
   memoryHeadroomMb: number;
+  /** The process makes `dir` itself (forked): it exists once the process is ready. */
+  makesOwnDir?: boolean;
   /**
    * Starts the OS process (spawned, or forked by the Python fork server) and reports its events.
    * Must not report synchronously.
@@ -66,6 +94,49 @@ interface Waiter {
 }
 
 /**
+ * The lines of one exec, in order. `available()` waits without taking a line, so that a reader
+ * racing it against a deadline loses no line when the deadline wins.
+ */
+export class ExecEvents {
+  private readonly queue: ExecEvent[] = [];
+  private death: ProcessDied | null = null;
+  private wake: (() => void) | null = null;
+  private signal: Promise<void> | null = null;
+
+  push(event: ExecEvent): void {
+    this.queue.push(event);
+    this.notify();
+  }
+
+  fail(death: ProcessDied): void {
+    this.death ??= death;
+    this.notify();
+  }
+
+  /** Resolves when a line can be taken (or the process ended: take() then throws). */
+  available(): Promise<void> {
+    if (this.queue.length > 0 || this.death) return Promise.resolve();
+    this.signal ??= new Promise<void>((resolve) => (this.wake = resolve));
+    return this.signal;
+  }
+
+  /** The next line, null if none arrived yet; ProcessDied when the process ended before sending it. */
+  take(): ExecEvent | null {
+    const event = this.queue.shift();
+    if (event) return event;
+    if (this.death) throw this.death;
+    return null;
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = null;
+    this.signal = null;
+    wake?.();
+  }
+}
+
+/**
  * One interpreter running runtime.py / runtime.cjs in its own process group, speaking JSON lines
  * (on fd 3). stdout/stderr go to the current run's capped log (and a small tail for diagnostics).
  * How the process was started (spawned or forked) is the ProcessHandle's business; the protocol,
@@ -74,7 +145,12 @@ interface Waiter {
 export class RuntimeProcess {
   readonly language: Language;
   readonly memoryMb: number;
+  /** The process's own private directory, made for it and removed with it; reuse runs happen inside. */
+  readonly home: string;
+  /** The current run's directory: cwd, HOME and TMPDIR of the process (home, then home/run-<n> after each reuse reset). */
   dir: string;
+  /** `home` is made by the process itself: it exists once the process is ready. */
+  readonly makesOwnDir: boolean;
   /** Interrupted, killed or otherwise suspect: never handed to another run. */
   tainted = false;
   runs = 0;
@@ -83,6 +159,13 @@ export class RuntimeProcess {
   private readonly handle: ProcessHandle;
   private readonly reader: BoundedLineReader;
   private readonly waiting = new Map<number, Waiter>();
+  private readonly streams = new Map<number, ExecEvents>();
+  /** Reuse: the reset the process does by itself after its current exec (asked with `next`), until the pool takes it. */
+  private selfReset: { dir: string; done: Promise<boolean> } | null = null;
+  /** The exec whose reset line is awaited, until it comes (or the process ends). */
+  private resetLine: { id: number; settle(ok: boolean): void } | null = null;
+  private generation = 0;
+  private readyNow = false;
   private readonly tail = new TailBuffer(4096);
   private readonly headroomMb: number;
   private nextId = 1;
@@ -91,6 +174,7 @@ export class RuntimeProcess {
   private killMessage: string | null = null;
   private log: CappedLog | null = null;
   private watchdog: NodeJS.Timeout | null = null;
+  private resident: ResidentReader | null = null;
   private settleReady: { resolve(): void; reject(error: ProcessDied): void } | null = null;
   private settleExited: () => void = () => {};
   private exitedOnce = false;
@@ -100,6 +184,8 @@ export class RuntimeProcess {
   constructor(options: RuntimeProcessOptions) {
     this.language = options.language;
     this.memoryMb = options.memoryMb;
+    this.home = options.dir;
+    this.makesOwnDir = options.makesOwnDir === true;
     this.dir = options.dir;
     this.headroomMb = options.memoryHeadroomMb;
     this.ready = new Promise<void>((resolve, reject) => {
@@ -143,6 +229,17 @@ export class RuntimeProcess {
     return this.death === null && this.killReason === null;
   }
 
+  /** The runtime said ready (a run need not wait for `ready`). */
+  get isReady(): boolean {
+    return this.readyNow;
+  }
+
+  /** A fresh directory name for the next reuse run, inside the own one (the process creates it). */
+  nextRunDir(): string {
+    this.generation += 1;
+    return join(this.home, `run-${this.generation}`);
+  }
+
   /** Sends one request; the answer, or ProcessDied when the process ends first. */
   request(message: WireRequest): { id: number; response: Promise<WireResponse> } {
     const id = this.nextId++;
@@ -152,6 +249,53 @@ export class RuntimeProcess {
       this.handle.write(`${JSON.stringify({ id, ...message })}\n`);
     });
     return { id, response };
+  }
+
+  /**
+   * Sends a whole run (one write); its lines come through the returned ExecEvents. With `recycle`,
+   * the process resets itself into a new run directory after the last line: recycled() tells
+   * when that is done, without a request.
+   */
+  exec(message: ExecRequest, recycle: boolean): { id: number; events: ExecEvents } {
+    const id = this.nextId++;
+    const events = new ExecEvents();
+    if (this.death) {
+      events.fail(this.death);
+      return { id, events };
+    }
+    this.streams.set(id, events);
+    let next: string | undefined;
+    if (recycle) {
+      next = this.nextRunDir();
+      let settle: (ok: boolean) => void = () => {};
+      const done = new Promise<boolean>((resolve) => (settle = resolve));
+      this.selfReset = { dir: next, done };
+      this.resetLine = { id, settle };
+    }
+    this.handle.write(`${JSON.stringify(next === undefined ? { id, ...message } : { id, ...message, next })}\n`);
+    return { id, events };
+  }
+
+  /**
+   * The reset the last exec asked for: the directory it moves to and whether that worked (false
+   * when the process ended first); null when none was asked.
+   */
+  takeSelfReset(): { dir: string; done: Promise<boolean> } | null {
+    const pending = this.selfReset;
+    this.selfReset = null;
+    return pending;
+  }
+
+  /**
+   * Asks an exec to give up (time limit, cancellation, finish budget) after the runner read `seen`
+   * of its lines: an abandon line carrying that count, then SIGINT for Python, whose handler reads
+   * it (an interrupt that crossed the line announcing finish must not end finish).
+   */
+  interruptExec(id: number, seen: number): void {
+    this.tainted = true;
+    if (!this.alive) return;
+    this.handle.write(`${JSON.stringify({ op: 'abandon', id, seen })}\n`);
+    if (this.language === 'python') this.handle.signal('SIGINT');
   }
 
   /**
@@ -173,11 +317,11 @@ export class RuntimeProcess {
     this.reader.maxLineBytes = maxMessageBytes;
     const pid = this.handle.pid;
     if (pid === undefined) return;
-    const read = (path: string) => readFileSync(path, 'utf8');
-    const baseline = residentBytes(pid, read) ?? 0;
+    const resident = (this.resident ??= new ResidentReader(pid));
+    const baseline = resident.read() ?? 0;
     const limit = baseline + (this.memoryMb + this.headroomMb) * MB;
     this.watchdog = setInterval(() => {
-      const rss = residentBytes(pid, read);
+      const rss = resident.read();
       if (rss !== undefined && rss > limit) this.kill('memory', this.memoryMessage());
     }, WATCHDOG_MS);
     this.watchdog.unref();
@@ -215,10 +359,24 @@ export class RuntimeProcess {
     }
     if (message.op === 'ready') {
       this.started = true;
+      this.readyNow = true;
       this.settleReady?.resolve();
       return;
     }
     if (typeof message.id !== 'number') return;
+    if (message.op === 'reset' && this.resetLine?.id === message.id) {
+      this.resetLine.settle((message as { ok?: unknown }).ok === true);
+      this.resetLine = null;
+      return;
+    }
+    const stream = this.streams.get(message.id);
+    if (stream) {
+      const event = message as ExecEvent;
+      if (event.done) this.streams.delete(message.id);
+      // As for answers (below): the output written before this line reaches the log first.
+      setImmediate(() => stream.push(event));
+      return;
+    }
     const waiter = this.waiting.get(message.id);
     if (!waiter) return;
     this.waiting.delete(message.id);
@@ -259,10 +417,19 @@ export class RuntimeProcess {
     this.death = death;
     if (this.watchdog) clearInterval(this.watchdog);
     this.watchdog = null;
+    this.resident?.close();
     this.reader.stop();
     this.settleReady?.reject(death);
     for (const waiter of this.waiting.values()) waiter.reject(death);
     this.waiting.clear();
+    // After the lines already read (delivered in the check phase, like them).
+    const streams = [...this.streams.values()];
+    this.streams.clear();
+    setImmediate(() => {
+      for (const stream of streams) stream.fail(death);
+    });
+    this.resetLine?.settle(false);
+    this.resetLine = null;
     this.handle.close();
     this.settleExited();
   }

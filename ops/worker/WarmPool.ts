@@ -9,10 +9,11 @@ export interface WarmPoolOptions {
   size: number;
   /** Distinct (language, memoryMb) pools kept; the least recently used one beyond this is emptied. */
   maxKeys: number;
-  /** A fresh private working directory for a process (made at once: a process starts in it). */
-  makeDir(): string;
-  /** The same, off the event loop: for a reuse process moving to a fresh directory after each run. */
-  makeDirAsync(): Promise<string>;
+  /**
+   * A fresh private working directory for a process: made at once for a spawned process (it
+   * starts in it), only named for a forked one (the child makes it).
+   */
+  makeDir(language: Language): string;
   /** Runs served by one process in reuse mode before it is replaced (module caches only grow). */
   maxRunsPerProcess: number;
   /**
@@ -21,15 +22,20 @@ export interface WarmPoolOptions {
    */
   maxIdleReusable: number;
   start(language: Language, memoryMb: number, dir: string): RuntimeProcess;
-  /** Moves a used process to a fresh working directory (reuse); false when it did not answer. */
-  reset(process: RuntimeProcess, dir: string): Promise<boolean>;
+  /**
+   * Clears a used process's directory and moves it into a fresh run directory inside it (reuse; the
+   * process does the file work itself); false when that failed or did not happen in time.
+   */
+  reset(process: RuntimeProcess): Promise<boolean>;
 }
 
 /**
  * Interpreters started ahead of demand. Node's heap limit is a start-up flag, so pools are keyed
- * by (language, memoryMb). Each process owns a fresh private working directory from the start;
- * a run uses it and it is removed with the process. Taking a process refills its pool in the
- * background. Used processes come back only for `reuse` runs, after moving to a fresh directory.
+ * by (language, memoryMb). Each process owns a fresh private working directory from the start
+ * (`home`); a run uses it and it is removed with the process. Taking a process refills its pool in
+ * the background. Used processes come back only for `reuse` runs, after their reset: the process
+ * empties its home and moves into a new subdirectory of it, so the runner makes and removes no
+ * directory per reuse run.
  *
  * A run hands its process back with release() and does not wait: the kill is immediate, removing
  * the directory (and a reuse process's reset) finishes in the background, tracked so that
@@ -111,7 +117,7 @@ export class WarmPool {
   }
 
   /** Removes a directory in the background (tracked like the other cleanups). */
-  discardDir(dir: string): void {
+  private discardDir(dir: string): void {
     this.track(removeRunDir(dir));
   }
 
@@ -126,14 +132,7 @@ export class WarmPool {
     const list = this.used.get(k) ?? [];
     const worn = process.runs >= this.options.maxRunsPerProcess;
     if (this.closed || worn || list.length >= Math.max(1, this.options.maxIdleReusable) || !process.alive || process.tainted) return this.dispose(process);
-    const oldDir = process.dir;
-    const dir = await this.options.makeDirAsync();
-    if (!(await this.options.reset(process, dir))) {
-      this.discardDir(dir);
-      return this.dispose(process);
-    }
-    process.dir = dir;
-    this.discardDir(oldDir);
+    if (!(await this.options.reset(process))) return this.dispose(process);
     if (this.closed) return this.dispose(process);
     process.setBusy(false);
     list.push(process);
@@ -148,7 +147,7 @@ export class WarmPool {
       if (at !== -1) list.splice(at, 1);
     }
     process.kill('killed');
-    await removeRunDir(process.dir);
+    await removeRunDir(process.home);
     if (waitForExit) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([process.exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, EXIT_WAIT_MS)))]);
@@ -190,7 +189,7 @@ export class WarmPool {
   }
 
   private spawn(language: Language, memoryMb: number): RuntimeProcess {
-    const process = this.options.start(language, memoryMb, this.options.makeDir());
+    const process = this.options.start(language, memoryMb, this.options.makeDir(language));
     this.all.add(process);
     void process.exited.then(() => {
       // Died while pooled (or after its run): forget it and its directory.
@@ -200,7 +199,7 @@ export class WarmPool {
         if (at === -1) continue;
         list?.splice(at, 1);
         this.all.delete(process);
-        this.discardDir(process.dir);
+        this.discardDir(process.home);
       }
     });
     return process;

@@ -7,6 +7,11 @@ const NOOP: Record<Language, string> = {
   python: 'def run(connection, payload, context):\n    return {"ok": True}\n',
   javascript: 'export function run(connection, payload, context) { return { ok: true }; }\n',
 };
+/** The no-op operator as the service's task bench runs it: run, then check_completion answering success. */
+const NOOP_POLLED: Record<Language, string> = {
+  python: NOOP.python + 'def check_completion(connection, payload, context):\n    return {"status": "success"}\n',
+  javascript: NOOP.javascript + 'export function check_completion() { return { status: "success" }; }\n',
+};
 
 export interface RunnerBenchOptions {
   /** Latency samples per mode (reuse takes 5x as many: they are cheap). Default 60. */
@@ -20,6 +25,10 @@ export interface RunnerBenchOptions {
   languages?: Language[];
   /** Also measure python with the fork server off (python3 spawned per process). Default true. */
   pythonSpawn?: boolean;
+  /** Runs in flight during the extra reuse throughput figures (run + check_completion, as a worker slot per run). Default 16. */
+  reuseConcurrency?: number;
+  /** Runner protocol (ProcessCodeRunnerOptions.protocol); default the runner's. */
+  protocol?: 'exec' | 'steps';
 }
 
 /**
@@ -29,6 +38,9 @@ export interface RunnerBenchOptions {
  * - latency with reuse (one process serves consecutive runs);
  * - throughput over `seconds` with a fresh process per run at each concurrency, and with reuse
  *   at the first one; each throughput figure also gives the latency of its runs (p50, p99);
+ * - reuse throughput at `reuseConcurrency` (16: the service's default worker slots), for the no-op
+ *   and for a no-op whose check_completion answers success (what the task benches run), with
+ *   maxIdleReusable = that concurrency as the service sets it;
  * - python only: fresh-process throughput with the fork server off (spawned python3), for comparison.
  * Figure names stay those of earlier runs for concurrency 2; other concurrencies get a `.c<n>` suffix.
  */
@@ -37,11 +49,13 @@ export async function benchRunner(options: RunnerBenchOptions = {}): Promise<Arr
   const seconds = options.seconds ?? 3;
   const levels = options.concurrency ?? [2, 8];
   const poolSize = options.poolSize ?? 2;
+  const reuseConcurrency = options.reuseConcurrency ?? 16;
+  const protocol = options.protocol ? { protocol: options.protocol } : {};
   const figures: Array<Record<string, unknown>> = [];
   const suffix = (concurrency: number) => (concurrency === 2 ? '' : `.c${concurrency}`);
   for (const language of options.languages ?? (['python', 'javascript'] as const)) {
-    const pooled = new ProcessCodeRunner({ poolSize });
-    const unpooled = new ProcessCodeRunner({ poolSize: 0 });
+    const pooled = new ProcessCodeRunner({ poolSize, ...protocol });
+    const unpooled = new ProcessCodeRunner({ poolSize: 0, ...protocol });
     try {
       await pooled.warmUp(language, MEMORY_MB);
       const fresh = await latencies(samples, () => pooled.warmUp(language, MEMORY_MB), () => pooled.runOperator(noop(language, false)));
@@ -73,8 +87,25 @@ export async function benchRunner(options: RunnerBenchOptions = {}): Promise<Arr
     } finally {
       await Promise.all([pooled.close(), unpooled.close()]);
     }
+    // As the service runs reuse operators: an idle reuse process kept per worker slot.
+    const slots = new ProcessCodeRunner({ poolSize, maxIdleReusable: reuseConcurrency, ...protocol });
+    try {
+      await slots.warmUp(language, MEMORY_MB);
+      for (const [name, code, note] of [
+        ['noop', NOOP, 'reuse, run only'],
+        ['noop_polled', NOOP_POLLED, 'reuse, run then check_completion (success)'],
+      ] as const) {
+        await slots.cleanedUp();
+        // One pass to start the processes the slots keep, then the measured one.
+        await throughput(Math.min(1, seconds), reuseConcurrency, () => slots.runOperator(noop(language, true, code)));
+        const rate = await throughput(seconds, reuseConcurrency, () => slots.runOperator(noop(language, true, code)));
+        figures.push(rateFigure(`coderunner.${language}.${name}.reuse.throughput${suffix(reuseConcurrency)}`, language, rate, reuseConcurrency, seconds, `${note}, maxIdleReusable ${reuseConcurrency}`));
+      }
+    } finally {
+      await slots.close();
+    }
     if (language === 'python' && options.pythonSpawn !== false) {
-      const spawned = new ProcessCodeRunner({ poolSize, pythonForkServer: false });
+      const spawned = new ProcessCodeRunner({ poolSize, pythonForkServer: false, ...protocol });
       try {
         for (const concurrency of levels) {
           await spawned.cleanedUp();
@@ -107,9 +138,9 @@ function rateFigure(figure: string, language: Language, rate: Rate, concurrency:
   };
 }
 
-function noop(language: Language, reuse: boolean): OperatorRunRequest {
+function noop(language: Language, reuse: boolean, code: Record<Language, string> = NOOP): OperatorRunRequest {
   return {
-    codeblock: { language, code: NOOP[language] },
+    codeblock: { language, code: code[language] },
     connection: {},
     payload: {},
     context: {},

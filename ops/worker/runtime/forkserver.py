@@ -8,7 +8,8 @@ user code running as `runAs` can neither signal nor ptrace it) and never imports
 
 Control channel: JSON lines on fd 3 (a socket pair made by the runner), both directions.
   -> {"op": "ready", "pid": n}                                           once, when warm
-  <- {"op": "fork", "token": hex, "dir": path, "memoryMb": n}           start one runtime process
+  <- {"op": "fork", "token": hex, "dir": path, "memoryMb": n, "create": bool}  start one runtime process
+     (create: the child makes `dir`, 0700 and owned by the run user, before dropping privileges)
   -> {"op": "forked", "token": hex, "pid": n} | {"op": "fork_failed", "token": hex, "error": text}
   -> {"op": "exit", "pid": n, "code": n | null, "signal": name | null}   each child, once reaped
 EOF on the control channel (the runner is gone) ends this process; its children notice the same
@@ -94,6 +95,13 @@ def become_runtime(request):
     except OSError:
         pass
     token, pid = request["token"], os.getpid()
+    directory = request["dir"]
+    if request.get("create"):
+        # Here rather than in the runner: a directory creation per process was a synchronous
+        # mkdtemp on the service's event loop. Exclusive: a name that exists fails the fork.
+        os.mkdir(directory, 0o700)
+        if RUN_AS is not None:
+            os.chown(directory, RUN_AS[0], RUN_AS[1])
     output = connect(token, pid, "output")
     protocol = connect(token, pid, "protocol")
     os.dup2(output, 1)
@@ -110,7 +118,6 @@ def become_runtime(request):
         os.setuid(uid)
         if os.getuid() != uid or os.geteuid() != uid:
             raise RuntimeError("could not drop privileges to uid %d" % uid)
-    directory = request["dir"]
     os.chdir(directory)
     os.environ["HOME"] = directory
     os.environ["TMPDIR"] = directory

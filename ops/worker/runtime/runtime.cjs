@@ -2,8 +2,10 @@
 // JavaScript runtime shim for the sandboxed code runner (ops/worker/ProcessCodeRunner.ts).
 //
 // Protocol: JSON lines on fd 3 (a socket pair made by the parent), both directions; the same
-// messages as runtime.py, plus {"op": "abandon", "id": n}: answer call n now with an
-// `Interrupted` error (a pending promise cannot be stopped; its late result is dropped).
+// messages as runtime.py (load, call, reset, recycle, exec: see its docstring), plus
+// {"op": "abandon", "id": n}: answer call n now with an `Interrupted` error (a pending promise
+// cannot be stopped; its late result is dropped), or for an exec: give up its current step (user
+// call or wait between polls) as runtime.py does on SIGINT, then go on to finish.
 // fd 0 is /dev/null; fd 1 and 2 belong to the user code and are captured, capped, by the parent.
 //
 // Module form: the code is saved as `user_code.js` (no package.json) and loaded with require().
@@ -32,9 +34,11 @@ const heapFlag = process.execArgv.findLast((arg) => /^--max[-_]old[-_]space[-_]s
 const setV8Flags = heapFlag ? v8FlagSetter() : null;
 setV8Flags?.('--max-old-space-size=0');
 
-const { rmSync } = require('node:fs');
+const { chmodSync, lstatSync, mkdirSync, readdirSync, rmdirSync, rmSync, unlinkSync, writeFileSync } = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
+// Loaded by node's bootstrap already (the globals come from it): no cost at start.
+const timers = require('node:timers');
 const { pathToFileURL } = require('node:url');
 
 const MEMORY_MB = Number(process.argv[2] ?? 0);
@@ -83,11 +87,13 @@ process.abort = () => {
 // queueing in this process, and nothing written before an answer is lost when the process is killed.
 for (const stream of [process.stdout, process.stderr]) stream._handle?.setBlocking?.(true);
 
+// The process's own directory (its cwd at start): reuse runs happen in subdirectories of it, and a
+// recycle clears it.
+const BASE = process.cwd();
 const channel = new net.Socket({ fd: 3, readable: true, writable: true });
-// The channel only closes when the parent is gone (it kills us otherwise): remove the run dir, exit.
+// The channel only closes when the parent is gone (it kills us otherwise): remove the own dir, exit.
 const parentGone = () => {
-  const dir = process.cwd();
-  if (path.basename(dir).startsWith('coderun-')) rmSync(dir, { recursive: true, force: true });
+  if (path.basename(BASE).startsWith('coderun-')) rmSync(BASE, { recursive: true, force: true });
   hardExit(0);
 };
 channel.on('error', parentGone);
@@ -217,10 +223,27 @@ function fail(id, error, invalid = false) {
   return answer(id, JSON.stringify({ id, ok: false, error: describe(error, invalid) }));
 }
 
+function interruption() {
+  return Object.assign(new Error('interrupted by the runner (time limit or cancellation); the call was abandoned'), { name: 'Interrupted' });
+}
+
 async function handle(request) {
   const { id, op } = request;
   if (op === 'abandon') {
-    fail(request.id, Object.assign(new Error('interrupted by the runner (time limit or cancellation); the call was abandoned'), { name: 'Interrupted' }));
+    const running = execs.get(request.id);
+    if (running) running.abandon(request.seen);
+    else fail(request.id, interruption());
+    return;
+  }
+  if (op === 'exec') {
+    try {
+      await new Exec(request).run();
+    } catch (error) {
+      // A broken exec must not leave the runner waiting for its lines.
+      process.stderr.write(`runtime: exec failed: ${describe(error).traceback || describe(error).message}\n`);
+      hardExit(70);
+    }
+    if (request.next) send(JSON.stringify(recycled(id, request.next)));
     return;
   }
   pending.set(id, true);
@@ -250,18 +273,298 @@ async function handle(request) {
       }
     }
   } else if (op === 'reset') {
-    functions = new Map();
-    process.chdir(request.dir);
-    process.env.HOME = request.dir;
-    process.env.TMPDIR = request.dir;
+    forget(process.env.HOME || process.cwd());
+    moveTo(request.dir);
     await answer(id, JSON.stringify({ id, ok: true }));
+  } else if (op === 'recycle') {
+    await answer(id, JSON.stringify(recycled(id, request.next)));
   } else {
     fail(id, new Error(`unknown op ${safeString(op)}`));
   }
 }
 
+/** Drops the user functions and the CommonJS modules loaded from under `dir` (require's cache). */
+function forget(dir) {
+  functions = new Map();
+  for (const key of Object.keys(require.cache)) {
+    if (key.startsWith(dir + path.sep)) delete require.cache[key];
+  }
+}
+
+function moveTo(dir) {
+  process.chdir(dir);
+  process.env.HOME = dir;
+  process.env.TMPDIR = dir;
+}
+
+/** Removes what user code left in the own dir, also read-only folders (this user owns them). */
+function clearBase() {
+  for (const entry of readdirSync(BASE, { withFileTypes: true })) {
+    const target = path.join(BASE, entry.name);
+    try {
+      removeTree(target, entry.isDirectory());
+    } catch {
+      makeWritable(target);
+      rmSync(target, { recursive: true, force: true });
+    }
+  }
+}
+
+/**
+ * Depth first, one unlink or rmdir per entry: rmSync's recursive removal first tries rmdir on a
+ * directory and builds an error (with its stack) when it is not empty, ~20% of a reuse run here.
+ */
+function removeTree(target, isDirectory) {
+  if (!isDirectory) {
+    unlinkSync(target);
+    return;
+  }
+  for (const entry of readdirSync(target, { withFileTypes: true })) removeTree(path.join(target, entry.name), entry.isDirectory());
+  rmdirSync(target);
+}
+
+/**
+ * A fresh process's run is over: delete the files it left in the own dir, so that the runner's
+ * removal (on its event loop) is one rmdir. Only a few plain files, so that the last line is not
+ * delayed by much: anything more is left to the runner.
+ */
+function clearOwnFiles() {
+  try {
+    const entries = readdirSync(BASE, { withFileTypes: true });
+    if (entries.length > 16 || entries.some((entry) => entry.isDirectory())) return;
+    for (const entry of entries) unlinkSync(path.join(BASE, entry.name));
+  } catch {
+    // left to the runner
+  }
+}
+
+function makeWritable(target) {
+  if (!lstatSync(target).isDirectory()) return;
+  chmodSync(target, 0o700);
+  for (const entry of readdirSync(target)) makeWritable(path.join(target, entry));
+}
+
+/**
+ * Reuse: forget the run, clear the own dir (every run's files) and move into `next`, a new
+ * subdirectory. Every run gets a path of its own, so that require() (whose ES module cache cannot
+ * be cleared) loads the new user_code.js and not the last run's.
+ */
+function recycled(id, next) {
+  try {
+    forget(BASE);
+    process.chdir(BASE);
+    clearBase();
+    mkdirSync(next, { mode: 0o700 });
+    moveTo(next);
+    return { id, op: 'reset', ok: true };
+  } catch (error) {
+    return { id, op: 'reset', ok: false, error: describe(error).message };
+  }
+}
+
+/** Execs in progress by id (abandon gives up their current step). */
+const execs = new Map();
+/** Ends the exec step running user code: errors thrown outside the awaited call fail it. */
+let failActiveStep = null;
+
+/** What the runner reads as running (ProcessCodeRunner poll): an object whose status is running. */
+function isRunning(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && typeof value.status === 'string' && value.status.toLowerCase() === 'running';
+}
+
+class Interrupted extends Error {}
+
+/**
+ * One `exec` request: the whole run, one protocol line per step (see runtime.py's docstring and its
+ * Exec for what an abandon means before and during finish).
+ */
+class Exec {
+  constructor(request) {
+    this.id = request.id;
+    this.request = request;
+    this.args = request.args ?? [];
+    this.operator = request.plan !== 'action';
+    this.names = [];
+    this.hasFinish = false;
+    this.interrupted = false;
+    this.sent = 0;
+    this.finishing = false;
+    /** Ends the current step (user call or wait) early: abandon or a stray error. */
+    this.abort = null;
+  }
+
+  /** The runner's abandon, sent when it had read `seen` of this exec's lines. */
+  abandon(seen) {
+    // Sent before the runner read the line announcing finish: it crossed that line, finish stays.
+    if (this.finishing && typeof seen === 'number' && seen < this.sent) return;
+    this.interrupted = true;
+    this.abort?.(new Interrupted());
+  }
+
+  /**
+   * Runs `work` as the current step: an abandon ends the wait for it, and so does an error thrown
+   * outside the awaited user code (a timer, a stray promise) while it runs user code.
+   */
+  step(work, userCode = true) {
+    if (this.interrupted) return Promise.reject(new Interrupted());
+    let ends = null;
+    return new Promise((resolve, reject) => {
+      ends = reject;
+      this.abort = reject;
+      if (userCode) failActiveStep = reject;
+      try {
+        Promise.resolve(work()).then(resolve, reject);
+      } catch (error) {
+        reject(error);
+      }
+    }).finally(() => {
+      this.abort = null;
+      if (failActiveStep === ends) failActiveStep = null;
+    });
+  }
+
+  /** A user call: { ok, value } or { ok: false, error }; throws Interrupted when the runner gave it up. */
+  async call(name) {
+    const entry = functions.get(name);
+    let value;
+    try {
+      value = await this.step(() => entry.fn.apply(entry.self, this.args));
+    } catch (error) {
+      if (this.interrupted) throw new Interrupted();
+      return { ok: false, error: describe(error) };
+    }
+    if (this.interrupted) throw new Interrupted();
+    return { ok: true, value };
+  }
+
+  /** What follows the line being sent: more steps (null), finish, or nothing. */
+  after(more) {
+    if (more) return null;
+    return this.hasFinish ? 'finish' : 'done';
+  }
+
+  /** Sends one line (JSON text of an object); `after` ("finish", "done" or null) is marked on it. */
+  async line(text, after) {
+    const marked = after === null ? text : text.slice(0, -1) + (after === 'finish' ? ',"next":"finish"}' : ',"done":true}');
+    this.sent += 1;
+    if (after === 'finish') {
+      // From here an abandon aims at finish: earlier ones are moot, the runner reads this line and
+      // then waits for finish.
+      this.finishing = true;
+      this.interrupted = false;
+    }
+    await flushOutput();
+    if (after === 'done' && this.request.clear) clearOwnFiles();
+    send(marked);
+  }
+
+  /** Sends one call's step line; whether the call succeeded (its value encoded as JSON). */
+  async result(name, outcome, moreIfOk = false) {
+    let { ok, error } = outcome;
+    let encoded;
+    if (ok) {
+      try {
+        encoded = strictJson(outcome.value, name);
+      } catch (failure) {
+        ok = false;
+        error = failure instanceof NotSerialisable ? { type: 'NotSerialisable', message: failure.message, traceback: '' } : describe(failure);
+      }
+    }
+    if (ok) await this.line(`{"id":${this.id},"fn":"${name}","ok":true,"value":${encoded}}`, this.after(moreIfOk));
+    else await this.line(JSON.stringify({ id: this.id, fn: name, ok: false, error }), this.after(false));
+    return ok;
+  }
+
+  async run() {
+    execs.set(this.id, this);
+    let at = 'load';
+    try {
+      if (!(await this.load())) return;
+      if (!this.operator) {
+        at = 'run';
+        await this.result('run', await this.call('run'));
+        return;
+      }
+      if (this.names.includes('initialize')) {
+        at = 'initialize';
+        if (!(await this.result('initialize', await this.call('initialize'), true))) return await this.finish();
+      }
+      at = 'run';
+      const polls = this.names.includes('check_completion');
+      if (!(await this.result('run', await this.call('run'), polls)) || !polls) return await this.finish();
+      const pollMs = Math.max(0, this.request.pollIntervalMs ?? 0);
+      const completionDeadline = Date.now() + Math.max(0, this.request.checkCompletionTimeoutMs ?? 0);
+      for (;;) {
+        at = 'check_completion';
+        const checked = await this.call('check_completion');
+        const running = checked.ok && isRunning(checked.value);
+        if (!(await this.result('check_completion', checked, running)) || !running) return await this.finish();
+        const now = Date.now();
+        if (now < completionDeadline) {
+          at = 'sleep';
+          const wait = Math.min(pollMs, completionDeadline - now);
+          await this.step(() => new Promise((resolve) => timers.setTimeout(resolve, wait)), false);
+          if (this.interrupted) throw new Interrupted();
+        }
+        if (Date.now() >= completionDeadline) {
+          // The runner gives up before its next poll (or interrupts that poll at once).
+          await this.line(`{"id":${this.id},"completion":"timeout"}`, this.after(false));
+          return await this.finish();
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof Interrupted)) throw error;
+      // Where the abandon found the run; what was in flight is the runner's to say.
+      const loaded = at !== 'load';
+      if (!loaded) this.hasFinish = false;
+      await this.line(JSON.stringify({ id: this.id, interrupted: at }), this.after(false));
+      if (loaded) await this.finish();
+    } finally {
+      execs.delete(this.id);
+    }
+  }
+
+  /** Writes the code (when sent) and loads it; whether the run goes on (a run function exists). */
+  async load() {
+    const { file, code } = this.request;
+    let names;
+    try {
+      names = await this.step(() => {
+        if (typeof code === 'string') writeFileSync(file, code, { mode: 0o600 });
+        return load(file);
+      });
+    } catch (error) {
+      if (this.interrupted) throw new Interrupted();
+      await this.line(JSON.stringify({ id: this.id, fn: 'load', ok: false, error: describe(error, error instanceof SyntaxError) }), 'done');
+      return false;
+    }
+    if (this.interrupted) throw new Interrupted();
+    this.names = names;
+    this.hasFinish = this.operator && names.includes('finish');
+    // No run function: the runner fails the run without calling anything (finish included).
+    await this.line(JSON.stringify({ id: this.id, fn: 'load', ok: true, functions: names }), names.includes('run') ? null : 'done');
+    return names.includes('run');
+  }
+
+  /** finish, whatever happened before (the runner's abandon included): the last step of an exec. */
+  async finish() {
+    if (!this.hasFinish) return;
+    this.hasFinish = false; // its own line is the last one
+    try {
+      await this.result('finish', await this.call('finish'));
+    } catch (error) {
+      if (!(error instanceof Interrupted)) throw error;
+      await this.line(JSON.stringify({ id: this.id, interrupted: 'finish' }), 'done');
+    }
+  }
+}
+
 /** Errors thrown outside the awaited call (timers, stray promises) fail whatever call is in flight. */
 function stray(error) {
+  if (failActiveStep) {
+    failActiveStep(error);
+    return;
+  }
   if (pending.size === 0) {
     process.stderr.write(`uncaught error outside a call: ${describe(error).message}\n`);
     return;
