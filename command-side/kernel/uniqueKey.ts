@@ -76,42 +76,49 @@ export const reserveUniqueKeyAndCreate = async (
   args: Reservation,
   ownerEvents: ReadonlyArray<EventToAppend>,
 ): Promise<AppendResult> => {
-  if (eventStore.appendAtomically) {
-    const reservation = reservationEvents(args);
+  if (!eventStore.appendAtomically) {
+    await reserveUniqueKey(eventStore, args);
+  } else {
     try {
       const [, created] = await eventStore.appendAtomically([
-        { streamId: uniqueKeyStream(args.key), events: reservation, expected: 'no_stream' },
+        { streamId: uniqueKeyStream(args.key), events: reservationEvents(args), expected: 'no_stream' },
         { streamId: args.ownerStream, events: ownerEvents, expected: 'no_stream' },
       ]);
       if (!created) throw new Error('appendAtomically returned no result for the owner stream');
       return created;
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
-      // The key has history: decided the long way below. (The owner stream is new: it cannot be the one that conflicted.)
     }
+    // The owner stream is new, so the key's stream is the one that exists: it has history, and
+    // appending its reservation expecting no stream again would only fail again.
+    await reserveKeyWithHistory(eventStore, args);
   }
-  await reserveUniqueKey(eventStore, args);
   return eventStore.append(args.ownerStream, ownerEvents, 'no_stream');
 };
 
+const reserveCommand = (args: Reservation, orphanOwner: string | null) =>
+  ({ kind: 'reserve', key: args.key, owner: args.ownerStream, at: args.metadata.at, conflictDetail: args.conflictDetail, orphanOwner }) as const;
+
 /** The reservation of a key never used, decided on the initial state (no read). */
 const reservationEvents = (args: Reservation): EventToAppend[] =>
-  uniqueKeyDecider
-    .decide({ kind: 'reserve', key: args.key, owner: args.ownerStream, at: args.metadata.at, conflictDetail: args.conflictDetail, orphanOwner: null }, uniqueKeyDecider.initialState())
-    .map((event) => ({ ...event, metadata: args.metadata }));
+  uniqueKeyDecider.decide(reserveCommand(args, null), uniqueKeyDecider.initialState()).map((event) => ({ ...event, metadata: args.metadata }));
 
 export const reserveUniqueKey = async (eventStore: EventStore, args: Reservation): Promise<Position | null> => {
-  const stream = uniqueKeyStream(args.key);
-  const reserve = { kind: 'reserve' as const, key: args.key, owner: args.ownerStream, at: args.metadata.at, conflictDetail: args.conflictDetail };
   // Most keys were never used: their reservation is appended expecting no stream, without reading
   // it first (that read was ~5% of a catalog create). A key with any history (taken, released, an
-  // orphan) fails the expectation and goes the long way below; no decision is made on a guess.
+  // orphan) fails the expectation and goes the long way; no decision is made on a guess.
   try {
-    const appended = await eventStore.append(stream, reservationEvents(args), 'no_stream');
+    const appended = await eventStore.append(uniqueKeyStream(args.key), reservationEvents(args), 'no_stream');
     return appended.position;
   } catch (error) {
     if (!(error instanceof WrongExpectedVersionError)) throw error;
   }
+  return reserveKeyWithHistory(eventStore, args);
+};
+
+/** The long way, for a key whose stream exists: read it, then decide on what it holds. */
+const reserveKeyWithHistory = async (eventStore: EventStore, args: Reservation): Promise<Position | null> => {
+  const stream = uniqueKeyStream(args.key);
   const loaded = await loadRevision(eventStore, stream, uniqueKeyDecider);
   const current = loaded.state;
   let orphanOwner: string | null = null;
@@ -120,16 +127,7 @@ export const reserveUniqueKey = async (eventStore: EventStore, args: Reservation
     const age = Date.parse(args.metadata.at) - Date.parse(current.reservedAt ?? args.metadata.at);
     if (!ownerExists && age > ORPHAN_AFTER_MS) orphanOwner = current.owner;
   }
-  const result = await handleCommand(
-    eventStore,
-    stream,
-    uniqueKeyDecider,
-    { ...reserve, orphanOwner },
-    args.metadata,
-    SPEC_RETRY,
-    undefined,
-    loaded,
-  );
+  const result = await handleCommand(eventStore, stream, uniqueKeyDecider, reserveCommand(args, orphanOwner), args.metadata, SPEC_RETRY, undefined, loaded);
   return result.position;
 };
 

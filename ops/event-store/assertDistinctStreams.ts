@@ -1,9 +1,10 @@
 import type { StreamAppend } from '../../shared/event-store/EventStore.ts';
 
 /**
- * appendAtomically judges every expectation against the streams as they were before the call, so
- * one stream twice would be judged against a revision its own first part changes: refused, as the
- * caller's mistake, before anything is written.
+ * appendAtomically's precondition, refused as the caller's mistake before anything is written: at
+ * least one append, and no stream twice (every expectation is judged against the streams as they
+ * were before the call, so a stream's second part would be judged against a revision its first
+ * part changes).
  */
 export function assertDistinctStreams(appends: ReadonlyArray<StreamAppend>): void {
   const seen = new Set<string>();

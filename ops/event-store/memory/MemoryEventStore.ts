@@ -44,42 +44,38 @@ export class MemoryEventStore implements EventStore {
   async appendAtomically(appends: ReadonlyArray<StreamAppend>): Promise<AppendResult[]> {
     this.assertOpen();
     assertDistinctStreams(appends);
-    const lasts = appends.map(({ streamId, expected }) => {
-      const length = this.streams.get(streamId)?.length ?? 0;
-      return checkExpectedRevision(streamId, expected, length === 0 ? 'no_stream' : length - 1);
-    });
     const recordedAt = this.clock.now().toISOString();
-    // Build every record before storing any, so an event that cannot be serialized fails the
-    // whole append and leaves the log untouched.
+    // Every expectation is checked, and every record built (an event that cannot be serialized fails
+    // the whole call), before anything is stored; no await in between, so nothing appends meanwhile.
     let position = this.log.length;
-    const recorded = appends.map(({ streamId, events }, at) =>
-      events.map(
+    const head = BigInt(position);
+    const writes = appends.map(({ streamId, expected, events }) => {
+      const stream = this.streams.get(streamId) ?? [];
+      const last = checkExpectedRevision(streamId, expected, stream.length === 0 ? 'no_stream' : stream.length - 1);
+      const records = events.map(
         (event, index): RecordedEvent => ({
           id: randomUUID(),
           streamId,
-          revision: (lasts[at] ?? -1) + 1 + index,
+          revision: last + 1 + index,
           position: BigInt(++position),
           type: event.type,
           data: jsonCopy(event.data),
           metadata: jsonCopy(event.metadata),
           recordedAt,
         }),
-      ),
-    );
-    // No await from the checks to the writes: nothing may append in between.
-    const head = BigInt(this.log.length);
-    const results = recorded.map((records, at): AppendResult => {
-      const newest = records.at(-1);
-      return newest ? { nextExpectedRevision: newest.revision, position: newest.position } : { nextExpectedRevision: lasts[at] ?? -1, position: head };
+      );
+      return { streamId, stream, last, records };
     });
-    for (const [at, records] of recorded.entries()) {
+    for (const { streamId, stream, records } of writes) {
       if (records.length === 0) continue;
-      const streamId = appends[at]?.streamId ?? '';
       this.log.push(...records);
-      this.streams.set(streamId, [...(this.streams.get(streamId) ?? []), ...records]);
+      this.streams.set(streamId, [...stream, ...records]);
     }
-    if (recorded.some((records) => records.length > 0)) this.hub.notifyAppended();
-    return results;
+    if (writes.some(({ records }) => records.length > 0)) this.hub.notifyAppended();
+    return writes.map(({ last, records }): AppendResult => {
+      const newest = records.at(-1);
+      return newest ? { nextExpectedRevision: newest.revision, position: newest.position } : { nextExpectedRevision: last, position: head };
+    });
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

@@ -115,11 +115,10 @@ export class AppendBatchWriter {
         }
       });
       const failed = lasts.some((last) => last instanceof WrongExpectedVersionError);
-      for (const [index, append] of run.entries()) {
-        const last = lasts[index] as number | WrongExpectedVersionError;
+      for (const [index, last] of lasts.entries()) {
         if (last instanceof WrongExpectedVersionError) outcomes.push({ conflict: last });
         else if (failed) outcomes.push({ aborted: true });
-        else outcomes.push(this.queueRows(append, last, rows, recordedAt, accepted));
+        else outcomes.push(this.queueRows(run[index] as AppendRequest, last, rows, recordedAt, accepted));
       }
       start = end + 1;
     }

@@ -269,19 +269,21 @@ export class SqliteEventStore implements EventStore {
     let index = 0;
     for (const append of batch) {
       const verdicts = append.requests.map(() => outcome.verdicts[index++]);
-      const refused = verdicts.find((verdict) => verdict === undefined || 'conflict' in verdict);
-      if (refused !== undefined || verdicts.some((verdict) => verdict === undefined || !('result' in verdict))) {
-        // An atomic run is refused as a whole, with the error of the append that conflicted.
-        append.reject(refused && 'conflict' in refused ? refused.conflict : new Error(`SQLite writer returned no verdict for an append of ${batch.length}`));
+      // An atomic run is refused as a whole, with the error of the append that conflicted.
+      const conflict = verdicts.find((verdict) => verdict !== undefined && 'conflict' in verdict);
+      if (conflict && 'conflict' in conflict) {
+        append.reject(conflict.conflict);
         continue;
       }
-      const results: AppendResult[] = [];
-      for (const [at, request] of append.requests.entries()) {
-        const verdict = verdicts[at] as { result: AppendResult };
-        const { events, streamId } = request;
+      const results = verdicts.flatMap((verdict) => (verdict !== undefined && 'result' in verdict ? [verdict.result] : []));
+      if (results.length !== append.requests.length) {
+        append.reject(new Error(`SQLite writer returned no verdict for an append of ${batch.length}`));
+        continue;
+      }
+      for (const [at, { events, streamId }] of append.requests.entries()) {
+        const { position, nextExpectedRevision } = results[at] as AppendResult;
         wroteEvents ||= events.length > 0;
         // The rows as SQLite now holds them: an append's events are consecutive rows of the transaction.
-        const { position, nextExpectedRevision } = verdict.result;
         let eventPosition = position - BigInt(events.length - 1);
         let revision = nextExpectedRevision - (events.length - 1);
         for (const event of events) {
@@ -289,7 +291,6 @@ export class SqliteEventStore implements EventStore {
           eventPosition += 1n;
           revision += 1;
         }
-        results.push(verdict.result);
       }
       append.resolve(results);
     }
