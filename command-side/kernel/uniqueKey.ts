@@ -1,5 +1,5 @@
 import { assertNever } from '../../shared/assertNever.ts';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { conflict } from '../../shared/errors.ts';
 import type { DomainEvent, EventMetadata, EventToAppend } from '../../shared/events.ts';
 import { WrongExpectedVersionError, type AppendResult, type EventStore, type Position } from '../../shared/event-store/EventStore.ts';
@@ -52,7 +52,8 @@ export const uniqueKeyDecider: Decider<UniqueKeyState, UniqueKeyCommand, UniqueK
   },
 };
 
-export const uniqueKeyStream = (key: string): string => `unique-${createHash('sha256').update(key).digest('hex')}`;
+// crypto.hash: the one-shot form of createHash().update().digest(), the same digest without a Hash object per key.
+export const uniqueKeyStream = (key: string): string => `unique-${hash('sha256', key, 'hex')}`;
 
 /** A reservation whose owner stream never appeared (the creator crashed between the two appends). */
 const ORPHAN_AFTER_MS = 60_000;

@@ -14,7 +14,11 @@ const CACHE_SIZE = 10_000;
  * bytes verify the same way, and WebCrypto RSA verification dominated request CPU without it.
  */
 export class JoseTokenSigner implements TokenSigner {
-  private readonly verified = new Map<string, VerifiedToken>();
+  /**
+   * One map per audience keyed by the token itself: a composite `${audience} ${token}` key was a
+   * new ~800-character string per request, copied and hashed before every lookup.
+   */
+  private readonly verified = new Map<TokenAudience, Map<string, VerifiedToken>>();
 
   constructor(
     private readonly privateKey: CryptoKey,
@@ -36,15 +40,19 @@ export class JoseTokenSigner implements TokenSigner {
   }
 
   async verify(audience: TokenAudience, token: string): Promise<VerifiedToken> {
-    const cacheKey = `${audience} ${token}`;
-    const cached = this.verified.get(cacheKey);
+    let verified = this.verified.get(audience);
+    if (!verified) {
+      verified = new Map();
+      this.verified.set(audience, verified);
+    }
+    const cached = verified.get(token);
     if (cached) {
       if (cached.expiresAt.getTime() > this.clock.now().getTime()) return cached;
-      this.verified.delete(cacheKey);
+      verified.delete(token);
     }
     const result = await this.verifyUncached(audience, token);
-    if (this.verified.size >= CACHE_SIZE) this.verified.delete(this.verified.keys().next().value as string);
-    this.verified.set(cacheKey, result);
+    if (verified.size >= CACHE_SIZE) verified.delete(verified.keys().next().value as string);
+    verified.set(token, result);
     return result;
   }
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fixedClock } from '../../shared/clock.ts';
@@ -42,5 +42,25 @@ describe('JsonLinesLogger', () => {
     await logger.close();
     expect(lines(join(dir, 'sessions', 's-1.jsonl')).map((line) => line.message)).to.deep.equal(['start', 'end']);
     expect(lines(join(dir, 'TASK', '2026-03-01.jsonl'))).to.have.length(3);
+  });
+
+  it('given lines logged without a flush, when a moment passes, then they reach the file in order', async () => {
+    const logger = new JsonLinesLogger(dir, fixedClock(new Date('2026-03-01T10:00:00Z')));
+    for (let n = 0; n < 50; n += 1) logger.log({ level: 'info', category: 'API', message: `line ${n}` });
+    // Not yet: lines wait to be written with those that follow them.
+    const file = join(dir, 'API', '2026-03-01.jsonl');
+    expect(existsSync(file) ? readFileSync(file, 'utf8') : '').to.equal('');
+    const deadline = Date.now() + 2000;
+    let written: Array<Record<string, unknown>> = [];
+    while (Date.now() < deadline && written.length < 50) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      try {
+        written = lines(file);
+      } catch {
+        written = [];
+      }
+    }
+    expect(written.map((line) => line.message)).to.deep.equal(Array.from({ length: 50 }, (_, n) => `line ${n}`));
+    await logger.close();
   });
 });

@@ -138,10 +138,13 @@ export class HashIndex {
 
   private keyOf(values: Record<string, unknown>): string {
     // Hot path of every put: a single string value needs no JSON. The \u0001 prefix cannot start a
-    // JSON array, so the two key forms never collide.
+    // JSON array, so the two key forms never collide. A single absent, null or boolean value (most
+    // of a catalog item's task-only fields) is a constant: the same text JSON.stringify would write.
     if (this.fields.length === 1) {
       const value = values[this.fields[0] as string];
       if (typeof value === 'string') return `\u0001${value}`;
+      if (value === undefined || value === null) return '[null]';
+      if (typeof value === 'boolean') return value ? '[true]' : '[false]';
     }
     return this.displayKey(values);
   }

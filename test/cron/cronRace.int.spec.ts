@@ -50,6 +50,7 @@ describe('project cron across processes: two loops racing on one project, resume
     expect((await project.runOutputs(task)).map((output) => output.ds)).to.deep.equal(days.map(isoDay));
     expect(await project.item(task)).to.include({ iteration: 7, next_run_date: new Date(today.getTime() + DAY_MS).toISOString() });
 
+    await Promise.all([first.service.logger.flush(), second.service.logger.flush()]);
     const owners = new Set(
       cronLogLines(first)
         .filter((line) => line.project_laui === project.tree.project_laui && String(line.message).startsWith('Cron loop '))
