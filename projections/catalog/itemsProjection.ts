@@ -41,11 +41,13 @@ export const itemsProjection: Projection<ItemDoc> = {
     { fields: ['pk'] },
     { fields: ['item_type', 'name'] },
     { fields: ['project_laui'] },
-    { fields: ['queue_active'] },
-    // The scheduler's cycle: due tasks by next_run_date, tasks by state and unscheduled ones per project.
+    // The lease reaper's busy connections: only they are indexed, not a million items without a queue.
+    { fields: ['queue_active'], partial: { queue_active: true } },
+    // The scheduler's cycle: due tasks by next_run_date, tasks by state and unscheduled ones per
+    // project. Partial on tasks: every other item would sit in their null buckets.
     { fields: ['next_run_date'], ordered: true },
-    { fields: ['project_laui', 'state'] },
-    { fields: ['project_laui', 'next_run_date'] },
+    { fields: ['project_laui', 'state'], partial: { item_type: 'task' } },
+    { fields: ['project_laui', 'next_run_date'], partial: { item_type: 'task' } },
   ],
   handles: new Set(['ItemCreated', 'ItemUpdated', 'ItemAccessChanged', 'ItemSoftDeleted', 'ItemRestored', 'ItemHardDeleted']),
   documentId: (event) => (event.streamId.startsWith('item-') ? event.streamId.slice('item-'.length) : null),

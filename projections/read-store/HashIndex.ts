@@ -23,6 +23,7 @@ export interface Hits {
  */
 export class HashIndex {
   readonly fields: ReadonlyArray<string>;
+  private readonly partial: ReadonlyArray<readonly [string, string | number | boolean]>;
   private isUnique: boolean;
   private readonly buckets = new Map<string, Bucket>();
 
@@ -31,6 +32,7 @@ export class HashIndex {
     spec: IndexSpec,
   ) {
     this.fields = [...spec.fields];
+    this.partial = Object.entries(spec.partial ?? {});
     this.isUnique = spec.unique === true;
   }
 
@@ -38,9 +40,18 @@ export class HashIndex {
     return this.isUnique;
   }
 
-  /** True when every indexed field has an equality in `where`: the bucket answers it. */
+  /**
+   * True when every indexed field has an equality in `where`, and `where` asks for the partial
+   * index's own values (a partial index knows nothing of other documents): the bucket answers it.
+   */
   covers(where: Where): boolean {
-    return this.fields.every((field) => Object.hasOwn(where, field));
+    return this.fields.every((field) => Object.hasOwn(where, field)) && this.partial.every(([field, value]) => where[field] === value);
+  }
+
+  /** Whether the document belongs in this index at all (always, unless the index is partial). */
+  private holds(doc: Doc): boolean {
+    for (const [field, value] of this.partial) if (doc[field] !== value) return false;
+    return true;
   }
 
   /** Ids whose indexed values equal those of `where`; call only when `covers(where)`. */
@@ -52,7 +63,7 @@ export class HashIndex {
 
   /** Throws when `doc` would take a key that another document holds. */
   assertAccepts(doc: Doc): void {
-    if (!this.isUnique) return;
+    if (!this.isUnique || !this.holds(doc)) return;
     const key = this.keyOf(doc);
     const holder = this.buckets.get(key);
     // A unique index never holds a Set: a second id is refused before it is added.
@@ -62,6 +73,7 @@ export class HashIndex {
   }
 
   add(doc: Doc): void {
+    if (!this.holds(doc)) return;
     const key = this.keyOf(doc);
     const bucket = this.buckets.get(key);
     if (bucket === undefined) this.buckets.set(key, doc.id);
@@ -70,6 +82,7 @@ export class HashIndex {
   }
 
   remove(doc: Doc): void {
+    if (!this.holds(doc)) return;
     const key = this.keyOf(doc);
     const bucket = this.buckets.get(key);
     if (bucket === undefined) return;
@@ -96,8 +109,14 @@ export class HashIndex {
   replace(previous: Doc, next: Doc): void {
     // Most updates leave every indexed value as it was: comparing values first spares building
     // two keys (a JSON tuple each for compound indexes) per index per update.
-    if (this.fields.every((field) => previous[field] === next[field])) return;
-    if (this.keyOf(previous) === this.keyOf(next)) return;
+    const held = this.holds(previous);
+    const holds = this.holds(next);
+    if (held && holds) {
+      if (this.fields.every((field) => previous[field] === next[field])) return;
+      if (this.keyOf(previous) === this.keyOf(next)) return;
+    } else if (!held && !holds) {
+      return;
+    }
     this.keepsInsertionOrder = false;
     this.remove(previous);
     this.add(next);
@@ -150,5 +169,5 @@ export class HashIndex {
   }
 }
 
-/** Identity of a declaration: the same fields in the same order are the same index. */
-export const indexName = (fields: ReadonlyArray<string>): string => JSON.stringify(fields);
+/** Identity of a declaration: the same fields in the same order (and the same partial values) are the same index. */
+export const indexName = (spec: IndexSpec): string => (spec.partial ? JSON.stringify([spec.fields, spec.partial]) : JSON.stringify(spec.fields));

@@ -54,7 +54,7 @@ export class MemoryCollection implements Collection<Doc> {
         }
         continue;
       }
-      const name = indexName(spec.fields);
+      const name = indexName(spec);
       const existing = this.indexes.get(name) ?? added.get(name);
       if (!existing) {
         const index = new HashIndex(this.name, spec);

@@ -216,6 +216,48 @@ export const describeReadStoreContract = (name: string, factory: ReadStoreFactor
       });
     });
 
+    describe('partial indexes', () => {
+      type Item = Doc & { kind: string; project: string; state?: string | null; code?: string };
+      const PARTIAL: ReadonlyArray<IndexSpec> = [
+        { fields: ['project', 'state'], partial: { kind: 'task' } },
+        { fields: ['code'], unique: true, partial: { kind: 'task' } },
+      ];
+      let items: Collection<Item>;
+      beforeEach(() => {
+        items = store.collection<Item>('contract_partial', PARTIAL);
+      });
+
+      it('given tasks and other documents, when finding with and without the partial value, then each find returns exactly its matches', async () => {
+        await items.put({ id: 'a', kind: 'task', project: 'p', state: null, code: 'a' });
+        await items.put({ id: 'b', kind: 'note', project: 'p', state: null });
+        await items.put({ id: 'c', kind: 'task', project: 'p', state: 'done', code: 'c' });
+        expect(ids(await items.find({ where: { kind: 'task', project: 'p', state: null } }))).to.deep.equal(['a']);
+        expect(ids(await items.find({ where: { project: 'p', state: null } })).sort()).to.deep.equal(['a', 'b']);
+        expect(ids(await items.find({ where: { kind: 'note', project: 'p', state: null } }))).to.deep.equal(['b']);
+        expect(await items.count({ kind: 'task', project: 'p' })).to.equal(2);
+      });
+
+      it('given a document that becomes a task and stops being one, when finding tasks, then it appears and disappears', async () => {
+        await items.put({ id: 'a', kind: 'note', project: 'p', state: 'new' });
+        await items.put({ id: 'a', kind: 'task', project: 'p', state: 'new' });
+        expect(ids(await items.find({ where: { kind: 'task', project: 'p', state: 'new' } }))).to.deep.equal(['a']);
+        await items.put({ id: 'a', kind: 'note', project: 'p', state: 'new' });
+        expect(await items.find({ where: { kind: 'task', project: 'p', state: 'new' } })).to.deep.equal([]);
+        await items.delete('a');
+        expect(await items.count({ project: 'p' })).to.equal(0);
+      });
+
+      it('given a unique partial index, when documents outside it share a value, then only the indexed ones must be unique', async () => {
+        await items.put({ id: 'a', kind: 'note', project: 'p', code: 'x' });
+        await items.put({ id: 'b', kind: 'note', project: 'p', code: 'x' });
+        await items.put({ id: 'c', kind: 'task', project: 'p', code: 'x' });
+        expect(await rejection(items.put({ id: 'd', kind: 'task', project: 'p', code: 'x' }))).to.be.instanceOf(UniqueIndexViolationError);
+        expect(await rejection(items.put({ id: 'a', kind: 'task', project: 'p', code: 'x' }))).to.be.instanceOf(UniqueIndexViolationError);
+        expect(ids(await items.find({ where: { code: 'x' } })).sort()).to.deep.equal(['a', 'b', 'c']);
+        expect(ids(await items.find({ where: { kind: 'task', code: 'x' } }))).to.deep.equal(['c']);
+      });
+    });
+
     describe('copies', () => {
       it('given a read document, when the caller mutates it, then the stored document is unchanged', async () => {
         await tasks.put({ id: 't1', project: 'p1', state: 'new', meta: { n: 1 } });

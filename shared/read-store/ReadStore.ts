@@ -12,6 +12,13 @@ export interface IndexSpec {
   unique?: boolean;
   /** An ordered index on its single field: serves `range` queries (documents without a value are left out). */
   ordered?: boolean;
+  /**
+   * A partial index (MongoDB's partialFilterExpression with equalities): only documents holding
+   * every one of these values are indexed, and only a `where` naming the same values is served by
+   * it. For fields most documents do not have: a million catalog items that are not tasks need not
+   * sit in the task-only indexes' null buckets.
+   */
+  partial?: Readonly<Record<string, string | number | boolean>>;
 }
 
 /** Inclusive bounds on one field's value; only documents holding a value of the bounds' type match. */
