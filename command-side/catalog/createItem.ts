@@ -18,10 +18,10 @@ import { sealSecretFields } from '../../shared/item-types/secretFields.ts';
 import { reserveUniqueKeyAndCreate, uniqueKeyStream, uniqueKeyDecider } from '../kernel/uniqueKey.ts';
 import { loadState } from '../kernel/handleCommand.ts';
 import { applyAccessPatch } from '../group/applyAccessPatch.ts';
+import { itemCreationEvents } from './itemCreatedEvent.ts';
 import { parseAccessPatch } from './parseAccessPatch.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { typeFields, type CatalogDeps } from './catalogDeps.ts';
-import { itemDecider } from './decide.ts';
 import { itemNotFound, itemStream } from './item.ts';
 
 export const UNIQUE_KEY_EXISTS = 'Item already exists with the same unique key';
@@ -93,21 +93,15 @@ export const createItem = async (
   const now = new Date(metadata.at);
   const laui = newLaui(now);
   const stream = itemStream(laui);
-  const command = {
-    kind: 'create' as const,
+  const events = itemCreationEvents({
     laui,
     itemType: plan.itemType,
     name: plan.name,
-    parentLaui: plan.parent?.laui ?? null,
-    parentType: plan.parent?.item_type ?? null,
-    linkLaui: plan.parent ? newLaui(now) : null,
-    isRoot: plan.parent === null,
+    parent: plan.parent ? { laui: plan.parent.laui, type: plan.parent.item_type } : null,
     fields: sealSecretFields(plan.itemType, plan.fields, deps.secrets),
     access: plan.access,
-    revisionLaui: newLaui(now),
-  };
-  // A fresh LAUI: the stream cannot exist, so the decision needs no read and its append expects none.
-  const events = itemDecider.decide(command, itemDecider.initialState()).map((event) => ({ ...event, metadata }));
+    metadata,
+  });
   const result =
     plan.uniqueKey === null
       ? await deps.eventStore.append(stream, events, 'no_stream')

@@ -4,12 +4,7 @@ import type { AccessMaps } from '../../shared/access/permissions.ts';
 import { applyDefaults } from '../../shared/item-types/itemTypes.ts';
 import { itemDecider } from './decide.ts';
 
-/**
- * The ItemCreated event catalog create decides for an item (defaults applied, no checks), for code
- * that seeds a log directly: benchmarks and fixtures writing thousands of items in bulk. Made by the
- * decider itself, so a seeded log is exactly what the API would have written.
- */
-export const itemCreatedEvent = (args: {
+interface NewItem {
   laui: Laui;
   itemType: string;
   name: string;
@@ -17,24 +12,42 @@ export const itemCreatedEvent = (args: {
   fields: Record<string, unknown>;
   access: AccessMaps;
   metadata: EventMetadata;
-}): EventToAppend => {
-  const at = new Date(args.metadata.at);
-  const [event] = itemDecider.decide(
-    {
-      kind: 'create',
-      laui: args.laui,
-      itemType: args.itemType,
-      name: args.name,
-      parentLaui: args.parent?.laui ?? null,
-      parentType: args.parent?.type ?? null,
-      linkLaui: args.parent ? newLaui(at) : null,
-      isRoot: args.parent === null,
-      fields: applyDefaults(args.itemType, args.fields),
-      access: args.access,
-      revisionLaui: newLaui(at),
-    },
-    itemDecider.initialState(),
-  );
+}
+
+/**
+ * The events that create a new item, decided on the initial state: a fresh LAUI names a stream that
+ * cannot exist yet, so the decision needs no read. Catalog create appends them; `fields` are taken
+ * as given (create has validated, defaulted and sealed them).
+ */
+export const itemCreationEvents = (item: NewItem): EventToAppend[] => {
+  const at = new Date(item.metadata.at);
+  return itemDecider
+    .decide(
+      {
+        kind: 'create',
+        laui: item.laui,
+        itemType: item.itemType,
+        name: item.name,
+        parentLaui: item.parent?.laui ?? null,
+        parentType: item.parent?.type ?? null,
+        linkLaui: item.parent ? newLaui(at) : null,
+        isRoot: item.parent === null,
+        fields: item.fields,
+        access: item.access,
+        revisionLaui: newLaui(at),
+      },
+      itemDecider.initialState(),
+    )
+    .map((event) => ({ type: event.type, data: event.data, metadata: item.metadata }));
+};
+
+/**
+ * The ItemCreated event catalog create decides for an item (defaults applied, no checks), for code
+ * that seeds a log directly: benchmarks and fixtures writing thousands of items in bulk. Made by the
+ * decider itself, so a seeded log is exactly what the API would have written.
+ */
+export const itemCreatedEvent = (item: NewItem): EventToAppend => {
+  const [event] = itemCreationEvents({ ...item, fields: applyDefaults(item.itemType, item.fields) });
   if (!event) throw new Error('catalog create decided no event');
-  return { type: event.type, data: event.data, metadata: args.metadata };
+  return event;
 };

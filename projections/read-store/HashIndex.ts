@@ -99,13 +99,13 @@ export class HashIndex {
     }
   }
 
-  /** Moves the id only when an indexed value changed: most puts touch unindexed fields. */
   /**
    * False once any id moved between buckets: until then every bucket lists its ids in the
    * collection's insertion order, which the ordered fast path of MemoryCollection relies on.
    */
   keepsInsertionOrder = true;
 
+  /** Moves the id only when an indexed value changed: most puts touch unindexed fields. */
   replace(previous: Doc, next: Doc): void {
     // Most updates leave every indexed value as it was: comparing values first spares building
     // two keys (a JSON tuple each for compound indexes) per index per update.
