@@ -1,8 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { performance as perfHooks } from 'node:perf_hooks';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { koaBody } from 'koa-body';
@@ -10,40 +9,12 @@ import { newLaui } from '../../shared/ids.ts';
 import { loadConfig } from '../config.ts';
 import { startService, type Service } from '../service.ts';
 import { SqliteEventStore } from '../event-store/sqlite/SqliteEventStore.ts';
-import { runLoad } from './loadGenerator.ts';
+import { runInterleaved } from './runInterleaved.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-
-/**
- * CPU time of this process's main thread (the service's event loop; the load generator runs on
- * a worker thread), in ms, from Linux's per-thread accounting; NaN elsewhere. Unlike throughput,
- * CPU per request hardly moves when other processes compete for the cores.
- */
-const mainThreadCpuMs = (): number => {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    // Fields after the command name, which is parenthesized and may contain spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime (fields 14 and 15)
-    return ticks * 10; // USER_HZ is 100 on Linux
-  } catch {
-    return NaN;
-  }
-};
-
-/** What a load run cost the main thread per request: CPU, and loop time busy (CPU or blocked, e.g. in fsync). */
-const mainThreadCost = async (run: () => Promise<{ requests: number }>): Promise<{ cpu_ms_per_req: number; busy_ms_per_req: number; loop_utilization: number }> => {
-  const cpuBefore = mainThreadCpuMs();
-  const eluBefore = perfHooks.eventLoopUtilization();
-  const { requests } = await run();
-  const elu = perfHooks.eventLoopUtilization(eluBefore);
-  const round3 = (value: number): number => Math.round(value * 1000) / 1000;
-  return {
-    cpu_ms_per_req: round3((mainThreadCpuMs() - cpuBefore) / requests),
-    busy_ms_per_req: round3(elu.active / requests),
-    loop_utilization: round3(elu.utilization),
-  };
-};
+/** Rounds each side's SECONDS are split into, alternated with the baseline's. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 
 const listen = async (server: Server): Promise<string> => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -95,8 +66,9 @@ export const loginToken = async (service: Service, password: string): Promise<st
 
 /**
  * POST /catalog/create at concurrency 32 and GET /catalog/get by laui, each beside a bare Koa
- * endpoint measured the same way in the same run (durable SQLite, synchronous=FULL). The create
- * figure also reports what each item cost the service's event loop (main_thread).
+ * endpoint measured the same way in the same run (durable SQLite, synchronous=FULL), in rounds
+ * alternating with it after a warm-up of both (runInterleaved). Each side also reports what a
+ * request cost the event loop they share (main_thread).
  */
 export async function benchCatalogHttp(opts: { dir: string }): Promise<Array<Record<string, unknown>>> {
   const dataDir = mkdtempSync(join(opts.dir, 'catalog-'));
@@ -107,33 +79,32 @@ export async function benchCatalogHttp(opts: { dir: string }): Promise<Array<Rec
     const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const bootstrap = await fetch(`${service.url}/api/v1/catalog/bootstrap`, { method: 'POST', headers: auth, body: JSON.stringify({ account_name: 'bench' }) });
     const tree = (await bootstrap.json()) as { folders: { payload: string } };
-    const body = JSON.stringify({ item_type: 'payload', name: 'p{{n}}', parent_laui: tree.folders.payload, content: { n: 1 } });
+    // Each round (and the warm-up, round -1) names its items apart: a name taken twice is a 409.
+    const body = (round: number): string =>
+      JSON.stringify({ item_type: 'payload', name: `r${round + 1}-{{n}}`, parent_laui: tree.folders.payload, content: { n: 1 } });
 
-    const bareCreate = await runLoad({ url: `${bare.url}/bare`, method: 'POST', headers: auth, bodyTemplate: body, concurrency: 32, seconds: SECONDS });
     const commitsBefore = groupCommitStats(service);
-    let create: Awaited<ReturnType<typeof runLoad>> | undefined;
-    const createCost = await mainThreadCost(async () => {
-      create = await runLoad({ url: `${service.url}/api/v1/catalog/create`, method: 'POST', headers: auth, bodyTemplate: body, concurrency: 32, seconds: SECONDS });
-      return create;
+    const { baseline: bareCreate, subject: create } = await runInterleaved({
+      baseline: (round) => ({ url: `${bare.url}/bare`, method: 'POST', headers: auth, bodyTemplate: body(round), concurrency: 32 }),
+      subject: (round) => ({ url: `${service.url}/api/v1/catalog/create`, method: 'POST', headers: auth, bodyTemplate: body(round), concurrency: 32 }),
+      seconds: SECONDS,
+      rounds: ROUNDS,
+      warmupSeconds: WARMUP_SECONDS,
     });
-    if (!create) throw new Error('the create load did not run');
     const commitsAfter = groupCommitStats(service);
+    // Counts the warm-up's commits too: the batch size is what it shows.
     const commits = commitsBefore && commitsAfter
       ? { transactions: commitsAfter.batches - commitsBefore.batches, appends: commitsAfter.appends - commitsBefore.appends }
       : undefined;
     const created = await service.readStore.collection('items').find({ where: { parent_laui: tree.folders.payload }, limit: 1000 });
-    const paths = created.map((item) => `?item_laui=${item.id}`);
-    let bareGet: Awaited<ReturnType<typeof runLoad>> | undefined;
-    const bareGetCost = await mainThreadCost(async () => {
-      bareGet = await runLoad({ url: `${bare.url}/bare/`, method: 'GET', headers: auth, paths: created.map((item) => item.id), concurrency: 32, seconds: SECONDS });
-      return bareGet;
+    const { baseline: bareGet, subject: get } = await runInterleaved({
+      baseline: () => ({ url: `${bare.url}/bare/`, method: 'GET', headers: auth, paths: created.map((item) => item.id), concurrency: 32 }),
+      subject: () => ({ url: `${service.url}/api/v1/catalog/get`, method: 'GET', headers: auth, paths: created.map((item) => `?item_laui=${item.id}`), concurrency: 32 }),
+      seconds: SECONDS,
+      rounds: ROUNDS,
+      warmupSeconds: WARMUP_SECONDS,
     });
-    let get: Awaited<ReturnType<typeof runLoad>> | undefined;
-    const getCost = await mainThreadCost(async () => {
-      get = await runLoad({ url: `${service.url}/api/v1/catalog/get`, method: 'GET', headers: auth, paths, concurrency: 32, seconds: SECONDS });
-      return get;
-    });
-    if (!get || !bareGet) throw new Error('the get loads did not run');
+    const method = `${ROUNDS} alternating rounds per side (ABBA) after a ${WARMUP_SECONDS} s warm-up of each; rounds: req/s of each round`;
     return [
       {
         figure: 'catalog.create.concurrency32',
@@ -142,10 +113,12 @@ export async function benchCatalogHttp(opts: { dir: string }): Promise<Array<Rec
         p50_ms: create.p50,
         p99_ms: create.p99,
         errors: create.errors,
-        main_thread: createCost,
+        rounds: create.rounds,
+        main_thread: create.main_thread,
         ...(commits ? { event_store: { ...commits, mean_batch: Math.round((commits.appends / commits.transactions) * 10) / 10 } } : {}),
-        baseline: { figure: 'bare Koa JSON POST', value: bareCreate.perSecond, unit: 'req/s', p50_ms: bareCreate.p50, p99_ms: bareCreate.p99 },
+        baseline: { figure: 'bare Koa JSON POST', value: bareCreate.perSecond, unit: 'req/s', p50_ms: bareCreate.p50, p99_ms: bareCreate.p99, rounds: bareCreate.rounds, main_thread: bareCreate.main_thread },
         ratio: Number((create.perSecond / bareCreate.perSecond).toFixed(3)),
+        method,
         target: '>= 3000 items/s and >= 25% of bare',
         pass: create.perSecond >= 3000 && create.perSecond / bareCreate.perSecond >= 0.25 && create.errors === 0,
       },
@@ -158,9 +131,11 @@ export async function benchCatalogHttp(opts: { dir: string }): Promise<Array<Rec
         errors: get.errors,
         // CPU per request on the one event loop both servers share: unlike req/s, this hardly moves
         // when other processes compete for the cores, so it shows where a change went.
-        main_thread: getCost,
-        baseline: { figure: 'bare Koa GET', value: bareGet.perSecond, unit: 'req/s', p99_ms: bareGet.p99, main_thread: bareGetCost },
+        rounds: get.rounds,
+        main_thread: get.main_thread,
+        baseline: { figure: 'bare Koa GET', value: bareGet.perSecond, unit: 'req/s', p99_ms: bareGet.p99, rounds: bareGet.rounds, main_thread: bareGet.main_thread },
         ratio: Number((get.perSecond / bareGet.perSecond).toFixed(3)),
+        method,
         target: '>= 50% of bare',
         pass: get.perSecond / bareGet.perSecond >= 0.5 && get.errors === 0,
       },

@@ -7,6 +7,8 @@ export interface LoadResult {
   perSecond: number;
   p50: number;
   p99: number;
+  /** Every request's latency in ms, ascending, when the spec asked for them. */
+  latencies?: Float64Array;
 }
 
 export interface LoadSpec {
@@ -24,6 +26,8 @@ export interface LoadSpec {
    * and its slot sends the next one, only once `completed` resolves for that value.
    */
   awaitField?: string;
+  /** Return every latency (to merge percentiles over several runs). */
+  keepLatencies?: boolean;
 }
 
 /**

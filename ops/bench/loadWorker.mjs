@@ -51,6 +51,15 @@ await Promise.all(Array.from({ length: spec.concurrency }, loop));
 const seconds = (performance.now() - started) / 1000;
 latencies.sort((a, b) => a - b);
 const at = (p) => Number((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN).toFixed(2));
-parentPort.postMessage({ result: true, requests: latencies.length, errors, seconds, perSecond: Math.round(latencies.length / seconds), p50: at(0.5), p99: at(0.99) });
+parentPort.postMessage({
+  result: true,
+  requests: latencies.length,
+  errors,
+  seconds,
+  perSecond: Math.round(latencies.length / seconds),
+  p50: at(0.5),
+  p99: at(0.99),
+  ...(spec.keepLatencies ? { latencies: Float64Array.from(latencies) } : {}),
+});
 await agent.close();
 parentPort.close();
