@@ -63,4 +63,24 @@ describe('JsonLinesLogger', () => {
     expect(written.map((line) => line.message)).to.deep.equal(Array.from({ length: 50 }, (_, n) => `line ${n}`));
     await logger.close();
   });
+
+  it('given lines of many sizes and scripts, some longer than a buffer chunk, when drained, then every byte reaches the file in order', async () => {
+    // Given: ~20 chunks' worth of lines, multi-byte text among them, and two lines larger than a chunk
+    const logger = new JsonLinesLogger(dir, fixedClock(new Date('2026-03-01T10:00:00Z')));
+    const messages: string[] = [];
+    for (let n = 0; n < 3000; n += 1) {
+      const size = n % 7 === 0 ? 1200 : 40;
+      messages.push(`${n}: ${(n % 3 === 0 ? 'ü€😀' : 'ab').repeat(size / 4)}`);
+    }
+    messages.splice(1000, 0, 'x'.repeat(100_000));
+    messages.splice(2000, 0, '€'.repeat(30_000));
+
+    // When
+    for (const message of messages) logger.log({ level: 'info', category: 'API', message });
+    await logger.flush();
+
+    // Then
+    expect(lines(join(dir, 'API', '2026-03-01.jsonl')).map((line) => line.message)).to.deep.equal(messages);
+    await logger.close();
+  });
 });

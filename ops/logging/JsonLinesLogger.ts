@@ -13,13 +13,49 @@ import type { LogEntry, Logger } from '../../shared/ports/Logger.ts';
  */
 /** How long lines wait to be written with those that follow them. */
 const DRAIN_DELAY_MS = 20;
+/** Lines wait as UTF-8 in chunks of this size (a longer line gets a buffer of its own). */
+const CHUNK_BYTES = 64 * 1024;
+
+/**
+ * One file's lines since the last drain, already encoded. Kept as strings for up to 20 ms, lines
+ * outlive the young generation's collections and get copied into the old one (queueing them was
+ * ~5 us of a ~75 us catalog read, against ~1 us to build them); bytes in a buffer are outside the
+ * collected heap, and the line strings die young.
+ */
+class PendingLines {
+  private readonly full: Buffer[] = [];
+  private chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  private used = 0;
+
+  add(line: string): void {
+    // At most 3 bytes per UTF-16 unit: checked without measuring the line.
+    if (line.length * 3 > CHUNK_BYTES - this.used) {
+      if (this.used > 0) this.full.push(this.chunk.subarray(0, this.used));
+      if (line.length * 3 > CHUNK_BYTES) {
+        this.full.push(Buffer.from(line, 'utf8'));
+        this.chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+        this.used = 0;
+        return;
+      }
+      this.chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+      this.used = 0;
+    }
+    this.used += this.chunk.write(line, this.used, 'utf8');
+  }
+
+  /** Everything added, as one buffer. */
+  bytes(): Buffer {
+    const last = this.chunk.subarray(0, this.used);
+    return this.full.length === 0 ? last : Buffer.concat([...this.full, last]);
+  }
+}
 
 export class JsonLinesLogger implements Logger {
   private readonly streams = new Map<string, WriteStream>();
   /** Today's stream per category, so the hot path does no path joins or map lookups by path. */
   private readonly categoryStreams = new Map<string, WriteStream>();
   private currentDay = '';
-  private readonly pending = new Map<WriteStream, string[]>();
+  private readonly pending = new Map<WriteStream, PendingLines>();
   private drainTimer: NodeJS.Timeout | undefined;
   private readonly ending = new Set<Promise<void>>();
   private stampedAt = NaN;
@@ -70,9 +106,12 @@ export class JsonLinesLogger implements Logger {
    * flush()/close() drain at once.
    */
   private queue(stream: WriteStream, line: string): void {
-    const lines = this.pending.get(stream);
-    if (lines) lines.push(line);
-    else this.pending.set(stream, [line]);
+    let lines = this.pending.get(stream);
+    if (!lines) {
+      lines = new PendingLines();
+      this.pending.set(stream, lines);
+    }
+    lines.add(line);
     this.drainTimer ??= setTimeout(() => this.drain(), DRAIN_DELAY_MS);
   }
 
@@ -80,7 +119,7 @@ export class JsonLinesLogger implements Logger {
     clearTimeout(this.drainTimer);
     this.drainTimer = undefined;
     for (const [stream, lines] of this.pending) {
-      if (!stream.closed && !stream.writableEnded) stream.write(lines.length === 1 ? (lines[0] as string) : lines.join(''));
+      if (!stream.closed && !stream.writableEnded) stream.write(lines.bytes());
     }
     this.pending.clear();
   }
@@ -100,7 +139,7 @@ export class JsonLinesLogger implements Logger {
   }
 
   /** Ends a stream (after its last lines); close() waits for every stream ended so far. */
-  private end(stream: WriteStream, last?: string): void {
+  private end(stream: WriteStream, last?: Buffer): void {
     const ended: Promise<void> = new Promise<void>((resolve) => {
       if (last) stream.end(last, () => resolve());
       else stream.end(() => resolve());
@@ -134,7 +173,7 @@ export class JsonLinesLogger implements Logger {
       if (path.includes(`${join(this.root, 'sessions')}`)) {
         const lines = this.pending.get(stream);
         this.pending.delete(stream);
-        this.end(stream, lines?.join(''));
+        this.end(stream, lines?.bytes());
         this.streams.delete(path);
       }
     }

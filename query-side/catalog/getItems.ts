@@ -62,17 +62,28 @@ export const checkGetQuery = (query: GetQuery, given: ReadonlySet<string>): void
 type Filter = (doc: ItemDoc) => Promise<boolean>;
 
 /**
+ * The flat read (`item_laui` alone): the stored item, with no access check (docs/decisions.md), or
+ * 404. Peeked, not copied: callers only read it (itemView copies what it returns).
+ */
+export const flatItem = async (items: Collection<ItemDoc>, laui: string): Promise<ItemDoc> => {
+  const item = await items.peek(laui);
+  if (!item) throw notFound(`Item not found with laui: ${laui}`);
+  return item;
+};
+
+/** The LAUI of a query string that is exactly one well-formed `item_laui`: a flat read, nothing to coerce or validate. */
+export const flatReadLaui = (querystring: string): Laui | null => {
+  const match = /^item_laui=([0-9a-f]{24})$/.exec(querystring);
+  return match ? (match[1] as Laui) : null;
+};
+
+/**
  * GET /catalog/get. `item_laui` alone returns the flat item; with any other parameter it needs VIEW
  * and traverses children (default) or ancestors; `is_root` lists the roots the caller can view.
  */
 export const getItems = async (deps: GetDeps, principal: Principal, query: GetQuery, given: ReadonlySet<string>) => {
   checkGetQuery(query, given);
-  if (query.item_laui !== undefined && given.size === 1) {
-    // peek: itemView copies what it returns and the body is serialised at once.
-    const item = await deps.items.peek(query.item_laui);
-    if (!item) throw notFound(`Item not found with laui: ${query.item_laui}`);
-    return itemView(item);
-  }
+  if (query.item_laui !== undefined && given.size === 1) return itemView(await flatItem(deps.items, query.item_laui));
   const principals = await deps.access.principals(principal);
   const filter = buildFilter(deps, principal, principals, query);
   const offset = query.page_token !== undefined ? (decodePageToken(query.page_token) ?? 0) : (query.page - 1) * query.per_page;

@@ -4,7 +4,8 @@ import { principalOf, type AppState } from '../../shared/http/AppState.ts';
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
 import { itemTypesDocument } from '../../shared/item-types/itemTypes.ts';
 import { lauiSchema, requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
-import { getItems, type GetDeps, type GetQuery } from './getItems.ts';
+import { flatItem, flatReadLaui, getItems, type GetDeps, type GetQuery } from './getItems.ts';
+import { ItemJsonCache } from './ItemJsonCache.ts';
 import { searchItems, type SearchBody } from './searchItems.ts';
 import { itemHistory, itemRevisions } from './itemHistory.ts';
 
@@ -90,7 +91,19 @@ const coerceQuery = (raw: Record<string, unknown>, booleans: string[], integers:
 export const catalogQueryRoutes = (deps: GetDeps & { eventStore: EventStore }): Router<AppState> => {
   const router = new Router<AppState>({ prefix: '/api/v1/catalog' });
 
+  // Enough for the items a busy client set reads over and over, a few MiB at most.
+  const itemJson = new ItemJsonCache(10_000);
   router.get('/get', async (ctx) => {
+    // The most frequent read, by far: one item by its LAUI. Such a query string is valid as it
+    // stands, so it skips parsing, coercion and the schema, and its JSON is cached per document.
+    // Any other spelling (more parameters, percent-encoding, a bad LAUI) takes the general path.
+    const flat = flatReadLaui(ctx.querystring);
+    if (flat !== null) {
+      const json = itemJson.json(await flatItem(deps.items, flat));
+      ctx.type = 'application/json';
+      ctx.body = json;
+      return;
+    }
     const raw = coerceQuery(ctx.query, ['is_root', 'is_deleted'], ['depth', 'per_page', 'page']);
     const given = new Set(Object.keys(raw));
     const query = validateRequest<GetQuery>(getSchema, raw, 'query');

@@ -55,6 +55,33 @@ describe('catalog reads, updates, deletes, links and access (HTTP)', () => {
       expect(reply.json).to.deep.equal({ detail: 'Item not found with laui: 65a0000000000000000000aa' });
     });
 
+    it('given an item read alone (its cached JSON), when it changes, then the next read alone shows the change, byte for byte as the general path', async () => {
+      // Given: read once, so its JSON is cached
+      const laui = payloads[3] as string;
+      const fast = (): ReturnType<CatalogClient['getPath']> => admin.getPath(`/get?item_laui=${laui}`);
+      // Percent-encoded, the same query goes through parsing, coercion and the schema.
+      const general = (): ReturnType<CatalogClient['getPath']> => admin.getPath(`/get?item%5Flaui=${laui}`);
+      const before = await fast();
+      expect(before.status).to.equal(200);
+      expect(before.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+      expect(before.json).to.include({ laui, version: 1, deleted_at: null });
+
+      // When: updated, then soft-deleted
+      expect((await admin.post('/update', { item_laui: laui, content: { n: 'changed' } })).status).to.equal(200);
+      const updated = await fast();
+      expect((await admin.post('/delete', { item_laui: laui })).status).to.equal(200);
+      const deleted = await fast();
+
+      // Then
+      expect(updated.json).to.include({ version: 2 });
+      expect((updated.json as { content: unknown }).content).to.deep.equal({ n: 'changed' });
+      expect((deleted.json as { deleted_at: unknown }).deleted_at).to.be.a('string');
+      const generalReply = await general();
+      expect(generalReply.text).to.equal(deleted.text);
+      expect(generalReply.headers.get('content-type')).to.equal(deleted.headers.get('content-type'));
+      expect((await admin.post(`/restore/${laui}`, {})).status).to.equal(200);
+    });
+
     it('given 12 children, when paged by 5 with page numbers and with tokens, then pages are disjoint, ordered and complete', async () => {
       const first = (await admin.get({ item_laui: tree.folders.payload, per_page: 5 })).json as Page;
       expect(first.items.map((item) => item.laui)).to.deep.equal(payloads.slice(0, 5));
