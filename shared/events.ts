@@ -1,3 +1,4 @@
+import { isoTime } from './clock.ts';
 import type { Laui } from './ids.ts';
 
 /** Who caused an event and in answer to what; present on every event we write. */
@@ -26,5 +27,5 @@ export const metadataFor = (user_laui: Laui | null, at: Date, correlation_id: st
   user_laui,
   correlation_id,
   causation_id,
-  at: at.toISOString(),
+  at: isoTime(at),
 });

@@ -1,6 +1,6 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
-import type { Clock } from '../../shared/clock.ts';
+import { isoTime, type Clock } from '../../shared/clock.ts';
 import type { LogEntry, Logger } from '../../shared/ports/Logger.ts';
 
 /**
@@ -58,8 +58,6 @@ export class JsonLinesLogger implements Logger {
   private readonly pending = new Map<WriteStream, PendingLines>();
   private drainTimer: NodeJS.Timeout | undefined;
   private readonly ending = new Set<Promise<void>>();
-  private stampedAt = NaN;
-  private stamp = '';
 
   constructor(
     private readonly root: string,
@@ -70,7 +68,7 @@ export class JsonLinesLogger implements Logger {
   }
 
   log(entry: LogEntry): void {
-    const timestamp = this.timestamp();
+    const timestamp = isoTime(this.clock.now());
     const day = timestamp.slice(0, 10);
     if (day !== this.currentDay) this.rollOver(day);
     // The entry with `timestamp` first, without copying it into a new object to stringify: a
@@ -86,16 +84,6 @@ export class JsonLinesLogger implements Logger {
       this.queue(this.stream(join(this.root, 'sessions'), `${entry.session_id}.jsonl`), line);
     }
     this.echo(line, entry);
-  }
-
-  /** ISO time of now, formatted once per millisecond: lines come in bursts (two per request). */
-  private timestamp(): string {
-    const at = this.clock.now().getTime();
-    if (at !== this.stampedAt) {
-      this.stampedAt = at;
-      this.stamp = new Date(at).toISOString();
-    }
-    return this.stamp;
   }
 
   /**

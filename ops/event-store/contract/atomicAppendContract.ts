@@ -22,6 +22,22 @@ export function describeAtomicAppendContract(store: CurrentStore): void {
       expect([second?.nextExpectedRevision, second?.position]).to.deep.equal([1, log[2]?.position]);
     });
 
+    it('given events sharing one metadata object and events with their own, when appended atomically, then each reads back with its own metadata', async () => {
+      // Given: a command's shape (one metadata object across both streams), then events of their own
+      const shared = anEvent(1).metadata;
+      const own = someEvents(2, 20);
+
+      // When
+      await atomically(store(), [
+        { streamId: 'reservation', events: [{ ...anEvent(1), metadata: shared }], expected: 'no_stream' },
+        { streamId: 'owner', events: [{ ...anEvent(2), metadata: shared }, ...own], expected: 'no_stream' },
+      ]);
+
+      // Then
+      const log = await store().readAll();
+      expect(log.map((event) => event.metadata.correlation_id)).to.deep.equal(['correlation-1', 'correlation-1', 'correlation-20', 'correlation-21']);
+    });
+
     it('given the second stream exists, when both are appended atomically expecting no_stream, then its conflict is thrown and the first stream is not written either', async () => {
       await givenStreamAt(store(), 'owner', 0);
       const error = await expectConflict(

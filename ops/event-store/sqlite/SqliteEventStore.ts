@@ -144,7 +144,7 @@ export class SqliteEventStore implements EventStore {
     events: ReadonlyArray<EventToAppend<E>>,
     expectedRevision: ExpectedRevision,
   ): Promise<AppendResult> {
-    const [result] = await this.enqueue([{ streamId, expected: expectedRevision, events: serialize(events) }]);
+    const [result] = await this.enqueue([{ streamId, expected: expectedRevision, events: serializer()(events) }]);
     if (!result) throw new Error('SQLite writer returned no result for the append');
     return result;
   }
@@ -152,6 +152,7 @@ export class SqliteEventStore implements EventStore {
   /** One transaction holds every append of a batch: an atomic run is judged and written as one. */
   async appendAtomically(appends: ReadonlyArray<StreamAppend>): Promise<AppendResult[]> {
     assertDistinctStreams(appends);
+    const serialize = serializer();
     const requests = appends.map(({ streamId, expected, events }, index): AppendRequest => ({
       streamId,
       expected,
@@ -299,9 +300,23 @@ export class SqliteEventStore implements EventStore {
   }
 }
 
-/** Serialized now, outside the write transaction, so a bad payload fails only its own append. */
-function serialize(events: ReadonlyArray<EventToAppend>): AppendRequest['events'] {
-  return events.map((event) => ({ id: randomUUID(), type: event.type, data: JSON.stringify(event.data), metadata: JSON.stringify(event.metadata) }));
+/**
+ * Serializes events now, outside the write transaction, so a bad payload fails only its own
+ * append. A command's events share one metadata object, across the appends of an atomic run too:
+ * one serializer serializes each metadata object once (within one synchronous call, so the
+ * object cannot change in between).
+ */
+function serializer(): (events: ReadonlyArray<EventToAppend>) => AppendRequest['events'] {
+  let metadata: EventMetadata | undefined;
+  let metadataJson = '';
+  return (events) =>
+    events.map((event) => {
+      if (event.metadata !== metadata) {
+        metadataJson = JSON.stringify(event.metadata);
+        metadata = event.metadata;
+      }
+      return { id: randomUUID(), type: event.type, data: JSON.stringify(event.data), metadata: metadataJson };
+    });
 }
 
 function rowToRecordedEvent(row: Row): RecordedEvent {
