@@ -2,10 +2,11 @@ import { expect } from 'chai';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ActionRunRequest, Language, OperatorOutcome, OperatorRunRequest, RunLimits } from '../../shared/ports/CodeRunner.ts';
+import type { ActionRunRequest, Language, OperatorOutcome, OperatorRunRequest } from '../../shared/ports/CodeRunner.ts';
+import { bareOperatorRequest, LIMITS, operatorRequest } from './operatorRequests.ts';
+import { pollsUntilCancelled, succeedsOnThirdPoll } from './operatorSnippets.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
 
-const LIMITS: RunLimits = { timeoutMs: 10_000, memoryMb: 128, maxOutputBytes: 64 * 1024 };
 const SECRETS: Record<string, string> = {
   JWT_PRIVATE_KEY: 'jwt-private-key-value-4711',
   ENCRYPTION_KEY: 'encryption-key-value-0815',
@@ -13,6 +14,16 @@ const SECRETS: Record<string, string> = {
 };
 const ALLOWED_ENV = ['HOME', 'LANG', 'PATH', 'TMPDIR', 'LC_CTYPE'];
 const INTERRUPT_GRACE_MS = 300;
+
+/** Strings must be in the message, patterns must match it; the status is checked first, so a wrong one is named as such. */
+function expectEnded(outcome: OperatorOutcome, status: 'error' | 'timeout' | 'fail', ...message: [string | RegExp, ...Array<string | RegExp>]): void {
+  expect(outcome.status).to.equal(status);
+  const text = 'message' in outcome ? outcome.message : undefined;
+  for (const part of message) {
+    if (typeof part === 'string') expect(text).to.include(part);
+    else expect(text).to.match(part);
+  }
+}
 
 interface WhoAmI {
   pid: number;
@@ -58,21 +69,7 @@ type Snippet =
 
 const CODE: Record<Language, Record<Snippet, string>> = {
   python: {
-    success: `
-polls = 0
-state = {}
-def initialize(connection, payload, context):
-    state["host"] = connection["host"]
-def run(connection, payload, context):
-    state["result"] = payload["value"] * 2
-    return {"started": True}
-def check_completion(connection, payload, context):
-    global polls
-    polls += 1
-    if polls < 3:
-        return {"status": "running", "polls": polls}
-    return {"status": "success", "polls": polls, "result": state["result"], "host": state["host"]}
-`,
+    success: succeedsOnThirdPoll(true).python,
     failed: `
 def run(connection, payload, context):
     return None
@@ -132,17 +129,7 @@ def run(connection, payload, context:
 def check_completion(connection, payload, context):
     return {"status": "success"}
 `,
-    cancellable: `
-import os
-polls = 0
-def run(connection, payload, context):
-    return {}
-def check_completion(connection, payload, context):
-    global polls
-    polls += 1
-    open(os.path.join(context["dir"], context["tag"] + ".polled"), "w").close()
-    return {"status": "running", "polls": polls}
-`,
+    cancellable: pollsUntilCancelled().python,
     usesInstall: `
 import json
 def run(connection, payload, context):
@@ -169,22 +156,7 @@ def run(connection, action_variables, context):
 `,
   },
   javascript: {
-    success: `
-let polls = 0;
-const state = {};
-export function initialize(connection, payload, context) {
-  state.host = connection.host;
-}
-export async function run(connection, payload, context) {
-  state.result = payload.value * 2;
-  return { started: true };
-}
-export function check_completion(connection, payload, context) {
-  polls += 1;
-  if (polls < 3) return { status: 'running', polls };
-  return { status: 'success', polls, result: state.result, host: state.host };
-}
-`,
+    success: succeedsOnThirdPoll(true).javascript,
     failed: `
 export function run() { return null; }
 export function check_completion() { return { status: 'failed', message: 'remote job failed' }; }
@@ -231,16 +203,7 @@ export function run(connection, payload, context {
     noRun: `
 export function check_completion() { return { status: 'success' }; }
 `,
-    cancellable: `
-import { writeFileSync } from 'node:fs';
-let polls = 0;
-export function run() { return {}; }
-export function check_completion(connection, payload, context) {
-  polls += 1;
-  writeFileSync(context.dir + '/' + context.tag + '.polled', '');
-  return { status: 'running', polls };
-}
-`,
+    cancellable: pollsUntilCancelled().javascript,
     usesInstall: `
 import { readFileSync } from 'node:fs';
 export function run() { return JSON.parse(readFileSync('installed.json', 'utf8')); }
@@ -294,14 +257,7 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
   function operator(language: Language, code: string, overrides: (tag: string) => Partial<OperatorRunRequest> = () => ({}), appendFinish = true) {
     const tag = `op${++seq}`;
     const request: OperatorRunRequest = {
-      codeblock: { language, code: appendFinish ? code + FINISH[language] : code },
-      connection: { host: 'db.example' },
-      payload: { value: 21 },
-      context: { dir: scratch, tag },
-      limits: LIMITS,
-      pollIntervalMs: 50,
-      checkCompletionTimeoutMs: 5000,
-      isCancelled: async () => false,
+      ...operatorRequest({ language, code: appendFinish ? code + FINISH[language] : code }, scratch, tag),
       ...overrides(tag),
     };
     return {
@@ -343,17 +299,15 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
       it('given check_completion answering status failed, when run, then the run is an error carrying that result and finish is called', async () => {
         const op = operator(language, code.failed);
         const outcome = await op.run();
-        expect(outcome.status).to.equal('error');
+        expectEnded(outcome, 'error', 'remote job failed');
         expect(outcome.output).to.deep.equal({ status: 'failed', message: 'remote job failed' });
-        expect(outcome.status === 'error' && outcome.message).to.include('remote job failed');
         expect(op.finished()).to.equal(true);
       });
 
       it('given run throws, when run, then the run is an error with the message in output.error and finish is still called', async () => {
         const op = operator(language, code.throws);
         const outcome = await op.run();
-        expect(outcome.status).to.equal('error');
-        expect(outcome.status === 'error' && outcome.message).to.include('boom in run');
+        expectEnded(outcome, 'error', 'boom in run');
         expect(outcome.output.error).to.be.a('string').and.include('boom in run');
         expect(op.finished()).to.equal(true);
       });
@@ -361,8 +315,7 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
       it('given run never returns, when the time limit passes, then the run times out within the limit and finish is still called', async () => {
         const op = operator(language, code.neverReturns, () => ({ limits: { ...LIMITS, timeoutMs: 1000 } }));
         const outcome = await op.run();
-        expect(outcome.status).to.equal('timeout');
-        expect(outcome.status === 'timeout' && outcome.message).to.include('1000 ms');
+        expectEnded(outcome, 'timeout', '1000 ms');
         expect(outcome.elapsedMs).to.be.within(1000, 1000 + INTERRUPT_GRACE_MS + 3000);
         expect(op.finished()).to.equal(true);
       });
@@ -370,8 +323,7 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
       it('given check_completion always answers running, when the completion timeout passes, then the run times out with the last result', async () => {
         const op = operator(language, code.alwaysRunning, () => ({ checkCompletionTimeoutMs: 400 }));
         const outcome = await op.run();
-        expect(outcome.status).to.equal('timeout');
-        expect(outcome.status === 'timeout' && outcome.message).to.include('check_completion');
+        expectEnded(outcome, 'timeout', 'check_completion');
         expect(outcome.output).to.deep.equal({ status: 'running', progress: 0.5 });
         expect(outcome.elapsedMs).to.be.below(3000);
         expect(op.finished()).to.equal(true);
@@ -381,8 +333,7 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
         const parentRss = process.memoryUsage().rss;
         const op = operator(language, code.allocates, () => ({ limits: { ...LIMITS, memoryMb: 64 } }));
         const outcome = await op.run();
-        expect(outcome.status).to.equal('error');
-        expect(outcome.status === 'error' && outcome.message).to.match(/memory limit of 64 MB exceeded/);
+        expectEnded(outcome, 'error', /memory limit of 64 MB exceeded/);
         expect(process.memoryUsage().rss - parentRss).to.be.below(64 * 1024 * 1024);
         const after = await operator(language, code.success).run();
         expect(after.status).to.equal('success');
@@ -391,8 +342,7 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
       it('given code printing megabytes, when run, then the log is capped, the run fails cleanly and finish is called', async () => {
         const op = operator(language, code.prints);
         const outcome = await op.run();
-        expect(outcome.status).to.equal('error');
-        expect(outcome.status === 'error' && outcome.message).to.include('output limit exceeded');
+        expectEnded(outcome, 'error', 'output limit exceeded');
         expect(outcome.logsTruncated).to.equal(true);
         expect(Buffer.byteLength(outcome.logs)).to.be.below(LIMITS.maxOutputBytes + 1024);
         expect(outcome.logs).to.match(/^x{99}\n/);
@@ -402,8 +352,7 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
 
       it('given check_completion returning a result larger than maxOutputBytes, when run, then the run is an error, not an unbounded buffer', async () => {
         const outcome = await operator(language, code.hugeResult).run();
-        expect(outcome.status).to.equal('error');
-        expect(outcome.status === 'error' && outcome.message).to.include('protocol message exceeded');
+        expectEnded(outcome, 'error', 'protocol message exceeded');
       });
 
       it('given service secrets in the parent environment, when the operator reads its environment, then it finds none of them', async () => {
@@ -423,23 +372,20 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
       it(`given code calling ${language === 'python' ? 'sys.exit' : 'process.exit'}, when run, then the run is an error saying so and finish is called`, async () => {
         const op = operator(language, code.exits);
         const outcome = await op.run();
-        expect(outcome.status).to.equal('error');
-        expect(outcome.status === 'error' && outcome.message).to.include(language === 'python' ? 'sys.exit(3)' : 'process.exit(3)');
+        expectEnded(outcome, 'error', language === 'python' ? 'sys.exit(3)' : 'process.exit(3)');
         expect(op.finished()).to.equal(true);
       });
 
       it('given a syntax error, when run, then the run is fail and finish is not called', async () => {
         const op = operator(language, code.syntaxError);
         const outcome = await op.run();
-        expect(outcome.status).to.equal('fail');
-        expect(outcome.status === 'fail' && outcome.message).to.match(/invalid code: .*SyntaxError/);
+        expectEnded(outcome, 'fail', /invalid code: .*SyntaxError/);
         expect(op.finished()).to.equal(false);
       });
 
       it('given code without a run function, when run, then the run is fail', async () => {
         const outcome = await operator(language, code.noRun).run();
-        expect(outcome.status).to.equal('fail');
-        expect(outcome.status === 'fail' && outcome.message).to.include('no run function');
+        expectEnded(outcome, 'fail', 'no run function');
       });
 
       it('given isCancelled turns true after the first poll, when run, then the run is cancelled after finish was called', async () => {
@@ -457,8 +403,7 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
       it('given a failing bashblock, when run, then the run is an error with the stderr tail and the code is never loaded', async () => {
         const op = operator(language, code.success, () => ({ bashblock: { code: 'echo installing; echo "ERROR: no such package foo" >&2; exit 7' } }));
         const outcome = await op.run();
-        expect(outcome.status).to.equal('error');
-        expect(outcome.status === 'error' && outcome.message).to.include('exit code 7').and.include('no such package foo');
+        expectEnded(outcome, 'error', 'exit code 7', 'no such package foo');
         expect(outcome.logs).to.include('installing');
         expect(op.finished()).to.equal(false);
       });
@@ -527,8 +472,7 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
     it('given python calling os._exit, when run, then the run is an error naming the ended process and finish runs in a fresh process', async () => {
       const op = operator('python', 'import os\ndef run(connection, payload, context):\n    os._exit(3)\n');
       const outcome = await op.run();
-      expect(outcome.status).to.equal('error');
-      expect(outcome.status === 'error' && outcome.message).to.include('ended unexpectedly (exit code 3)');
+      expectEnded(outcome, 'error', 'ended unexpectedly (exit code 3)');
       expect(op.finished()).to.equal(true);
     });
 
@@ -575,8 +519,7 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
     it('given javascript Buffers beyond the memory budget (outside the V8 heap), when run, then the watchdog ends it as a memory error', async () => {
       const code = 'const hog = [];\nexport function run() { for (;;) hog.push(Buffer.alloc(4 * 1024 * 1024, 1)); }\n';
       const outcome = await operator('javascript', code, () => ({ limits: { ...LIMITS, memoryMb: 64 } })).run();
-      expect(outcome.status).to.equal('error');
-      expect(outcome.status === 'error' && outcome.message).to.match(/memory limit of 64 MB exceeded/);
+      expectEnded(outcome, 'error', /memory limit of 64 MB exceeded/);
     });
   });
 
@@ -596,15 +539,8 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
       const confined = new ProcessCodeRunner({ poolSize: 0, runAs: { uid: 65534, gid: 65534 } });
       try {
         const outcome = await confined.runOperator({
-          codeblock: { language: 'javascript', code },
+          ...bareOperatorRequest({ language: 'javascript', code }),
           bashblock: { code: 'test "$(id -u)" = 65534' },
-          connection: {},
-          payload: {},
-          context: {},
-          limits: LIMITS,
-          pollIntervalMs: 50,
-          checkCompletionTimeoutMs: 1000,
-          isCancelled: async () => false,
         });
         expect(outcome.status, outcome.logs).to.equal('success');
         expect(outcome.output).to.deep.equal({ denied: 'EACCES' });
@@ -623,16 +559,7 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
     ];
     for (const [given, codeblock, message] of cases) {
       it(`given ${given}, when an operator runs, then it is fail; as an action it is invalid`, async () => {
-        const outcome = await runner.runOperator({
-          codeblock: codeblock as OperatorRunRequest['codeblock'],
-          connection: {},
-          payload: {},
-          context: {},
-          limits: LIMITS,
-          pollIntervalMs: 50,
-          checkCompletionTimeoutMs: 1000,
-          isCancelled: async () => false,
-        });
+        const outcome = await runner.runOperator(bareOperatorRequest(codeblock as OperatorRunRequest['codeblock']));
         expect(outcome).to.deep.include({ status: 'fail', message });
         const actionOutcome = await runner.runAction({
           codeblock: codeblock as ActionRunRequest['codeblock'],

@@ -2,13 +2,14 @@ import { expect } from 'chai';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Language, OperatorOutcome, OperatorRunRequest, RunLimits } from '../../shared/ports/CodeRunner.ts';
+import type { Language, OperatorOutcome, OperatorRunRequest } from '../../shared/ports/CodeRunner.ts';
+import { bareOperatorRequest, LIMITS, operatorRequest } from './operatorRequests.ts';
+import { pollsUntilCancelled, succeedsOnThirdPoll } from './operatorSnippets.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
 import { RuntimeProcess, runtimeArgs, type ExecEvent, type ExecEvents } from './RuntimeProcess.ts';
 import { SpawnedProcess } from './processHandle.ts';
 import { makeRunDir, removeRunDir, resolvePython } from './sandbox.ts';
 
-const LIMITS: RunLimits = { timeoutMs: 10_000, memoryMb: 128, maxOutputBytes: 64 * 1024 };
 const GRACE_MS = 300;
 
 /** finish writes `<context.dir>/<context.tag>.finish`, so a test can tell whether it ran. */
@@ -40,32 +41,7 @@ interface Case {
 const CASES: Case[] = [
   {
     given: 'initialize, run, then check_completion answering running twice then success',
-    code: {
-      python: `
-polls = 0
-state = {}
-def initialize(connection, payload, context):
-    state["host"] = connection["host"]
-def run(connection, payload, context):
-    state["result"] = payload["value"] * 2
-def check_completion(connection, payload, context):
-    global polls
-    polls += 1
-    if polls < 3:
-        return {"status": "running", "polls": polls}
-    return {"status": "success", "polls": polls, "result": state["result"], "host": state["host"]}
-`,
-      javascript: `
-let polls = 0;
-const state = {};
-export function initialize(connection) { state.host = connection.host; }
-export async function run(connection, payload) { state.result = payload.value * 2; }
-export function check_completion() {
-  polls += 1;
-  return polls < 3 ? { status: 'running', polls } : { status: 'success', polls, result: state.result, host: state.host };
-}
-`,
-    },
+    code: succeedsOnThirdPoll(false),
     status: 'success',
     finished: true,
   },
@@ -183,29 +159,7 @@ export function check_completion() {
   },
   {
     given: 'cancellation during check_completion polling',
-    code: {
-      python: `
-import os
-polls = 0
-def run(c, p, x):
-    return {}
-def check_completion(c, p, context):
-    global polls
-    polls += 1
-    open(os.path.join(context["dir"], context["tag"] + ".polled"), "w").close()
-    return {"status": "running", "polls": polls}
-`,
-      javascript: `
-import { writeFileSync } from 'node:fs';
-let polls = 0;
-export function run() { return {}; }
-export function check_completion(c, p, context) {
-  polls += 1;
-  writeFileSync(context.dir + '/' + context.tag + '.polled', '');
-  return { status: 'running', polls };
-}
-`,
-    },
+    code: pollsUntilCancelled(),
     status: 'cancelled',
     finished: true,
     request: (tag, dir) => ({ pollIntervalMs: 100, isCancelled: async () => existsSync(join(dir, `${tag}.polled`)) }),
@@ -269,17 +223,7 @@ describe('exec protocol: one request per run gives the same outcomes as one requ
 
   async function operate(runner: ProcessCodeRunner, language: Language, code: string, overrides: (tag: string, dir: string) => Partial<OperatorRunRequest> = () => ({})) {
     const tag = `run${++seq}`;
-    const outcome = await runner.runOperator({
-      codeblock: { language, code },
-      connection: { host: 'db.example' },
-      payload: { value: 21 },
-      context: { dir: scratch, tag },
-      limits: LIMITS,
-      pollIntervalMs: 50,
-      checkCompletionTimeoutMs: 5000,
-      isCancelled: async () => false,
-      ...overrides(tag, scratch),
-    });
+    const outcome = await runner.runOperator({ ...operatorRequest({ language, code }, scratch, tag), ...overrides(tag, scratch) });
     return { outcome, finished: existsSync(join(scratch, `${tag}.finish`)) };
   }
 
@@ -392,15 +336,8 @@ describe('code runner: runs on processes not started yet (no warm pool)', functi
           }[language];
           for (const bashblock of [{ code: 'printf yes > installed.txt' }, null]) {
             const outcome = await runner.runOperator({
-              codeblock: { language, code: bashblock ? code : code.replace(/open\("installed.txt"\).read\(\)|readFileSync\('installed.txt', 'utf8'\)/, '"no install"') },
+              ...bareOperatorRequest({ language, code: bashblock ? code : code.replace(/open\("installed.txt"\).read\(\)|readFileSync\('installed.txt', 'utf8'\)/, '"no install"') }),
               bashblock,
-              connection: {},
-              payload: {},
-              context: {},
-              limits: LIMITS,
-              pollIntervalMs: 50,
-              checkCompletionTimeoutMs: 1000,
-              isCancelled: async () => false,
             });
             expect(outcome.status, JSON.stringify(outcome)).to.equal('success');
             expect(outcome.output).to.deep.equal({ installed: bashblock ? 'yes' : 'no install' });

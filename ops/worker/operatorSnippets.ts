@@ -1,0 +1,74 @@
+import type { Language } from '../../shared/ports/CodeRunner.ts';
+
+/** One operator written in each language; the specs run both languages through the same expectations. */
+export type Snippet = Record<Language, string>;
+
+/**
+ * Succeeds on the third check_completion with `{ status, polls, result: payload.value * 2, host:
+ * connection.host }`, so the outcome proves that initialize, run and every poll saw the same module
+ * state. `runReturnsValue` makes run answer `{ started: true }` first, a value the last poll's
+ * answer must replace; without it run returns nothing.
+ */
+export function succeedsOnThirdPoll(runReturnsValue: boolean): Snippet {
+  return {
+    python: `
+polls = 0
+state = {}
+def initialize(connection, payload, context):
+    state["host"] = connection["host"]
+def run(connection, payload, context):
+    state["result"] = payload["value"] * 2
+${runReturnsValue ? '    return {"started": True}\n' : ''}def check_completion(connection, payload, context):
+    global polls
+    polls += 1
+    if polls < 3:
+        return {"status": "running", "polls": polls}
+    return {"status": "success", "polls": polls, "result": state["result"], "host": state["host"]}
+`,
+    javascript: `
+let polls = 0;
+const state = {};
+export function initialize(connection, payload, context) {
+  state.host = connection.host;
+}
+export async function run(connection, payload, context) {
+  state.result = payload.value * 2;
+${runReturnsValue ? '  return { started: true };\n' : ''}}
+export function check_completion(connection, payload, context) {
+  polls += 1;
+  if (polls < 3) return { status: 'running', polls };
+  return { status: 'success', polls, result: state.result, host: state.host };
+}
+`,
+  };
+}
+
+/**
+ * Answers running forever, leaving `<context.dir>/<context.tag>.polled` at each poll: a spec's
+ * isCancelled can wait for that file, so cancellation lands once polling has begun.
+ */
+export function pollsUntilCancelled(): Snippet {
+  return {
+    python: `
+import os
+polls = 0
+def run(connection, payload, context):
+    return {}
+def check_completion(connection, payload, context):
+    global polls
+    polls += 1
+    open(os.path.join(context["dir"], context["tag"] + ".polled"), "w").close()
+    return {"status": "running", "polls": polls}
+`,
+    javascript: `
+import { writeFileSync } from 'node:fs';
+let polls = 0;
+export function run() { return {}; }
+export function check_completion(connection, payload, context) {
+  polls += 1;
+  writeFileSync(context.dir + '/' + context.tag + '.polled', '');
+  return { status: 'running', polls };
+}
+`,
+  };
+}
