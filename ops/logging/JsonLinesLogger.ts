@@ -13,8 +13,13 @@ import type { LogEntry, Logger } from '../../shared/ports/Logger.ts';
  */
 /** How long lines wait to be written with those that follow them. */
 const DRAIN_DELAY_MS = 20;
-/** Lines wait as UTF-8 in chunks of this size (a longer line gets a buffer of its own). */
-const CHUNK_BYTES = 64 * 1024;
+/**
+ * A file's first chunk of waiting lines: small enough to come from Buffer's shared pool, so the
+ * handful of lines of a task run's session file cost no allocation of their own. Chunks double
+ * as they fill, up to MAX_CHUNK_BYTES; a longer line gets a buffer of its own.
+ */
+const FIRST_CHUNK_BYTES = 2 * 1024;
+const MAX_CHUNK_BYTES = 64 * 1024;
 
 /**
  * One file's lines since the last drain, already encoded. Kept as strings for up to 20 ms, lines
@@ -24,26 +29,28 @@ const CHUNK_BYTES = 64 * 1024;
  */
 class PendingLines {
   private readonly full: Buffer[] = [];
-  private chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  private chunk = Buffer.allocUnsafe(FIRST_CHUNK_BYTES);
   private used = 0;
 
   add(line: string): void {
-    // At most 3 bytes per UTF-16 unit: checked without measuring the line.
-    if (line.length * 3 > CHUNK_BYTES - this.used) {
-      if (this.used > 0) this.full.push(this.chunk.subarray(0, this.used));
-      if (line.length * 3 > CHUNK_BYTES) {
-        this.full.push(Buffer.from(line, 'utf8'));
-        this.chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    // At most 3 UTF-8 bytes per UTF-16 unit: checked without measuring the line.
+    const most = line.length * 3;
+    if (most > this.chunk.length - this.used) {
+      if (this.used > 0) {
+        this.full.push(this.chunk.subarray(0, this.used));
+        this.chunk = Buffer.allocUnsafe(Math.min(MAX_CHUNK_BYTES, this.chunk.length * 2));
         this.used = 0;
+      }
+      if (most > this.chunk.length) {
+        // In its place among the lines: everything before it is in `full` already.
+        this.full.push(Buffer.from(line, 'utf8'));
         return;
       }
-      this.chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-      this.used = 0;
     }
     this.used += this.chunk.write(line, this.used, 'utf8');
   }
 
-  /** Everything added, as one buffer. */
+  /** Everything added, in order, as one buffer. */
   bytes(): Buffer {
     const last = this.chunk.subarray(0, this.used);
     return this.full.length === 0 ? last : Buffer.concat([...this.full, last]);
