@@ -29,6 +29,36 @@ def run(connection, action_variables, context):
     time.sleep(30)
 `;
 
+/** Who runs a JavaScript action: its process, parent, group, environment, ignored and blocked signals. */
+const NODE_IDENTITY = `
+import { readFileSync } from 'node:fs';
+export function run() {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  const status = readFileSync('/proc/self/status', 'utf8');
+  return {
+    pid: process.pid,
+    ppid: process.ppid,
+    pgrp,
+    execPath: process.execPath,
+    env: Object.keys(process.env).sort(),
+    home: process.env.HOME,
+    cwd: process.cwd(),
+    signals: status.split('\\n').filter((line) => /^Sig(Ign|Blk):/.test(line)),
+  };
+}
+`;
+interface NodeIdentity {
+  pid: number;
+  ppid: number;
+  pgrp: number;
+  execPath: string;
+  env: string[];
+  home: string;
+  cwd: string;
+  signals: string[];
+}
+
 /** A process that exists and is not a zombie (an orphan's zombie waits for init, not for us). */
 function running(pid: number): boolean {
   try {
@@ -187,6 +217,32 @@ describe('Python fork server: a fresh forked process per run', function () {
     await closed;
     expect(Buffer.concat(received).length).to.equal(0);
     expect(result<{ runs: number }>(await action(own, STATEFUL)).runs).to.equal(1);
+  });
+
+  it('given the fork server, when JavaScript runs come, then each is a fresh node exec\'d in a child of the fork server, started as a spawn would start it', async () => {
+    // Given: a runner with the fork server, and one without it for comparison
+    const own = runner();
+    const spawning = runner({ pythonForkServer: false, poolSize: 0 });
+    await own.warmUp('python', LIMITS.memoryMb);
+    const [zygote] = own.forkServerPids();
+    const js = (on: ProcessCodeRunner) => on.runAction({ codeblock: { language: 'javascript', code: NODE_IDENTITY }, connection: {}, actionVariables: {}, context: {}, limits: LIMITS });
+
+    // When
+    const first = result<NodeIdentity>(await js(own));
+    const second = result<NodeIdentity>(await js(own));
+    const spawned = result<NodeIdentity>(await js(spawning));
+
+    // Then: fresh processes, children of the fork server, each leading its own process group
+    expect(second.pid).not.to.equal(first.pid);
+    expect([first.ppid, second.ppid]).to.deep.equal([zygote, zygote]);
+    expect(first.pgrp).to.equal(first.pid);
+    expect(first.execPath).to.equal(process.execPath);
+    // The same environment, working directory shape and signal dispositions as a spawned node
+    expect(first.env).to.deep.equal(spawned.env);
+    expect(first.home).to.equal(first.cwd);
+    expect(first.signals).to.have.length(2);
+    expect(first.signals).to.deep.equal(spawned.signals);
+    expect(spawned.ppid).to.equal(process.pid);
   });
 
   it('given the fork server turned off, when a python run comes, then python3 is spawned by the runner itself', async () => {

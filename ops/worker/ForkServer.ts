@@ -38,13 +38,21 @@ export interface ForkRequest {
   dir: string;
   /** RLIMIT_AS budget on top of the child's footprint at fork time (as runtime.py does when spawned). */
   memoryMb: number;
+  /**
+   * Another runtime (node) to exec in the prepared child instead of serving the Python one: the
+   * same fds, session, identity, directory and environment as a spawn, but forked from the small
+   * fork server rather than from the service, whose fork() copies its page tables on its event loop
+   * (~1 ms at 50 MB of RSS, ~10 ms at 2 GB). Its memory limit is in its own arguments: no RLIMIT_AS.
+   */
+  exec?: { executable: string; args: ReadonlyArray<string> };
 }
 
 type Channel = 'protocol' | 'output';
 
 /**
  * Python runtime processes forked from a pre-initialised interpreter (runtime/forkserver.py)
- * instead of spawned: ~1-2 ms instead of ~47 ms of CPU each. One fork server per runner: the
+ * instead of spawned: ~1-2 ms instead of ~47 ms of CPU each; node runtimes exec'd in children
+ * prepared the same way (ForkRequest.exec). One fork server per runner: the
  * memory budget travels with each fork request (the child sets its own RLIMIT_AS) and runAs is a
  * runner setting, so nothing else would tell two fork servers apart.
  *
@@ -85,7 +93,7 @@ export class ForkServer {
     }
     const handle = new ForkedProcess(token, events, zygote, () => this.connecting.delete(token));
     this.connecting.set(token, handle);
-    zygote.request(handle, { op: 'fork', token, dir: request.dir, memoryMb: request.memoryMb, create: true });
+    zygote.request(handle, { op: 'fork', token, dir: request.dir, memoryMb: request.memoryMb, create: true, ...(request.exec ? { exec: request.exec } : {}) });
     return handle;
   }
 
@@ -227,7 +235,7 @@ class Zygote {
     return this.child.pid;
   }
 
-  request(handle: ForkedProcess, message: { op: 'fork'; token: string; dir: string; memoryMb: number; create: boolean }): void {
+  request(handle: ForkedProcess, message: { op: 'fork'; token: string; dir: string; memoryMb: number; create: boolean; exec?: ForkRequest['exec'] }): void {
     // Written at once: the fork server reads it when it is ready (the socket pair buffers it).
     this.starting.set(handle.token, handle);
     this.control.write(`${JSON.stringify(message)}\n`);

@@ -60,8 +60,9 @@ export interface ProcessCodeRunnerOptions {
   runAs?: RunAs;
   /**
    * Python processes are forked from a pre-initialised interpreter (ForkServer.ts: ~1-2 ms instead
-   * of ~47 ms of CPU per process; still one fresh process per run). Default true; false spawns
-   * python3 for every process like node.
+   * of ~47 ms of CPU per process; still one fresh process per run), and node runtimes are exec'd in
+   * children of it, so the service never forks its own (large) address space on its event loop.
+   * Default true (when python3 exists); false spawns both interpreters from the service.
    */
   pythonForkServer?: boolean;
   /**
@@ -156,14 +157,14 @@ export class ProcessCodeRunner implements CodeRunner {
       maxKeys: options.maxPoolKeys ?? 4,
       maxRunsPerProcess: options.maxRunsPerProcess ?? 100,
       maxIdleReusable: options.maxIdleReusable ?? Math.max(options.poolSize ?? 2, 1),
-      makeDir: (language) => (language === 'python' && this.forkServer ? runDirName(this.tmpRoot) : makeRunDir(this.tmpRoot, this.runAs)),
+      makeDir: () => (this.forkServer ? runDirName(this.tmpRoot) : makeRunDir(this.tmpRoot, this.runAs)),
       start: (language, memoryMb, dir) =>
         new RuntimeProcess({
           language,
           memoryMb,
           dir,
           memoryHeadroomMb: headroom,
-          makesOwnDir: language === 'python' && this.forkServer !== null,
+          makesOwnDir: this.forkServer !== null,
           launch: (events) => this.launch(language, memoryMb, dir, events),
         }),
       reset: (proc) => this.reset(proc),
@@ -207,10 +208,16 @@ export class ProcessCodeRunner implements CodeRunner {
     await this.forkServer?.close();
   }
 
-  /** Starts one runtime process: forked by the Python fork server, or spawned. */
+  /**
+   * Starts one runtime process through the fork server when there is one (Python: forked from it;
+   * node: exec'd in a child forked from it, so that the service's own fork() with its large heap
+   * stays off the event loop), otherwise spawned.
+   */
   private launch(language: Language, memoryMb: number, dir: string, events: ProcessEvents): ProcessHandle {
-    if (language === 'python' && this.forkServer) return this.forkServer.fork({ dir, memoryMb }, events);
     const executable = this.executables[language] ?? 'python3';
+    if (this.forkServer) {
+      return this.forkServer.fork({ dir, memoryMb, ...(language === 'javascript' ? { exec: { executable, args: runtimeArgs(language, memoryMb) } } : {}) }, events);
+    }
     return new SpawnedProcess({ label: language, executable, args: runtimeArgs(language, memoryMb), dir, ...(this.runAs ? { runAs: this.runAs } : {}) }, events);
   }
 

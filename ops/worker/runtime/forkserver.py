@@ -9,7 +9,9 @@ user code running as `runAs` can neither signal nor ptrace it) and never imports
 Control channel: JSON lines on fd 3 (a socket pair made by the runner), both directions.
   -> {"op": "ready", "pid": n}                                           once, when warm
   <- {"op": "fork", "token": hex, "dir": path, "memoryMb": n, "create": bool}  start one runtime process
-     (create: the child makes `dir`, 0700 and owned by the run user, before dropping privileges)
+     (create: the child makes `dir`, 0700 and owned by the run user, before dropping privileges;
+     with "exec": {"executable": path, "args": [...]} the prepared child execs that program, the
+     node runtime, instead of serving the Python one)
   -> {"op": "forked", "token": hex, "pid": n} | {"op": "fork_failed", "token": hex, "error": text}
   -> {"op": "exit", "pid": n, "code": n | null, "signal": name | null}   each child, once reaped
 EOF on the control channel (the runner is gone) ends this process; its children notice the same
@@ -121,6 +123,18 @@ def become_runtime(request):
     os.chdir(directory)
     os.environ["HOME"] = directory
     os.environ["TMPDIR"] = directory
+    program = request.get("exec")
+    if program is not None:
+        # Another interpreter (node) in this prepared process: the same fds, session, identity,
+        # directory and environment a spawn would give it, started from this small process instead
+        # of the service's (whose fork copies page tables: ~10 ms of its event loop at 2 GB).
+        # Python ignores SIGPIPE and SIGXFSZ and an ignored signal survives exec: back to default,
+        # as subprocess's restore_signals does.
+        for name in ("SIGPIPE", "SIGXFSZ"):
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_DFL)
+        executable = program["executable"]
+        os.execve(executable, [executable] + list(program["args"]), dict(os.environ))
     # random reseeds itself at fork (os.register_at_fork); tempfile's name generator checks the pid.
     # tempfile caches the temp dir it found first: forget the fork server's (if anything asked).
     cached = sys.modules.get("tempfile")
