@@ -5,7 +5,7 @@ import { InvalidTokenError, type TokenAudience, type TokenSigner, type VerifiedT
 
 const ISSUER = 'pipeline-orchestrator';
 
-/** Verified tokens kept so that a client's every request does not pay an RSA verification. */
+/** Verified tokens kept (all audiences together) so that a client's every request does not pay an RSA verification. */
 const CACHE_SIZE = 10_000;
 
 /**
@@ -51,9 +51,20 @@ export class JoseTokenSigner implements TokenSigner {
       verified.delete(token);
     }
     const result = await this.verifyUncached(audience, token);
-    if (verified.size >= CACHE_SIZE) verified.delete(verified.keys().next().value as string);
+    this.makeRoom();
     verified.set(token, result);
     return result;
+  }
+
+  /** One bound for the whole cache, as when it was one map: the oldest token of the fullest audience goes. */
+  private makeRoom(): void {
+    let total = 0;
+    let fullest: Map<string, VerifiedToken> | undefined;
+    for (const tokens of this.verified.values()) {
+      total += tokens.size;
+      if (!fullest || tokens.size > fullest.size) fullest = tokens;
+    }
+    if (total >= CACHE_SIZE && fullest) fullest.delete(fullest.keys().next().value as string);
   }
 
   private async verifyUncached(audience: TokenAudience, token: string): Promise<VerifiedToken> {

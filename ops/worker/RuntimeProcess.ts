@@ -72,16 +72,17 @@ export interface RuntimeProcessOptions {
   dir: string;
   /** RSS growth allowed on top of memoryMb before the watchdog kills the process. */
   memoryHeadroomMb: number;
-  /** The process makes `dir` itself (forked): it exists once the process is ready. */
+  /** The process makes `dir` itself (through the fork server): it exists once the process is ready. */
   makesOwnDir?: boolean;
   /**
-   * Starts the OS process (spawned, or forked by the Python fork server) and reports its events.
+   * Starts the OS process (spawned, or forked by the fork server: Python, or node exec'd in the
+   * forked child) and reports its events.
    * Must not report synchronously.
    */
   launch(events: ProcessEvents): ProcessHandle;
 }
 
-/** Interpreter arguments of a spawned runtime process (node always; python without the fork server). */
+/** Interpreter arguments of a runtime process started from its executable: node (spawned or exec'd by the fork server), python without the fork server. */
 export function runtimeArgs(language: Language, memoryMb: number): string[] {
   return language === 'python'
     ? ['-I', '-u', '-B', `${RUNTIME_DIR}runtime.py`, String(memoryMb)]

@@ -11,9 +11,9 @@ export interface WarmPoolOptions {
   maxKeys: number;
   /**
    * A fresh private working directory for a process: made at once for a spawned process (it
-   * starts in it), only named for a forked one (the child makes it).
+   * starts in it), only named for one started through the fork server (the child makes it).
    */
-  makeDir(language: Language): string;
+  makeDir(): string;
   /** Runs served by one process in reuse mode before it is replaced (module caches only grow). */
   maxRunsPerProcess: number;
   /**
@@ -189,7 +189,7 @@ export class WarmPool {
   }
 
   private spawn(language: Language, memoryMb: number): RuntimeProcess {
-    const process = this.options.start(language, memoryMb, this.options.makeDir(language));
+    const process = this.options.start(language, memoryMb, this.options.makeDir());
     this.all.add(process);
     void process.exited.then(() => {
       // Died while pooled (or after its run): forget it and its directory.

@@ -24,4 +24,3 @@ port.on('message', (message: { type: 'close' }) => {
   db.close();
   port.close();
 });
-port.postMessage({ type: 'ready' });

@@ -19,7 +19,7 @@ const BUSY_TIMEOUT_MS = 10_000;
  */
 const PAGE_SIZE = 1024;
 /** Checkpoint every 4 MiB of WAL, SQLite's default in bytes, kept for the smaller pages. */
-export const WAL_AUTOCHECKPOINT_PAGES = 4096;
+const WAL_AUTOCHECKPOINT_PAGES = 4096;
 
 /**
  * Opens (or creates) an event store file with the settings every connection to it needs.
