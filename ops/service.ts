@@ -77,6 +77,11 @@ export interface ServiceOverrides {
   passwords?: PasswordHasher;
   /** Where the one-time admin password is announced (the console by default). */
   announce?(message: string): void;
+  /**
+   * The event store as the features see it: tests run the service on a view of the SQLite store
+   * without multi-stream transactions, the path of the EventStoreDB adapter.
+   */
+  eventStoreView?(store: EventStore): EventStore;
 }
 
 /**
@@ -97,7 +102,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const sqlite = openSqliteEventStore({ file: join(config.dataDir, 'events.sqlite'), synchronous: config.sqliteSynchronous });
   // Commits run on a writer thread: a writer that cannot start fails the start, not the first write.
   await sqlite.writerReady();
-  const eventStore: EventStore = sqlite;
+  const eventStore: EventStore = overrides.eventStoreView ? overrides.eventStoreView(sqlite) : sqlite;
   const readStore = new MemoryReadStore();
   const bus: MessageBus =
     config.bus.kind === 'kafka'

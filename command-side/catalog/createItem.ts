@@ -22,7 +22,9 @@ import { itemCreationEvents } from './itemCreatedEvent.ts';
 import { parseAccessPatch } from './parseAccessPatch.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { typeFields, type CatalogDeps } from './catalogDeps.ts';
-import { itemNotFound, itemStream } from './item.ts';
+import { itemNotFound, itemStream, type ItemEvent } from './item.ts';
+import { itemStatesOf } from './itemStates.ts';
+import { itemDecider } from './decide.ts';
 
 export const UNIQUE_KEY_EXISTS = 'Item already exists with the same unique key';
 
@@ -106,6 +108,11 @@ export const createItem = async (
     plan.uniqueKey === null
       ? await deps.eventStore.append(stream, events, 'no_stream')
       : await reserveUniqueKeyAndCreate(deps.eventStore, { key: plan.uniqueKey, ownerStream: stream, conflictDetail: UNIQUE_KEY_EXISTS, metadata }, events);
+  // A task is about to be run (create-and-run) and changed by every run: its stream's state is
+  // known here, so its first change need not read it back.
+  if (resolveItemType(plan.itemType)?.base === 'task') {
+    itemStatesOf(deps.eventStore).set(stream, { revision: events.length - 1, state: events.reduce((state, event) => itemDecider.evolve(state, event as unknown as ItemEvent), itemDecider.initialState()) });
+  }
   return { laui, position: result.position };
 };
 

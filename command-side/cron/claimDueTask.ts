@@ -5,7 +5,7 @@ import { schedulerDue, type SchedulerPath } from '../../shared/task/readyToRun.t
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import { handleCommand, SPEC_RETRY } from '../kernel/handleCommand.ts';
-import { taskStatesOf } from '../task/changeTask.ts';
+import { itemStatesOf } from '../catalog/itemStates.ts';
 import { itemDecider } from '../catalog/decide.ts';
 import { itemStream, type ItemEvent, type ItemState } from '../catalog/item.ts';
 
@@ -89,7 +89,7 @@ export const claimDueTask = async (
     metadata,
     SPEC_RETRY,
     // A daily task's stream grows for ever: claims share changeTask's folded states (same events).
-    taskStatesOf(eventStore),
+    itemStatesOf(eventStore),
   );
   if (result.events.length === 0 || seen.path === null) return null;
   return { path: seen.path, fields: seen.fields, position: result.position };

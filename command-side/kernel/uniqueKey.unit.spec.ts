@@ -3,20 +3,11 @@ import type { EventStore } from '../../shared/event-store/EventStore.ts';
 import type { EventMetadata } from '../../shared/events.ts';
 import { MemoryEventStore } from '../../ops/event-store/memory/MemoryEventStore.ts';
 import { releaseUniqueKey, reserveUniqueKeyAndCreate, uniqueKeyStream } from './uniqueKey.ts';
+import { withoutAtomicAppends } from '../../test/support/withoutAtomicAppends.ts';
 
 const metadata: EventMetadata = { user_laui: null, correlation_id: 'c', causation_id: null, at: '2026-01-01T00:00:00.000Z' };
 const created = (n: number) => [{ type: 'ThingCreated', data: { n }, metadata }];
 const reservation = (owner: string) => ({ key: 'k', ownerStream: owner, conflictDetail: 'Item already exists', metadata });
-
-/** The same store seen without appendAtomically: the path of a store with no multi-stream transactions. */
-const withoutAtomicAppends = (store: EventStore): EventStore => ({
-  append: (...args) => store.append(...args),
-  readStream: (...args) => store.readStream(...args),
-  readAll: (...args) => store.readAll(...args),
-  subscribeToAll: (...args) => store.subscribeToAll(...args),
-  headPosition: () => store.headPosition(),
-  close: () => store.close(),
-});
 
 describe('reserveUniqueKeyAndCreate', () => {
   for (const [kind, wrap] of [['with atomic appends', (store: EventStore) => store], ['one stream at a time', withoutAtomicAppends]] as const) {

@@ -1,29 +1,49 @@
 import { expect } from 'chai';
 import { MemoryEventStore } from '../../ops/event-store/memory/MemoryEventStore.ts';
-import type { AppendResult, EventStore } from '../../shared/event-store/EventStore.ts';
+import type { AppendResult, EventStore, ExpectedRevision } from '../../shared/event-store/EventStore.ts';
+import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import { metadataFor } from '../../shared/events.ts';
 import { queueHandler } from './handler.ts';
-import { NOT_IN_QUEUE } from './queue.ts';
+import { NOT_IN_QUEUE, type QueueEvent } from './queue.ts';
+import { withoutAtomicAppends } from '../../test/support/withoutAtomicAppends.ts';
 
 const t = (n: number) => `65a0000000000000000000${String(n).padStart(2, '0')}`;
 const connection = '65a00000000000000000c0c0';
 const meta = (caller: string) => metadataFor(null, new Date('2026-01-01T00:00:00Z'), caller);
 
-/** The store, counting appends: one per queue commit. */
-const countingStore = (): { store: EventStore; appends(): number } => {
-  const store = new MemoryEventStore();
-  let appends = 0;
-  const append = store.append.bind(store);
-  store.append = async (...args: Parameters<EventStore['append']>): Promise<AppendResult> => {
-    appends += 1;
-    return append(...args);
+/** A store counting its commits (appends, atomic or not): one per queue commit. */
+const countingStore = (wrap: (store: EventStore) => EventStore): { store: EventStore; appends(): number } => {
+  const inner = wrap(new MemoryEventStore());
+  let commits = 0;
+  const atomically = inner.appendAtomically?.bind(inner);
+  const store: EventStore = {
+    append: (...args) => {
+      commits += 1;
+      return inner.append(...args);
+    },
+    ...(atomically
+      ? {
+          appendAtomically: (appends: Parameters<typeof atomically>[0]): Promise<AppendResult[]> => {
+            commits += 1;
+            return atomically(appends);
+          },
+        }
+      : {}),
+    readStream: (...args) => inner.readStream(...args),
+    readAll: (...args) => inner.readAll(...args),
+    subscribeToAll: (...args) => inner.subscribeToAll(...args),
+    headPosition: () => inner.headPosition(),
+    close: () => inner.close(),
   };
-  return { store, appends: () => appends };
+  return { store, appends: () => commits };
 };
 
-describe('connection queue handler: callers of one connection share commits', () => {
+for (const [kind, wrap] of [
+  ['with multi-stream transactions', (store: EventStore) => store],
+  ['one stream at a time', withoutAtomicAppends],
+] as const) describe(`connection queue handler (${kind}): callers of one connection share commits`, () => {
   it('given 20 runs enqueued and dispatched at once on one connection, when decided, then they share commits and each caller gets its own events', async () => {
-    const { store, appends } = countingStore();
+    const { store, appends } = countingStore(wrap);
     const queue = queueHandler(store);
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, n) => queue.enqueueManyAndDispatch(connection, { tasks: [{ laui: t(n), priority: 1, sortValues: {} }] }, 5, {}, meta(`caller-${n}`))),
@@ -39,7 +59,7 @@ describe('connection queue handler: callers of one connection share commits', ()
   });
 
   it('given a release of a task not in the queue among concurrent enqueues, when decided, then only that caller gets the 404', async () => {
-    const { store } = countingStore();
+    const { store } = countingStore(wrap);
     const queue = queueHandler(store);
     const [first, missing, second] = await Promise.allSettled([
       queue.enqueue(connection, { laui: t(1), priority: 1, sortValues: {} }, meta('a')),
@@ -53,7 +73,7 @@ describe('connection queue handler: callers of one connection share commits', ()
   });
 
   it('given a commit in flight, when more callers arrive, then they wait for it and go together in the next commit', async () => {
-    const { store, appends } = countingStore();
+    const { store, appends } = countingStore(wrap);
     const queue = queueHandler(store);
     const first = queue.enqueue(connection, { laui: t(1), priority: 1, sortValues: {} }, meta('a'));
     await new Promise((resolve) => setImmediate(resolve));
@@ -61,5 +81,93 @@ describe('connection queue handler: callers of one connection share commits', ()
     await first;
     expect(later.every((result) => result.enqueued)).to.equal(true);
     expect(appends()).to.equal(2);
+  });
+});
+
+describe('connection queue handler: companion appends', () => {
+  const companionFor =
+    (store: EventStore, calls: Array<{ leases: number; fresh: boolean }>, committed: bigint[]): CompanionPlanner<QueueEvent> =>
+    async (events, fresh) => {
+      const leased = events.filter((event) => event.type === 'TaskLeased');
+      calls.push({ leases: leased.length, fresh });
+      // The companion's stream as a cached guess would have it: revision 0 unless read afresh.
+      const revision: ExpectedRevision = fresh ? ((await store.readStream('task-side')).at(-1)?.revision ?? 'no_stream') : 'no_stream';
+      return leased.map((event): CompanionAppend => ({
+        append: { streamId: 'task-side', events: [{ type: 'Leased', data: { task: event.type === 'TaskLeased' ? event.data.task_laui : null }, metadata: meta('c') }], expected: revision },
+        guessed: !fresh,
+        committed: (result) => void committed.push(result.position),
+      }));
+    };
+
+  it('given a dispatch with a companion, when a slot is leased, then the lease and the companion events are one commit', async () => {
+    const { store, appends } = countingStore((inner) => inner);
+    const queue = queueHandler(store);
+    const calls: Array<{ leases: number; fresh: boolean }> = [];
+    const committed: bigint[] = [];
+
+    const result = await queue.enqueueManyAndDispatch(connection, { tasks: [{ laui: t(1), priority: 1, sortValues: {} }] }, 1, {}, meta('a'), companionFor(store, calls, committed));
+
+    expect(appends()).to.equal(1);
+    expect(result.companions).to.equal(true);
+    expect((await store.readStream('task-side')).map((event) => event.data)).to.deep.equal([{ task: t(1) }]);
+    expect(committed).to.deep.equal([result.position]);
+    expect(calls).to.deep.equal([{ leases: 1, fresh: false }]);
+  });
+
+  it('given a companion whose guessed revision is stale, when committed, then the decision is planned again at once on fresh reads and written once', async () => {
+    const { store } = countingStore((inner) => inner);
+    await store.append('task-side', [{ type: 'Other', data: {}, metadata: meta('x') }], 'no_stream');
+    const queue = queueHandler(store);
+    const calls: Array<{ leases: number; fresh: boolean }> = [];
+    const started = Date.now();
+
+    await queue.enqueueManyAndDispatch(connection, { tasks: [{ laui: t(1), priority: 1, sortValues: {} }] }, 1, {}, meta('a'), companionFor(store, calls, []));
+
+    expect(Date.now() - started).to.be.below(90);
+    expect(calls).to.deep.equal([
+      { leases: 1, fresh: false },
+      { leases: 1, fresh: true },
+    ]);
+    expect((await store.readStream(`queue-${connection}`)).map((event) => event.type)).to.deep.equal(['TaskEnqueued', 'TaskLeased']);
+    expect((await store.readStream('task-side')).map((event) => event.type)).to.deep.equal(['Other', 'Leased']);
+  });
+
+  it('given a store without multi-stream transactions, when dispatched with a companion, then the companion is not planned and the caller is told so', async () => {
+    const { store } = countingStore(withoutAtomicAppends);
+    const queue = queueHandler(store);
+    const calls: Array<{ leases: number; fresh: boolean }> = [];
+
+    const result = await queue.enqueueManyAndDispatch(connection, { tasks: [{ laui: t(1), priority: 1, sortValues: {} }] }, 1, {}, meta('a'), companionFor(store, calls, []));
+
+    expect(result.companions).to.equal(false);
+    expect(result.leases.map((lease) => lease.taskLaui)).to.deep.equal([t(1)]);
+    expect(calls).to.deep.equal([]);
+    expect(await store.readStream('task-side')).to.deep.equal([]);
+  });
+
+  it('given a caller enqueueing a task and another freeing the slot it takes in one decision, when planned, then only the enqueuer plans that lease', async () => {
+    const { store } = countingStore((inner) => inner);
+    const queue = queueHandler(store);
+    const first = await queue.enqueueManyAndDispatch(connection, { tasks: [{ laui: t(1), priority: 1, sortValues: {} }] }, 1, {}, meta('a'));
+    const session = first.leases[0]?.sessionId as string;
+    const seen = new Map<string, string[]>();
+    const recording =
+      (caller: string): CompanionPlanner<QueueEvent> =>
+      async (events) => {
+        seen.set(caller, events.map((event) => `${event.type}:${event.data.task_laui.slice(-2)}`));
+        return [];
+      };
+
+    // Same tick: one batch, one decision. The enqueue comes first and waits for a slot; the finish
+    // after it frees one, and its dispatch leases the waiting task.
+    const [enqueued, finished] = await Promise.all([
+      queue.enqueueManyAndDispatch(connection, { tasks: [{ laui: t(2), priority: 1, sortValues: {} }] }, 1, {}, meta('b'), recording('enqueuer')),
+      queue.enqueueManyAndDispatch(connection, { tasks: [], finished: [{ taskLaui: t(1), sessionId: session }] }, 1, {}, meta('c'), recording('finisher')),
+    ]);
+
+    expect(finished.leases.map((lease) => lease.taskLaui)).to.deep.equal([t(2)]);
+    expect(enqueued.leases).to.deep.equal([]);
+    expect(seen.get('enqueuer')).to.deep.equal(['TaskEnqueued:02', 'TaskLeased:02']);
+    expect(seen.get('finisher')).to.deep.equal(['TaskSlotReleased:01']);
   });
 });

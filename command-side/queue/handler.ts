@@ -3,6 +3,9 @@ import type { EventMetadata } from '../../shared/events.ts';
 import type { EventStore, Position } from '../../shared/event-store/EventStore.ts';
 import type { Laui } from '../../shared/ids.ts';
 import { handleCommand, loadRevision, lruStateCache, SPEC_RETRY } from '../kernel/handleCommand.ts';
+import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
+import { writeConflict } from '../../shared/errors.ts';
+import { WrongExpectedVersionError, type AppendResult } from '../../shared/event-store/EventStore.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import { decideQueueGroups, queueDecider, type GroupVerdict } from './decide.ts';
 import { queueStream, type QueueCommand, type QueueEvent, type QueueState, type ReleaseReason, type SortDict } from './queue.ts';
@@ -21,11 +24,47 @@ export interface Lease {
   sessionId: string;
 }
 
+/** The leases a decision took. */
+export const leasesOf = (events: ReadonlyArray<QueueEvent>): Lease[] =>
+  events.flatMap((event) => (event.type === 'TaskLeased' ? [{ taskLaui: event.data.task_laui, dispatchId: event.data.dispatch_id, sessionId: event.data.session_id }] : []));
+
+/**
+ * The events each caller plans its companions from: its own, except that a lease taken in one
+ * decision for a task another caller enqueued in that same decision is planned by the enqueuer
+ * (it holds the run's queued_for_connection changes, written with queued_in_redis), never by both.
+ */
+const planningEvents = (verdicts: ReadonlyArray<GroupVerdict>): QueueEvent[][] => {
+  const enqueuer = new Map<Laui, number>();
+  verdicts.forEach((verdict, index) => {
+    for (const event of verdict.events) if (event.type === 'TaskEnqueued') enqueuer.set(event.data.task_laui, index);
+  });
+  const planning = verdicts.map((): QueueEvent[] => []);
+  verdicts.forEach((verdict, index) => {
+    for (const event of verdict.events) {
+      const owner = event.type === 'TaskLeased' ? (enqueuer.get(event.data.task_laui) ?? index) : index;
+      planning[owner]?.push(event);
+    }
+  });
+  return planning;
+};
+
 /** One caller's commands on a connection queue, with the metadata its events carry. */
 interface QueueRequest {
   commands: ReadonlyArray<QueueCommand>;
   metadata: EventMetadata;
+  /** Appends on other streams committed with this request's events (stores with appendAtomically only). */
+  companions?: CompanionPlanner<QueueEvent>;
 }
+
+interface QueueResult {
+  events: QueueEvent[];
+  /** The commit's last position (companions' events included), or null when nothing was written. */
+  position: Position | null;
+  /** The request's companions were committed with its events. */
+  companions: boolean;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Queue commands with the spec's retry rule (5 attempts, exponential backoff from 100 ms) applied
@@ -40,7 +79,8 @@ interface QueueRequest {
  */
 export const queueHandler = (eventStore: EventStore) => {
   const cache = lruStateCache<QueueState>(1000);
-  const commit = keyedBatcher<QueueRequest, { events: QueueEvent[]; position: Position | null }>(async (connectionLaui, requests) => {
+  /** One decision for the batch through handleCommand (stores without multi-stream transactions). */
+  const commitAlone = async (connectionLaui: Laui, requests: QueueRequest[]): Promise<Array<PromiseSettledResult<QueueResult>>> => {
     // The verdicts of the decision that was appended: handleCommand decides once per attempt, and
     // the last attempt's decision is the one written.
     let verdicts: GroupVerdict[] = [];
@@ -56,15 +96,100 @@ export const queueHandler = (eventStore: EventStore) => {
     };
     const first = requests[0] as QueueRequest;
     const result = await handleCommand(eventStore, queueStream(connectionLaui), groups, requests, (index) => metadataOf[index] ?? first.metadata, SPEC_RETRY, cache);
-    return verdicts.map((verdict): PromiseSettledResult<{ events: QueueEvent[]; position: Position | null }> =>
+    return verdicts.map((verdict): PromiseSettledResult<QueueResult> =>
       'error' in verdict
         ? { status: 'rejected', reason: verdict.error }
-        : { status: 'fulfilled', value: { events: verdict.events, position: verdict.events.length > 0 ? result.position : null } },
+        : { status: 'fulfilled', value: { events: verdict.events, position: verdict.events.length > 0 ? result.position : null, companions: false } },
     );
+  };
+
+  /**
+   * The batch's decision and every companion append in one transaction. Same rules as handleCommand:
+   * the queue's cached state is used without a read (its append checks it), a decision that writes
+   * nothing is confirmed on a fresh read, a conflict on a guessed stream is retried at once, and real
+   * contention follows the spec's policy (5 attempts, backoff from 100 ms) for the whole commit.
+   */
+  const commitTogether = async (
+    connectionLaui: Laui,
+    requests: QueueRequest[],
+    appendAtomically: NonNullable<EventStore['appendAtomically']>,
+  ): Promise<Array<PromiseSettledResult<QueueResult>>> => {
+    const stream = queueStream(connectionLaui);
+    let fresh = false;
+    for (let attempt = 1; ; attempt += 1) {
+      const cached = fresh ? undefined : cache.get(stream);
+      const loaded = cached ?? (await loadRevision(eventStore, stream, queueDecider, cache));
+      const verdicts = decideQueueGroups(requests.map((request) => request.commands), loaded.state);
+      const events = verdicts.flatMap((verdict, index) => verdict.events.map((event) => ({ ...event, metadata: (requests[index] as QueueRequest).metadata })));
+      if (cached && events.length === 0) {
+        fresh = true;
+        attempt -= 1;
+        continue;
+      }
+      const planning = planningEvents(verdicts);
+      const planned = await Promise.all(
+        requests.map(async (request, index) => {
+          const verdict = verdicts[index] as GroupVerdict;
+          return request.companions && !('error' in verdict) ? request.companions(planning[index] ?? [], fresh) : [];
+        }),
+      );
+      const companions: CompanionAppend[] = planned.flat();
+      if (requests.length > 1 && new Set(companions.map((companion) => companion.append.streamId)).size < companions.length) {
+        // Two callers planned changes of one stream (a task finishing while another caller re-runs
+        // it): one transaction cannot hold both appends, so the callers go one after the other.
+        const settled: Array<PromiseSettledResult<QueueResult>> = [];
+        for (const request of requests) {
+          try {
+            settled.push(...(await commitTogether(connectionLaui, [request], appendAtomically)));
+          } catch (error) {
+            settled.push({ status: 'rejected', reason: error });
+          }
+        }
+        return settled;
+      }
+      const queueAppend = events.length > 0 ? [{ streamId: stream, events, expected: loaded.revision ?? ('no_stream' as const) }] : [];
+      const appends = [
+        ...companions.filter((companion) => companion.first).map((companion) => companion.append),
+        ...queueAppend,
+        ...companions.filter((companion) => !companion.first).map((companion) => companion.append),
+      ];
+      let results: AppendResult[] = [];
+      try {
+        if (appends.length > 0) results = await appendAtomically(appends);
+      } catch (error) {
+        if (!(error instanceof WrongExpectedVersionError)) throw error;
+        const guessed = error.streamId === stream ? cached !== undefined : companions.some((companion) => companion.guessed && companion.append.streamId === error.streamId);
+        fresh = true;
+        if (guessed) {
+          attempt -= 1;
+          continue;
+        }
+        if (attempt >= SPEC_RETRY.attempts) throw writeConflict();
+        await sleep(SPEC_RETRY.baseDelayMs * 2 ** (attempt - 1) * Math.random());
+        continue;
+      }
+      const byStream = new Map(appends.map((append, index) => [append.streamId, results[index] as AppendResult]));
+      const queueResult = byStream.get(stream);
+      if (queueResult) {
+        let state = loaded.state;
+        for (const event of events) state = queueDecider.evolve(state, event);
+        cache.set(stream, { revision: queueResult.nextExpectedRevision, state });
+      }
+      for (const companion of companions) companion.committed(byStream.get(companion.append.streamId) as AppendResult);
+      const last = results.reduce<Position | null>((latest, result) => (latest === null || result.position > latest ? result.position : latest), null);
+      return verdicts.map((verdict, index): PromiseSettledResult<QueueResult> => {
+        if ('error' in verdict) return { status: 'rejected', reason: verdict.error };
+        const written = verdict.events.length > 0 || (planned[index]?.length ?? 0) > 0;
+        return { status: 'fulfilled', value: { events: verdict.events, position: written ? last : null, companions: true } };
+      });
+    }
+  };
+
+  const commit = keyedBatcher<QueueRequest, QueueResult>((connectionLaui, requests) => {
+    const appendAtomically = eventStore.appendAtomically?.bind(eventStore);
+    return appendAtomically ? commitTogether(connectionLaui, requests, appendAtomically) : commitAlone(connectionLaui, requests);
   });
   const decide = (connectionLaui: Laui, command: QueueCommand, metadata: EventMetadata) => commit(connectionLaui, { commands: [command], metadata });
-  const leasesOf = (events: QueueEvent[]): Lease[] =>
-    events.flatMap((event) => (event.type === 'TaskLeased' ? [{ taskLaui: event.data.task_laui, dispatchId: event.data.dispatch_id, sessionId: event.data.session_id }] : []));
   const enqueueCommand = (task: QueueEntry, at: string): QueueCommand => ({ kind: 'enqueue', taskLaui: task.laui, priority: task.priority, sortValues: task.sortValues, at });
   const newLeases = (maxParallelism: number) =>
     Array.from({ length: Math.max(0, Math.min(maxParallelism, 1000)) }, () => ({ dispatchId: randomUUID(), sessionId: randomUUID() }));
@@ -82,15 +207,16 @@ export const queueHandler = (eventStore: EventStore) => {
     maxParallelism: number,
     sortDict: SortDict,
     metadata: EventMetadata,
-  ): Promise<{ enqueued: Set<Laui>; leases: Lease[]; position: Position | null }> => {
+    companions?: CompanionPlanner<QueueEvent>,
+  ): Promise<{ enqueued: Set<Laui>; leases: Lease[]; position: Position | null; companions: boolean }> => {
     const commands: QueueCommand[] = [
       ...(batch.finished ?? []).map((run): QueueCommand => ({ kind: 'release_finished', taskLaui: run.taskLaui, sessionId: run.sessionId, at: metadata.at })),
       ...batch.tasks.map((task) => enqueueCommand(task, metadata.at)),
       { kind: 'dispatch', maxParallelism, sortDict, leases: newLeases(maxParallelism), at: metadata.at },
     ];
-    const result = await commit(connectionLaui, { commands, metadata });
+    const result = await commit(connectionLaui, { commands, metadata, ...(companions ? { companions } : {}) });
     const enqueued = new Set(result.events.flatMap((event) => (event.type === 'TaskEnqueued' ? [event.data.task_laui] : [])));
-    return { enqueued, leases: leasesOf(result.events), position: result.position };
+    return { enqueued, leases: leasesOf(result.events), position: result.position, companions: result.companions };
   };
   return {
   async enqueue(connectionLaui: Laui, task: QueueEntry, metadata: EventMetadata) {

@@ -2,42 +2,27 @@ import type { EventMetadata } from '../../shared/events.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import { newLaui, type Laui } from '../../shared/ids.ts';
 import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
-import { handleCommand, inSequence, lruStateCache, SPEC_RETRY, type StateCache } from '../kernel/handleCommand.ts';
+import { handleCommand, inSequence, loadRevision, SPEC_RETRY } from '../kernel/handleCommand.ts';
+import type { CompanionAppend } from '../kernel/CompanionAppend.ts';
 import { itemDecider } from '../catalog/decide.ts';
-import { itemStream, type ItemState } from '../catalog/item.ts';
+import { itemStream } from '../catalog/item.ts';
+import { itemStatesOf } from '../catalog/itemStates.ts';
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
 
 /**
  * Task state and runtime fields change through the item's own stream (ItemUpdated), so the task's
  * history shows every transition. Runtime fields are not versioned; definition fields are.
  */
-/**
- * Tasks that run often have long streams: their folded state is kept between changes (and claims,
- * which fold the same item events), so a command reads only the events appended since. Per event
- * store: two services in one process (tests, a restart) must not share folded state.
- */
-const taskStates = new WeakMap<EventStore, StateCache<ItemState>>();
-export const taskStatesOf = (eventStore: EventStore): StateCache<ItemState> => {
-  let cache = taskStates.get(eventStore);
-  if (!cache) {
-    cache = lruStateCache<ItemState>(10_000);
-    taskStates.set(eventStore, cache);
-  }
-  return cache;
-};
-
 const steps = inSequence(itemDecider);
 
-/** One change, or several consecutive transitions written in one commit (each its own event). */
-export const changeTask = async (
-  eventStore: EventStore,
+const taskCommands = (
   taskLaui: Laui,
   changes: Record<string, unknown> | ReadonlyArray<Record<string, unknown>>,
   metadata: EventMetadata,
-  onlyIfStateIn?: ReadonlyArray<string>,
-): Promise<Position | null> => {
+  onlyIfStateIn: ReadonlyArray<string> | undefined,
+) => {
   const versionedFields = resolveItemType('task')?.versionedFields ?? [];
-  const commands = (Array.isArray(changes) ? changes : [changes]).map((change: Record<string, unknown>) => ({
+  return (Array.isArray(changes) ? changes : [changes]).map((change: Record<string, unknown>) => ({
     kind: 'update' as const,
     laui: taskLaui,
     changes: change,
@@ -47,6 +32,56 @@ export const changeTask = async (
     revisionLaui: newLaui(new Date(metadata.at)),
     onlyIfStateIn,
   }));
-  const result = await handleCommand(eventStore, itemStream(taskLaui), steps, commands, metadata, SPEC_RETRY, taskStatesOf(eventStore));
+};
+
+/** One change, or several consecutive transitions written in one commit (each its own event). */
+export const changeTask = async (
+  eventStore: EventStore,
+  taskLaui: Laui,
+  changes: Record<string, unknown> | ReadonlyArray<Record<string, unknown>>,
+  metadata: EventMetadata,
+  onlyIfStateIn?: ReadonlyArray<string>,
+): Promise<Position | null> => {
+  const commands = taskCommands(taskLaui, changes, metadata, onlyIfStateIn);
+  const result = await handleCommand(eventStore, itemStream(taskLaui), steps, commands, metadata, SPEC_RETRY, itemStatesOf(eventStore));
   return result.position;
+};
+
+/**
+ * The same change planned as a companion of another stream's decision (a queue commit), to commit
+ * in its transaction. Decided on the task's cached state unless `fresh`; a change that decides
+ * nothing on a cached state is decided again on a read, and null means nothing to write.
+ * `committed` gets the position of the task's last event.
+ */
+export const taskChangeCompanion = async (
+  eventStore: EventStore,
+  taskLaui: Laui,
+  changes: Record<string, unknown> | ReadonlyArray<Record<string, unknown>>,
+  metadata: EventMetadata,
+  options: { fresh: boolean; onlyIfStateIn?: ReadonlyArray<string>; first?: boolean; committed?: (position: Position) => void },
+): Promise<CompanionAppend | null> => {
+  const cache = itemStatesOf(eventStore);
+  const stream = itemStream(taskLaui);
+  const commands = taskCommands(taskLaui, changes, metadata, options.onlyIfStateIn);
+  let cached = options.fresh ? undefined : cache.get(stream);
+  for (;;) {
+    const loaded = cached ?? (await loadRevision(eventStore, stream, steps, cache));
+    const events = steps.decide(commands, loaded.state);
+    if (events.length === 0) {
+      if (cached === undefined) return null;
+      cached = undefined;
+      continue;
+    }
+    return {
+      append: { streamId: stream, events: events.map((event) => ({ type: event.type, data: event.data, metadata })), expected: loaded.revision ?? 'no_stream' },
+      guessed: cached !== undefined,
+      first: options.first ?? false,
+      committed: (result) => {
+        let state = loaded.state;
+        for (const event of events) state = steps.evolve(state, event);
+        cache.set(stream, { revision: result.nextExpectedRevision, state });
+        options.committed?.(result.position);
+      },
+    };
+  }
 };

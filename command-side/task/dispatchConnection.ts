@@ -2,8 +2,10 @@ import type { EventMetadata } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
-import { changeTask } from './changeTask.ts';
-import type { Lease } from '../queue/handler.ts';
+import { changeTask, taskChangeCompanion } from './changeTask.ts';
+import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
+import type { QueueEvent } from '../queue/queue.ts';
+import { leasesOf, type Lease } from '../queue/handler.ts';
 import { EXECUTE_TASK, type TaskDeps } from './taskDeps.ts';
 import { renderPayload } from './renderPayload.ts';
 
@@ -36,9 +38,25 @@ export const dispatchConnection = async (
   connectionLaui: Laui,
   metadata: EventMetadata,
   finished?: { taskLaui: Laui; sessionId: string },
+  /** A change of the finished run's task written first in the same commit (its terminal state). */
+  alongside?: (fresh: boolean) => Promise<CompanionAppend | null>,
 ): Promise<{ sent: Map<Laui, string>; position: Position | null }> => {
   const connection = await deps.items.peek(connectionLaui);
   const batch = { tasks: [], finished: finished ? [finished] : [] };
+  if (deps.eventStore.appendAtomically) {
+    const leases = leaseCompanions(deps, connectionLaui, metadata);
+    const plan: CompanionPlanner<QueueEvent> = async (events, fresh) => {
+      const [own, leased] = await Promise.all([alongside ? alongside(fresh) : null, leases.plan(events, fresh)]);
+      return own ? [own, ...leased] : leased;
+    };
+    const queued = await deps.queue.enqueueManyAndDispatch(connectionLaui, batch, maxParallelismOf(connection), sortDictOf(connection), metadata, plan);
+    const published = await leases.publish();
+    // As on the path without companions: a lease whose task could not be sent fails the call.
+    const [failure] = published.failed.values();
+    if (published.failed.size > 0) throw failure;
+    return { sent: published.sent, position: queued.position };
+  }
+  if (alongside) throw new Error('dispatchConnection: a companion change needs a store with multi-stream transactions');
   const { leases, position } = await deps.queue.enqueueManyAndDispatch(connectionLaui, batch, maxParallelismOf(connection), sortDictOf(connection), metadata);
   const sent = await sendLeases(deps, connectionLaui, leases, metadata, null);
   return { sent: sent.sent, position: sent.position ?? position };
@@ -47,10 +65,65 @@ export const dispatchConnection = async (
 export const maxParallelismOf = (connection: ItemDoc | null): number => (typeof connection?.max_parallelism === 'number' ? connection.max_parallelism : 1);
 export const sortDictOf = (connection: ItemDoc | null): Record<string, string> => (connection?.sort_dict as Record<string, string> | undefined) ?? {};
 
+/** A leased task made ready to send: its templated payload and the changes marking it queued_in_redis. */
+interface PreparedLease {
+  lease: Lease;
+  task: ItemDoc;
+  payload: unknown;
+  changes: Array<Record<string, unknown>>;
+}
+
+/** The task of a lease, templated, with its changes; null when the task is gone. */
+const prepareLease = async (
+  deps: TaskDeps,
+  lease: Lease,
+  metadata: EventMetadata,
+  lead: { taskLaui: Laui; changes: Record<string, unknown> } | null,
+): Promise<PreparedLease | null> => {
+  // peek: the task is only read (templating, the message), never changed; a copy per dispatched
+  // task was ~5% of a scheduler cycle.
+  const stored = await deps.items.peek(lease.taskLaui);
+  if (!stored) return null;
+  const leading = lead?.taskLaui === lease.taskLaui ? lead.changes : null;
+  const task = leading ? { ...stored, ...leading } : stored;
+  const payload = await renderPayload(deps, task, metadata);
+  const queued = { state: 'queued_in_redis', session_id: lease.sessionId, last_system_updated_date: metadata.at };
+  return { lease, task, payload, changes: leading ? [leading, queued] : [queued] };
+};
+
+/** Publishes `execute_task` for a leased task whose queued_in_redis change is committed (at `position`). */
+const publishLease = async (deps: TaskDeps, connectionLaui: Laui, prepared: PreparedLease, position: Position | null, metadata: EventMetadata): Promise<string> => {
+  const { task, lease } = prepared;
+  const user = ownerOf(task, metadata);
+  const message: ExecuteTaskMessage = {
+    task_laui: task.laui,
+    connection_laui: connectionLaui,
+    dispatch_id: lease.dispatchId,
+    session_id: lease.sessionId,
+    access_token: await workerToken(deps, user, task.laui),
+    payload: prepared.payload,
+    user_laui: user,
+    position: position === null ? null : position.toString(),
+  };
+  const id = await deps.bus.publish(EXECUTE_TASK, task.laui, message);
+  deps.logger.log({
+    level: 'info',
+    category: 'TASK',
+    step: 'dispatch',
+    message: `Task ${task.name} dispatched to the worker queue`,
+    session_id: lease.sessionId,
+    task_laui: task.laui,
+    task_name: task.name,
+    logical_date: task.logical_date ?? null,
+  });
+  return id;
+};
+
 /**
  * Sends leased tasks to the workers: templated payload, state queued_in_redis with the lease's
  * session, `execute_task` published. `lead` carries changes for a task that was enqueued in the same
  * commit as its lease: its queued_for_connection step is written together with queued_in_redis.
+ * The path of stores without multi-stream transactions: the task changes follow the queue commit.
  */
 export const sendLeases = async (
   deps: TaskDeps,
@@ -62,40 +135,72 @@ export const sendLeases = async (
   const sent = new Map<Laui, string>();
   let latest: Position | null = null;
   for (const lease of leases) {
-    // peek: the task is only read (templating, the message), never changed; a copy per dispatched
-    // task was ~5% of a scheduler cycle.
-    const stored = await deps.items.peek(lease.taskLaui);
-    if (!stored) continue;
-    const leading = lead?.taskLaui === lease.taskLaui ? lead.changes : null;
-    const task = leading ? { ...stored, ...leading } : stored;
-    const payload = await renderPayload(deps, task, metadata);
-    const queued = { state: 'queued_in_redis', session_id: lease.sessionId, last_system_updated_date: metadata.at };
-    const changed = await changeTask(deps.eventStore, task.laui, leading ? [leading, queued] : queued, metadata);
+    const prepared = await prepareLease(deps, lease, metadata, lead);
+    if (!prepared) continue;
+    const changed = await changeTask(deps.eventStore, prepared.task.laui, prepared.changes, metadata);
     if (changed !== null) latest = changed;
-    const user = ownerOf(task, metadata);
-    const message: ExecuteTaskMessage = {
-      task_laui: task.laui,
-      connection_laui: connectionLaui,
-      dispatch_id: lease.dispatchId,
-      session_id: lease.sessionId,
-      access_token: await workerToken(deps, user, task.laui),
-      payload,
-      user_laui: user,
-      position: changed === null ? null : changed.toString(),
-    };
-    sent.set(task.laui, await deps.bus.publish(EXECUTE_TASK, task.laui, message));
-    deps.logger.log({
-      level: 'info',
-      category: 'TASK',
-      step: 'dispatch',
-      message: `Task ${task.name} dispatched to the worker queue`,
-      session_id: lease.sessionId,
-      task_laui: task.laui,
-      task_name: task.name,
-      logical_date: task.logical_date ?? null,
-    });
+    sent.set(prepared.task.laui, await publishLease(deps, connectionLaui, prepared, changed, metadata));
   }
   return { sent, position: latest };
+};
+
+/**
+ * The same for stores with multi-stream transactions: each leased task's changes are companions of
+ * the queue commit that leases it (one commit instead of two in sequence), planned again on every
+ * attempt of that commit. `publish` then sends the tasks whose changes were committed. A task whose
+ * change cannot be planned (it was deleted meanwhile) keeps its lease without a message, as when
+ * its change failed after the queue commit: `failed` holds its error and the reaper frees the slot.
+ */
+export const leaseCompanions = (
+  deps: TaskDeps,
+  connectionLaui: Laui,
+  metadata: EventMetadata,
+  leadOf: (taskLaui: Laui, events: ReadonlyArray<QueueEvent>) => Record<string, unknown> | null = () => null,
+) => {
+  let order: Laui[] = [];
+  let planned = new Map<Laui, { prepared: PreparedLease; position: Position | null }>();
+  const failed = new Map<Laui, unknown>();
+  const plan: CompanionPlanner<QueueEvent> = async (events, fresh) => {
+    const leases = leasesOf(events);
+    order = leases.map((lease) => lease.taskLaui);
+    planned = new Map();
+    failed.clear();
+    const companions = await Promise.all(
+      leases.map(async (lease) => {
+        try {
+          const leading = leadOf(lease.taskLaui, events);
+          const prepared = await prepareLease(deps, lease, metadata, leading ? { taskLaui: lease.taskLaui, changes: leading } : null);
+          if (!prepared) return null;
+          const entry = { prepared, position: null as Position | null };
+          planned.set(lease.taskLaui, entry);
+          return await taskChangeCompanion(deps.eventStore, lease.taskLaui, prepared.changes, metadata, { fresh, committed: (position) => (entry.position = position) });
+        } catch (error) {
+          planned.delete(lease.taskLaui);
+          failed.set(lease.taskLaui, error);
+          return null;
+        }
+      }),
+    );
+    return companions.filter((companion) => companion !== null);
+  };
+  /** After the commit: `execute_task` for every leased task whose change was written. */
+  const publish = async (): Promise<{ sent: Map<Laui, string>; positions: Map<Laui, Position>; failed: Map<Laui, unknown> }> => {
+    const sent = new Map<Laui, string>();
+    const positions = new Map<Laui, Position>();
+    // In lease order, one at a time, as the path without companions publishes them.
+    for (const laui of order) {
+      const entry = planned.get(laui);
+      if (!entry || entry.position === null) continue;
+      positions.set(laui, entry.position);
+      try {
+        sent.set(laui, await publishLease(deps, connectionLaui, entry.prepared, entry.position, metadata));
+      } catch (error) {
+        failed.set(laui, error);
+      }
+    }
+    return { sent, positions, failed };
+  };
+  return { plan, publish };
 };
 
 /** RSA signing costs milliseconds: a user's worker token is reused while it has an hour left. */

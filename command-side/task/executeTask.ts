@@ -6,7 +6,7 @@ import { openSecretField } from '../../shared/item-types/secretFields.ts';
 import { cancelledChanges, failChanges, failureChanges, successChanges, workerPickupChanges } from '../../shared/task/transitions.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
-import { changeTask } from './changeTask.ts';
+import { changeTask, taskChangeCompanion } from './changeTask.ts';
 import { actionsStatusAfter, hookReferences, runHookList, type ActionStatusEntry } from '../action/runHooks.ts';
 import { installStep, normaliseCodeBlock } from '../action/codeBlocks.ts';
 import { dispatchConnection, type ExecuteTaskMessage } from './dispatchConnection.ts';
@@ -127,29 +127,47 @@ export const executeTask = (deps: WorkerDeps) => async (message: BusMessage<Exec
   if (pickupPosition !== null) await deps.readModels.waitFor(pickupPosition, deps.readYourWritesTimeoutMs);
   const current = (await deps.items.peek(taskLaui)) ?? task;
   const { changes, dispatchNow } = terminalChanges(current, outcome, ended);
-  await changeTask(
-    deps.eventStore,
-    taskLaui,
-    {
-      ...changes,
-      duration: Math.trunc((ended.getTime() - started.getTime()) / 1000),
-      last_run_output: outcome.output,
-      last_run_date: ended.toISOString(),
-      task_instance_end_date: ended.toISOString(),
-      latest_heartbeat: ended.toISOString(),
-    },
-    metadata(),
-  );
-  deps.heartbeats.forget(taskLaui);
-  log(
-    outcome.status === 'success' ? 'info' : 'error',
-    'TASK_HISTORY',
-    'finish',
-    `Task ${task.name} ended ${String(changes.state)}${'message' in outcome ? `: ${outcome.message}` : ''}`,
-    { status: changes.state, duration_seconds: (ended.getTime() - started.getTime()) / 1000 },
-  );
-  // Finish (spec 3.1): leave the connection queue, then give the freed slot to the next task.
-  await dispatchConnection(deps, connectionLaui, metadata(), { taskLaui, sessionId });
+  const terminal = {
+    ...changes,
+    duration: Math.trunc((ended.getTime() - started.getTime()) / 1000),
+    last_run_output: outcome.output,
+    last_run_date: ended.toISOString(),
+    task_instance_end_date: ended.toISOString(),
+    latest_heartbeat: ended.toISOString(),
+  };
+  const finishMetadata = metadata();
+  const ending = () => {
+    deps.heartbeats.forget(taskLaui);
+    log(
+      outcome.status === 'success' ? 'info' : 'error',
+      'TASK_HISTORY',
+      'finish',
+      `Task ${task.name} ended ${String(changes.state)}${'message' in outcome ? `: ${outcome.message}` : ''}`,
+      { status: changes.state, duration_seconds: (ended.getTime() - started.getTime()) / 1000 },
+    );
+  };
+  if (deps.eventStore.appendAtomically) {
+    // Terminal state, finish (spec 3.1: leave the connection queue) and the freed slot's next
+    // lease in one commit: the slot is never held past the state that ends the run.
+    let written = false;
+    try {
+      await dispatchConnection(deps, connectionLaui, finishMetadata, { taskLaui, sessionId }, (fresh) =>
+        taskChangeCompanion(deps.eventStore, taskLaui, terminal, finishMetadata, { fresh, first: true, committed: () => (written = true) }),
+      );
+    } catch (error) {
+      // The run's outcome is not lost with the queue commit: it is written alone, and the lease it
+      // still holds is freed by the reaper, as when the finish fails after the terminal change.
+      if (!written) await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata);
+      ending();
+      throw error;
+    }
+    ending();
+  } else {
+    await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata);
+    ending();
+    // Finish (spec 3.1): leave the connection queue, then give the freed slot to the next task.
+    await dispatchConnection(deps, connectionLaui, metadata(), { taskLaui, sessionId });
+  }
   // Post actions: after the operator finished, fire-and-forget; they never change the terminal state.
   if (hookReferences(task, 'post_actions').length > 0) {
     void runHookList(deps, { ...task, ...changes }, 'post_actions', metadata(), merged.config.parameters)

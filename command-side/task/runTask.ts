@@ -2,7 +2,7 @@ import { AppError, forbidden, notFound, unprocessable } from '../../shared/error
 import type { EventMetadata } from '../../shared/events.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import { isLaui, type Laui } from '../../shared/ids.ts';
-import type { Lease, QueueEntry } from '../queue/handler.ts';
+import { leasesOf, type Lease, type QueueEntry } from '../queue/handler.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
 import { isAdhoc } from '../../shared/task/cron.ts';
 import { referencedItems, validateTask, ONLY_TASKS_DETAIL, type ReferencedItem, type TaskValidation } from '../../shared/task/validateTask.ts';
@@ -10,9 +10,11 @@ import type { SystemSettings } from '../../shared/task/systemSettings.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { createItem, UNIQUE_KEY_EXISTS } from '../catalog/createItem.ts';
 import { uniqueKeyOf } from '../../shared/item-types/primaryKey.ts';
-import { changeTask } from './changeTask.ts';
+import { changeTask, taskChangeCompanion } from './changeTask.ts';
 import { actionsStatusAfter, runHookList } from '../action/runHooks.ts';
-import { maxParallelismOf, sendLeases, sortDictOf } from './dispatchConnection.ts';
+import { leaseCompanions, maxParallelismOf, sendLeases, sortDictOf } from './dispatchConnection.ts';
+import type { QueueEvent } from '../queue/queue.ts';
+import type { CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import { mergedConfigOf } from './mergedConfig.ts';
 import { loadSystemSettings, type TaskDeps } from './taskDeps.ts';
 
@@ -186,13 +188,10 @@ export interface DispatchedRuns {
 export const dispatchRuns = async (deps: TaskDeps, connectionLaui: Laui, runs: ReadonlyArray<PreparedRun>, metadata: EventMetadata): Promise<DispatchedRuns> => {
   const connection = runs[0]?.connection ?? (await deps.items.peek(connectionLaui));
   const finished = runs.flatMap((run) => (run.finishedSession === null ? [] : [{ taskLaui: run.task.laui, sessionId: run.finishedSession }]));
-  const queued = await deps.queue.enqueueManyAndDispatch(
-    connectionLaui,
-    { tasks: runs.map((run) => run.entry), finished },
-    maxParallelismOf(connection),
-    sortDictOf(connection),
-    metadata,
-  );
+  const enqueue = (plan?: CompanionPlanner<QueueEvent>) =>
+    deps.queue.enqueueManyAndDispatch(connectionLaui, { tasks: runs.map((run) => run.entry), finished }, maxParallelismOf(connection), sortDictOf(connection), metadata, plan);
+  if (deps.eventStore.appendAtomically) return dispatchRunsTogether(deps, connectionLaui, runs, metadata, enqueue);
+  const queued = await enqueue();
   const byLaui = new Map(runs.map((run) => [run.task.laui, run]));
   const leasedTasks = new Set(queued.leases.map((lease) => lease.taskLaui));
   const result: DispatchedRuns = { outcomes: new Map(), failures: new Map(), others: [] };
@@ -229,6 +228,78 @@ export const dispatchRuns = async (deps: TaskDeps, connectionLaui: Laui, runs: R
     const laui = run.task.laui;
     if (result.failures.has(laui)) continue;
     result.outcomes.set(laui, { taskLaui: laui, executionResultId: leased.get(laui) ?? null, position: positions.get(laui) ?? queued.position });
+  }
+  return result;
+};
+
+/**
+ * dispatchRuns for stores with multi-stream transactions: every task change the queue decision
+ * calls for (queued_for_connection + queued_in_redis of a leased task, queued_for_connection of
+ * one left waiting) is a companion of the queue commit, so a run is queued and dispatched in one
+ * commit instead of a queue commit followed by the task commits. The messages go out after it.
+ */
+const dispatchRunsTogether = async (
+  deps: TaskDeps,
+  connectionLaui: Laui,
+  runs: ReadonlyArray<PreparedRun>,
+  metadata: EventMetadata,
+  enqueue: (plan: CompanionPlanner<QueueEvent>) => ReturnType<TaskDeps['queue']['enqueueManyAndDispatch']>,
+): Promise<DispatchedRuns> => {
+  const byLaui = new Map(runs.map((run) => [run.task.laui, run]));
+  // The tasks a decision enqueued (rule 8 drops those already queued): their queued_for_connection
+  // step is written with their next state, as their state stays as the queue left it otherwise.
+  let decided: ReadonlyArray<QueueEvent> | null = null;
+  let enqueued = new Set<Laui>();
+  const enqueuedBy = (events: ReadonlyArray<QueueEvent>): Set<Laui> => {
+    if (events !== decided) {
+      decided = events;
+      enqueued = new Set(events.flatMap((event) => (event.type === 'TaskEnqueued' ? [event.data.task_laui] : [])));
+    }
+    return enqueued;
+  };
+  const leases = leaseCompanions(deps, connectionLaui, metadata, (laui, events) => {
+    const run = byLaui.get(laui);
+    return run && enqueuedBy(events).has(laui) ? run.changes : null;
+  });
+  const waitPositions = new Map<Laui, Position>();
+  const waitFailures = new Map<Laui, unknown>();
+  const plan: CompanionPlanner<QueueEvent> = async (events, fresh) => {
+    waitPositions.clear();
+    waitFailures.clear();
+    const leasedNow = new Set(leasesOf(events).map((lease) => lease.taskLaui));
+    const waiting = runs.filter((run) => enqueuedBy(events).has(run.task.laui) && !leasedNow.has(run.task.laui));
+    const [leased, waits] = await Promise.all([
+      leases.plan(events, fresh),
+      Promise.all(
+        // Waiting for a slot: record queued_for_connection unless a finishing worker already leased it.
+        waiting.map(async (run) => {
+          try {
+            return await taskChangeCompanion(deps.eventStore, run.task.laui, run.changes, metadata, {
+              fresh,
+              onlyIfStateIn: NOT_IN_FLIGHT,
+              committed: (position) => waitPositions.set(run.task.laui, position),
+            });
+          } catch (error) {
+            waitFailures.set(run.task.laui, error);
+            return null;
+          }
+        }),
+      ),
+    ]);
+    return [...leased, ...waits.filter((companion) => companion !== null)];
+  };
+  const queued = await enqueue(plan);
+  const published = await leases.publish();
+  const result: DispatchedRuns = { outcomes: new Map(), failures: new Map(waitFailures), others: [] };
+  for (const [laui, error] of published.failed) {
+    if (byLaui.has(laui)) result.failures.set(laui, error);
+    else result.others.push(error);
+  }
+  for (const run of runs) {
+    const laui = run.task.laui;
+    if (result.failures.has(laui)) continue;
+    const position = published.positions.get(laui) ?? waitPositions.get(laui) ?? queued.position;
+    result.outcomes.set(laui, { taskLaui: laui, executionResultId: published.sent.get(laui) ?? null, position });
   }
   return result;
 };
