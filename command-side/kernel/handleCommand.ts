@@ -51,17 +51,50 @@ export const SPEC_RETRY: RetryPolicy = { attempts: 5, baseDelayMs: 100 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * After a real conflict (not a stale cached guess): 503 write_conflict once the policy's attempts
+ * are spent, else the exponential backoff before the next attempt.
+ */
+export const backOff = async (retry: RetryPolicy, attempt: number): Promise<void> => {
+  if (attempt >= retry.attempts) throw writeConflict();
+  await sleep(retry.baseDelayMs * 2 ** (attempt - 1) * Math.random());
+};
+
+/**
+ * One attempt's decision. A stream in `cache` is not read (unless `fresh`): the decision is made on
+ * the cached state and the append's expected revision is what checks it (a read per command was
+ * ~3% of the event loop under task load, and most of them found nothing new). Only a decision that
+ * would be answered without an append, nothing to write or a refusal, is made again on a fresh
+ * read, since no append will check the state it was made on. `guessed`: the decision stands on the
+ * cache, so a conflict on its append means a stale cache (another handler or process wrote the
+ * stream), not contention.
+ */
+export const decideOnCache = async <State, Command, Event extends DomainEvent>(
+  eventStore: EventStore,
+  streamId: string,
+  decider: Decider<State, Command, Event>,
+  command: Command,
+  cache: StateCache<State> | undefined,
+  fresh: boolean,
+): Promise<{ loaded: { state: State; revision: number | undefined }; events: Event[]; guessed: boolean }> => {
+  const cached = fresh ? undefined : cache?.get(streamId);
+  if (cached) {
+    try {
+      const events = decider.decide(command, cached.state);
+      if (events.length > 0) return { loaded: cached, events, guessed: true };
+    } catch {
+      // A refusal on a guess is decided again on the stream as it is.
+    }
+  }
+  const loaded = await loadRevision(eventStore, streamId, decider, cache);
+  return { loaded, events: decider.decide(command, loaded.state), guessed: false };
+};
+
+/**
  * load -> decide -> append with the stream's revision as expected revision. When another writer
  * got there first the command is decided again on fresh state (the decision may change, e.g. a
  * code redeemed twice); a conflict that persists past the policy becomes 503 write_conflict.
- *
- * A stream in `cache` is not read before its first attempt: the decision is made on the cached
- * state and the append's expected revision is what checks it (a read per command was ~3% of the
- * event loop under task load, and most of them found nothing new). Only a decision that would be
- * answered without an append, nothing to write or a refusal, is made again on a fresh read first,
- * since no append will check the state it was made on. A cached state that turns out stale (another
- * handler or process wrote the stream) costs one immediate fresh attempt, outside the retry
- * policy: it is not contention.
+ * The first attempt decides a cached stream without reading it (decideOnCache); a conflict on that
+ * guess costs one immediate fresh attempt, outside the retry policy: it is not contention.
  */
 export const handleCommand = async <State, Command, Event extends DomainEvent>(
   eventStore: EventStore,
@@ -79,43 +112,29 @@ export const handleCommand = async <State, Command, Event extends DomainEvent>(
    */
   known?: { state: State; revision: number | undefined },
 ): Promise<CommandResult<State, Event>> => {
-  let cached = known ? undefined : cache?.get(streamId);
+  // After any conflict the stream is read: its cached state, or the caller's, is behind.
+  let fresh = false;
   for (let attempt = 1; ; attempt += 1) {
-    const guessed = cached;
-    cached = undefined;
-    const loaded = guessed ?? (attempt === 1 && known ? known : await loadRevision(eventStore, streamId, decider, cache));
+    const { loaded, events, guessed } =
+      known && !fresh
+        ? { loaded: known, events: decider.decide(command, known.state), guessed: false }
+        : await decideOnCache(eventStore, streamId, decider, command, cache, fresh);
     let state = loaded.state;
-    const revision = loaded.revision;
-    let events: Event[];
-    try {
-      events = decider.decide(command, state);
-    } catch (error) {
-      if (guessed === undefined) throw error;
-      attempt -= 1;
-      continue;
-    }
-    if (events.length === 0) {
-      if (guessed === undefined) return { events, state, position: null };
-      attempt -= 1;
-      continue;
-    }
+    if (events.length === 0) return { events, state, position: null };
     try {
       const result = await eventStore.append(
         streamId,
         events.map((event, index) => ({ type: event.type, data: event.data, metadata: typeof metadata === 'function' ? metadata(index) : metadata })),
-        revision ?? 'no_stream',
+        loaded.revision ?? 'no_stream',
       );
       for (const event of events) state = decider.evolve(state, event);
       cache?.set(streamId, { revision: result.nextExpectedRevision, state });
       return { events, state, position: result.position };
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
-      if (guessed !== undefined) {
-        attempt -= 1;
-        continue;
-      }
-      if (attempt >= retry.attempts) throw writeConflict();
-      await sleep(retry.baseDelayMs * 2 ** (attempt - 1) * Math.random());
+      fresh = true;
+      if (guessed) attempt -= 1;
+      else await backOff(retry, attempt);
     }
   }
 };

@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { EventMetadata } from '../../shared/events.ts';
-import type { EventStore, Position } from '../../shared/event-store/EventStore.ts';
+import { WrongExpectedVersionError, type AppendResult, type EventStore, type Position } from '../../shared/event-store/EventStore.ts';
 import type { Laui } from '../../shared/ids.ts';
-import { handleCommand, loadRevision, lruStateCache, SPEC_RETRY } from '../kernel/handleCommand.ts';
+import { backOff, decideOnCache, handleCommand, loadRevision, lruStateCache, SPEC_RETRY } from '../kernel/handleCommand.ts';
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
-import { writeConflict } from '../../shared/errors.ts';
-import { WrongExpectedVersionError, type AppendResult } from '../../shared/event-store/EventStore.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import { decideQueueGroups, queueDecider, type GroupVerdict } from './decide.ts';
 import { queueStream, type QueueCommand, type QueueEvent, type QueueState, type ReleaseReason, type SortDict } from './queue.ts';
@@ -64,7 +62,25 @@ interface QueueResult {
   companions: boolean;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * The queue decider for a batch of callers: one decision over every caller's commands
+ * (decideQueueGroups), keeping the verdict per caller and the metadata per event of the last
+ * decision made (an attempt decides again; the last attempt's decision is the one written).
+ */
+const batchDecision = () => {
+  let verdicts: GroupVerdict[] = [];
+  let metadataOf: EventMetadata[] = [];
+  const decider: Decider<QueueState, ReadonlyArray<QueueRequest>, QueueEvent> = {
+    initialState: queueDecider.initialState,
+    evolve: queueDecider.evolve,
+    decide: (batch, state) => {
+      verdicts = decideQueueGroups(batch.map((request) => request.commands), state);
+      metadataOf = verdicts.flatMap((verdict, index) => verdict.events.map(() => (batch[index] as QueueRequest).metadata));
+      return verdicts.flatMap((verdict) => verdict.events);
+    },
+  };
+  return { decider, verdicts: () => verdicts, metadataOf: (index: number): EventMetadata | undefined => metadataOf[index] };
+};
 
 /**
  * Queue commands with the spec's retry rule (5 attempts, exponential backoff from 100 ms) applied
@@ -81,22 +97,10 @@ export const queueHandler = (eventStore: EventStore) => {
   const cache = lruStateCache<QueueState>(1000);
   /** One decision for the batch through handleCommand (stores without multi-stream transactions). */
   const commitAlone = async (connectionLaui: Laui, requests: QueueRequest[]): Promise<Array<PromiseSettledResult<QueueResult>>> => {
-    // The verdicts of the decision that was appended: handleCommand decides once per attempt, and
-    // the last attempt's decision is the one written.
-    let verdicts: GroupVerdict[] = [];
-    let metadataOf: EventMetadata[] = [];
-    const groups: Decider<QueueState, ReadonlyArray<QueueRequest>, QueueEvent> = {
-      initialState: queueDecider.initialState,
-      evolve: queueDecider.evolve,
-      decide: (batch, state) => {
-        verdicts = decideQueueGroups(batch.map((request) => request.commands), state);
-        metadataOf = verdicts.flatMap((verdict, index) => verdict.events.map(() => (batch[index] as QueueRequest).metadata));
-        return verdicts.flatMap((verdict) => verdict.events);
-      },
-    };
+    const batch = batchDecision();
     const first = requests[0] as QueueRequest;
-    const result = await handleCommand(eventStore, queueStream(connectionLaui), groups, requests, (index) => metadataOf[index] ?? first.metadata, SPEC_RETRY, cache);
-    return verdicts.map((verdict): PromiseSettledResult<QueueResult> =>
+    const result = await handleCommand(eventStore, queueStream(connectionLaui), batch.decider, requests, (index) => batch.metadataOf(index) ?? first.metadata, SPEC_RETRY, cache);
+    return batch.verdicts().map((verdict): PromiseSettledResult<QueueResult> =>
       'error' in verdict
         ? { status: 'rejected', reason: verdict.error }
         : { status: 'fulfilled', value: { events: verdict.events, position: verdict.events.length > 0 ? result.position : null, companions: false } },
@@ -115,17 +119,12 @@ export const queueHandler = (eventStore: EventStore) => {
     appendAtomically: NonNullable<EventStore['appendAtomically']>,
   ): Promise<Array<PromiseSettledResult<QueueResult>>> => {
     const stream = queueStream(connectionLaui);
+    const batch = batchDecision();
     let fresh = false;
     for (let attempt = 1; ; attempt += 1) {
-      const cached = fresh ? undefined : cache.get(stream);
-      const loaded = cached ?? (await loadRevision(eventStore, stream, queueDecider, cache));
-      const verdicts = decideQueueGroups(requests.map((request) => request.commands), loaded.state);
-      const events = verdicts.flatMap((verdict, index) => verdict.events.map((event) => ({ ...event, metadata: (requests[index] as QueueRequest).metadata })));
-      if (cached && events.length === 0) {
-        fresh = true;
-        attempt -= 1;
-        continue;
-      }
+      const decided = await decideOnCache(eventStore, stream, batch.decider, requests, cache, fresh);
+      const verdicts = batch.verdicts();
+      const events = decided.events.map((event, index) => ({ ...event, metadata: batch.metadataOf(index) as EventMetadata }));
       const planning = planningEvents(verdicts);
       const planned = await Promise.all(
         requests.map(async (request, index) => {
@@ -147,7 +146,7 @@ export const queueHandler = (eventStore: EventStore) => {
         }
         return settled;
       }
-      const queueAppend = events.length > 0 ? [{ streamId: stream, events, expected: loaded.revision ?? ('no_stream' as const) }] : [];
+      const queueAppend = events.length > 0 ? [{ streamId: stream, events, expected: decided.loaded.revision ?? ('no_stream' as const) }] : [];
       const appends = [
         ...companions.filter((companion) => companion.first).map((companion) => companion.append),
         ...queueAppend,
@@ -158,20 +157,16 @@ export const queueHandler = (eventStore: EventStore) => {
         if (appends.length > 0) results = await appendAtomically(appends);
       } catch (error) {
         if (!(error instanceof WrongExpectedVersionError)) throw error;
-        const guessed = error.streamId === stream ? cached !== undefined : companions.some((companion) => companion.guessed && companion.append.streamId === error.streamId);
+        const guessed = error.streamId === stream ? decided.guessed : companions.some((companion) => companion.guessed && companion.append.streamId === error.streamId);
         fresh = true;
-        if (guessed) {
-          attempt -= 1;
-          continue;
-        }
-        if (attempt >= SPEC_RETRY.attempts) throw writeConflict();
-        await sleep(SPEC_RETRY.baseDelayMs * 2 ** (attempt - 1) * Math.random());
+        if (guessed) attempt -= 1;
+        else await backOff(SPEC_RETRY, attempt);
         continue;
       }
       const byStream = new Map(appends.map((append, index) => [append.streamId, results[index] as AppendResult]));
       const queueResult = byStream.get(stream);
       if (queueResult) {
-        let state = loaded.state;
+        let state = decided.loaded.state;
         for (const event of events) state = queueDecider.evolve(state, event);
         cache.set(stream, { revision: queueResult.nextExpectedRevision, state });
       }

@@ -2,7 +2,7 @@ import type { EventMetadata } from '../../shared/events.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import { newLaui, type Laui } from '../../shared/ids.ts';
 import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
-import { handleCommand, inSequence, loadRevision, SPEC_RETRY } from '../kernel/handleCommand.ts';
+import { decideOnCache, handleCommand, inSequence, SPEC_RETRY } from '../kernel/handleCommand.ts';
 import type { CompanionAppend } from '../kernel/CompanionAppend.ts';
 import { itemDecider } from '../catalog/decide.ts';
 import { itemStream } from '../catalog/item.ts';
@@ -49,8 +49,8 @@ export const changeTask = async (
 
 /**
  * The same change planned as a companion of another stream's decision (a queue commit), to commit
- * in its transaction. Decided on the task's cached state unless `fresh`; a change that decides
- * nothing on a cached state is decided again on a read, and null means nothing to write.
+ * in its transaction, decided as decideOnCache decides (the cached state unless `fresh`); null
+ * means nothing to write.
  * `committed` gets the position of the task's last event.
  */
 export const taskChangeCompanion = async (
@@ -63,25 +63,17 @@ export const taskChangeCompanion = async (
   const cache = itemStatesOf(eventStore);
   const stream = itemStream(taskLaui);
   const commands = taskCommands(taskLaui, changes, metadata, options.onlyIfStateIn);
-  let cached = options.fresh ? undefined : cache.get(stream);
-  for (;;) {
-    const loaded = cached ?? (await loadRevision(eventStore, stream, steps, cache));
-    const events = steps.decide(commands, loaded.state);
-    if (events.length === 0) {
-      if (cached === undefined) return null;
-      cached = undefined;
-      continue;
-    }
-    return {
-      append: { streamId: stream, events: events.map((event) => ({ type: event.type, data: event.data, metadata })), expected: loaded.revision ?? 'no_stream' },
-      guessed: cached !== undefined,
-      first: options.first ?? false,
-      committed: (result) => {
-        let state = loaded.state;
-        for (const event of events) state = steps.evolve(state, event);
-        cache.set(stream, { revision: result.nextExpectedRevision, state });
-        options.committed?.(result.position);
-      },
-    };
-  }
+  const { loaded, events, guessed } = await decideOnCache(eventStore, stream, steps, commands, cache, options.fresh);
+  if (events.length === 0) return null;
+  return {
+    append: { streamId: stream, events: events.map((event) => ({ type: event.type, data: event.data, metadata })), expected: loaded.revision ?? 'no_stream' },
+    guessed,
+    first: options.first ?? false,
+    committed: (result) => {
+      let state = loaded.state;
+      for (const event of events) state = steps.evolve(state, event);
+      cache.set(stream, { revision: result.nextExpectedRevision, state });
+      options.committed?.(result.position);
+    },
+  };
 };
