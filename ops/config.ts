@@ -30,6 +30,8 @@ export interface Config {
   workerMaxOutputBytes: number;
   /** Warm interpreter processes per language, started ahead of demand. */
   workerPoolSize: number;
+  /** Fork JavaScript runtime processes from a node fork server (needs the nodefork addon). */
+  workerNodeFork: boolean;
   reaperIntervalMs: number;
   /** Length of one SLA minute for running actions: 60,000 in production, shorter for drills and tests. */
   slaMinuteMs: number;
@@ -121,6 +123,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     workerTimeoutSeconds: integer(env, 'WORKER_TIMEOUT_SECONDS', 6 * 3600, 1, 7 * 24 * 3600),
     workerMaxOutputBytes: integer(env, 'WORKER_MAX_OUTPUT_BYTES', 1024 * 1024, 1024, 256 * 1024 * 1024),
     workerPoolSize: integer(env, 'WORKER_POOL_SIZE', 2, 0, 64),
+    workerNodeFork: flag(env, 'WORKER_NODE_FORK', true),
     reaperIntervalMs: integer(env, 'REAPER_INTERVAL_MS', 5000, 100, 3_600_000),
     slaMinuteMs: integer(env, 'SLA_MINUTE_MS', 60_000, 1, 60_000),
     workerRunAs: runAs(env),

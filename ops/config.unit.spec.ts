@@ -4,7 +4,7 @@ import { loadConfig } from './config.ts';
 describe('configuration', () => {
   it('given no variables, when loaded, then the documented defaults apply', () => {
     const config = loadConfig({});
-    expect(config).to.include({ port: 8080, host: '127.0.0.1', adminUsername: 'admin', sqliteSynchronous: 'full', workerPoolSize: 2, slaMinuteMs: 60_000 });
+    expect(config).to.include({ port: 8080, host: '127.0.0.1', adminUsername: 'admin', sqliteSynchronous: 'full', workerPoolSize: 2, workerNodeFork: true, slaMinuteMs: 60_000 });
     expect(config.workerRunAs).to.equal(null);
     expect(config.adminPassword).to.equal(null);
   });
@@ -13,6 +13,11 @@ describe('configuration', () => {
     expect(loadConfig({ WORKER_RUN_AS_UID: '65534', WORKER_RUN_AS_GID: '65534' }).workerRunAs).to.deep.equal({ uid: 65534, gid: 65534 });
     expect(() => loadConfig({ WORKER_RUN_AS_UID: '65534' })).to.throw('WORKER_RUN_AS_UID and WORKER_RUN_AS_GID must be given together');
     expect(() => loadConfig({ WORKER_RUN_AS_UID: '0', WORKER_RUN_AS_GID: '0' })).to.throw(/WORKER_RUN_AS_UID must be an integer/);
+  });
+
+  it('given WORKER_NODE_FORK=false, when loaded, then JavaScript processes are not forked; a bad value is refused', () => {
+    expect(loadConfig({ WORKER_NODE_FORK: 'false' }).workerNodeFork).to.equal(false);
+    expect(() => loadConfig({ WORKER_NODE_FORK: 'sometimes' })).to.throw(/WORKER_NODE_FORK must be true or false/);
   });
 
   it('given malformed values, when loaded, then the error names the variable', () => {

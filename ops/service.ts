@@ -126,6 +126,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     poolSize: config.workerPoolSize,
     // Every worker slot may be running a reuse operator at once.
     maxIdleReusable: config.workerConcurrency,
+    nodeForkServer: config.workerNodeFork,
     ...(config.workerRunAs ? { runAs: config.workerRunAs } : {}),
     prewarm: config.workerPoolSize > 0 ? [{ language: 'python', memoryMb: config.workerMemoryMb }, { language: 'javascript', memoryMb: config.workerMemoryMb }] : [],
   });

@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ActionOutcome, ActionRunRequest, RunLimits } from '../../shared/ports/CodeRunner.ts';
+import { exists, NODE_IDENTITY, running, until, type NodeIdentity } from '../../test/support/runtimeProcesses.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
 
 const LIMITS: RunLimits = { timeoutMs: 10_000, memoryMb: 128, maxOutputBytes: 64 * 1024 };
@@ -28,66 +29,6 @@ def run(connection, action_variables, context):
         f.write(str(os.getpid()))
     time.sleep(30)
 `;
-
-/** Who runs a JavaScript action: its process, parent, group, environment, ignored and blocked signals. */
-const NODE_IDENTITY = `
-import { readFileSync } from 'node:fs';
-export function run() {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-  const status = readFileSync('/proc/self/status', 'utf8');
-  return {
-    pid: process.pid,
-    ppid: process.ppid,
-    pgrp,
-    execPath: process.execPath,
-    env: Object.keys(process.env).sort(),
-    home: process.env.HOME,
-    cwd: process.cwd(),
-    signals: status.split('\\n').filter((line) => /^Sig(Ign|Blk):/.test(line)),
-  };
-}
-`;
-interface NodeIdentity {
-  pid: number;
-  ppid: number;
-  pgrp: number;
-  execPath: string;
-  env: string[];
-  home: string;
-  cwd: string;
-  signals: string[];
-}
-
-/** A process that exists and is not a zombie (an orphan's zombie waits for init, not for us). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2).charAt(0);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
-
-/** Exists at all, zombies included: after close() even those must be gone (reaped). */
-function exists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function until(check: () => boolean, timeoutMs = 3000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return true;
-}
 
 describe('Python fork server: a fresh forked process per run', function () {
   this.timeout(20_000);
@@ -219,10 +160,10 @@ describe('Python fork server: a fresh forked process per run', function () {
     expect(result<{ runs: number }>(await action(own, STATEFUL)).runs).to.equal(1);
   });
 
-  it('given the fork server, when JavaScript runs come, then each is a fresh node exec\'d in a child of the fork server, started as a spawn would start it', async () => {
+  it('given the fork server and no node fork server, when JavaScript runs come, then each is a fresh node exec\'d in a child of the fork server, started as a spawn would start it', async () => {
     // Given: a runner with the fork server, and one without it for comparison
-    const own = runner();
-    const spawning = runner({ pythonForkServer: false, poolSize: 0 });
+    const own = runner({ nodeForkServer: false });
+    const spawning = runner({ pythonForkServer: false, nodeForkServer: false, poolSize: 0 });
     await own.warmUp('python', LIMITS.memoryMb);
     const [zygote] = own.forkServerPids();
     const js = (on: ProcessCodeRunner) => on.runAction({ codeblock: { language: 'javascript', code: NODE_IDENTITY }, connection: {}, actionVariables: {}, context: {}, limits: LIMITS });

@@ -21,8 +21,13 @@ const CLOSE_WAIT_MS = 2000;
 const MAX_SOCKET_PATH = 107;
 
 export interface ForkServerOptions {
-  /** The real python3 executable. */
+  /** The interpreter of the fork server: the real python3 executable, or node for `program`. */
   executable: string;
+  /**
+   * Another fork server speaking the same control protocol: its arguments before the socket path
+   * (and the runAs uid and gid), and its name in messages. Default: runtime/forkserver.py.
+   */
+  program?: { args: ReadonlyArray<string>; label: string };
   /** Forked children drop to this user (the fork server keeps the service's uid). */
   runAs?: RunAs;
   /** Parent of the private socket directory. Default: the OS temp dir (/tmp when that path is too long). */
@@ -76,6 +81,10 @@ export class ForkServer {
 
   constructor(private readonly options: ForkServerOptions) {}
 
+  private get label(): string {
+    return this.options.program?.label ?? 'python';
+  }
+
   /** Starts the fork server now (it is otherwise started by the first fork). */
   prestart(): void {
     if (!this.closed) this.ensureZygote();
@@ -89,7 +98,7 @@ export class ForkServer {
     try {
       zygote = this.ensureZygote();
     } catch (error) {
-      return ForkedProcess.failing(token, events, `could not start the python fork server: ${(error as Error).message}`);
+      return ForkedProcess.failing(token, events, `could not start the ${this.label} fork server: ${(error as Error).message}`);
     }
     const handle = new ForkedProcess(token, events, zygote, () => this.connecting.delete(token));
     this.connecting.set(token, handle);
@@ -180,6 +189,8 @@ export class ForkServer {
 /** One fork server process; replaced by a new one when it ends. */
 class Zygote {
   alive = true;
+  /** Its name in messages ('python', 'node'). */
+  readonly label: string;
   readonly exited: Promise<void>;
   /** Forks requested, not yet reported as forked. */
   private readonly starting = new Map<string, ForkedProcess>();
@@ -202,7 +213,9 @@ class Zygote {
       this.settleExited = resolve;
     });
     const runAs = options.runAs ? [String(options.runAs.uid), String(options.runAs.gid)] : [];
-    this.child = spawn(options.executable, ['-I', '-u', '-B', FORK_SERVER_SCRIPT, socketPath, ...runAs], {
+    this.label = options.program?.label ?? 'python';
+    const args = options.program?.args ?? ['-I', '-u', '-B', FORK_SERVER_SCRIPT];
+    this.child = spawn(options.executable, [...args, socketPath, ...runAs], {
       cwd: dir,
       env: scrubbedEnv(dir),
       detached: true,
@@ -218,10 +231,10 @@ class Zygote {
     this.control.on('error', () => {});
     this.child.stdout?.on('data', (chunk: Buffer) => this.tail.append(chunk));
     this.child.stderr?.on('data', (chunk: Buffer) => this.tail.append(chunk));
-    this.child.on('error', (error) => this.end(`could not start the python fork server (${options.executable}): ${error.message}`));
+    this.child.on('error', (error) => this.end(`could not start the ${this.label} fork server (${options.executable}): ${error.message}`));
     this.child.on('exit', (code, signal) => {
       const how = signal ? `signal ${signal}` : `exit code ${code}`;
-      const settle = () => this.end(`the python fork server ended (${how})`);
+      const settle = () => this.end(`the ${this.label} fork server ended (${how})`);
       const timer = setTimeout(settle, OUTPUT_DRAIN_MS);
       this.child.once('close', () => {
         clearTimeout(timer);
@@ -301,7 +314,7 @@ class Zygote {
       case 'fork_failed': {
         const handle = this.starting.get(token);
         this.starting.delete(token);
-        handle?.fail(`could not fork the python runtime: ${String(message.error)}`);
+        handle?.fail(`could not fork the ${this.label} runtime: ${String(message.error)}`);
         return;
       }
       case 'exit': {
@@ -396,7 +409,7 @@ class ForkedProcess implements ProcessHandle {
     if (!this.started) {
       const how = signal ? `signal ${signal}` : `exit code ${code}`;
       const tail = lastLines(serverOutput);
-      this.fail(`the python runtime process ended while starting (${how})${tail ? `; last output: ${tail}` : ''}`);
+      this.fail(`the ${this.zygote?.label ?? 'forked'} runtime process ended while starting (${how})${tail ? `; last output: ${tail}` : ''}`);
       return;
     }
     // Its last output and protocol bytes may still be in flight: wait for both channels to close.

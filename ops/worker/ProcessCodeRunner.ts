@@ -14,6 +14,7 @@ import type {
 } from '../../shared/ports/CodeRunner.ts';
 import { CappedLog, TailBuffer } from './boundedOutput.ts';
 import { ForkServer } from './ForkServer.ts';
+import { nodeForkProgram } from './nodeForkProgram.ts';
 import { SpawnedProcess, type ProcessEvents, type ProcessHandle } from './processHandle.ts';
 import {
   ProcessDied,
@@ -65,6 +66,13 @@ export interface ProcessCodeRunnerOptions {
    * Default true (when python3 exists); false spawns both interpreters from the service.
    */
   pythonForkServer?: boolean;
+  /**
+   * JavaScript processes are forked from a node fork server (runtime/forkserver.cjs, one per memory
+   * limit, at most maxPoolKeys of them) instead of starting node: ~2-5 ms instead of ~25-30 ms of CPU
+   * per process, still one fresh process per run. Default true when the nodefork addon is built
+   * (ops/worker/native); false, or without the addon, node is exec'd (see pythonForkServer).
+   */
+  nodeForkServer?: boolean;
   /**
    * How a run reaches its process. 'exec' (default): one request for the whole run (write the code,
    * load, initialize, run, check_completion polling, finish), one line back per step. 'steps': one
@@ -121,8 +129,8 @@ const RESET_TIMEOUT_MS = 2000;
 const INSTALL_TAIL_BYTES = 2000;
 
 /**
- * CodeRunner on separate OS processes (never node:vm): one python3 / node process per run (python
- * ones forked from a fork server, node ones spawned), taken from a warm pool, in a private temp
+ * CodeRunner on separate OS processes (never node:vm): one python3 / node process per run (forked
+ * from a Python or a node fork server, else spawned), taken from a warm pool, in a private temp
  * directory with a scrubbed environment, a hard time limit
  * (SIGKILL to the process group), a memory limit and capped output. See docs/decisions.md
  * ("Code runner") for the protocol, the module forms and the reuse trade-off.
@@ -135,6 +143,9 @@ export class ProcessCodeRunner implements CodeRunner {
   private readonly tmpRoot: string;
   private readonly runAs: RunAs | undefined;
   private readonly forkServer: ForkServer | null;
+  /** Node fork servers by memory limit; null when JavaScript processes are not forked. */
+  private readonly nodeForkServers: Map<number, ForkServer> | null;
+  private readonly maxNodeForkServers: number;
   private readonly oneShot: boolean;
   private closed = false;
 
@@ -152,19 +163,21 @@ export class ProcessCodeRunner implements CodeRunner {
     const python = this.executables.python;
     this.forkServer =
       python && options.pythonForkServer !== false ? new ForkServer({ executable: python, ...(this.runAs ? { runAs: this.runAs } : {}) }) : null;
+    this.nodeForkServers = options.nodeForkServer !== false && nodeForkProgram(0) !== null ? new Map() : null;
+    this.maxNodeForkServers = options.maxPoolKeys ?? 4;
     this.pool = new WarmPool({
       size: options.poolSize ?? 2,
       maxKeys: options.maxPoolKeys ?? 4,
       maxRunsPerProcess: options.maxRunsPerProcess ?? 100,
       maxIdleReusable: options.maxIdleReusable ?? Math.max(options.poolSize ?? 2, 1),
-      makeDir: () => (this.forkServer ? runDirName(this.tmpRoot) : makeRunDir(this.tmpRoot, this.runAs)),
+      makeDir: (language, memoryMb) => (this.forkedBy(language, memoryMb) ? runDirName(this.tmpRoot) : makeRunDir(this.tmpRoot, this.runAs)),
       start: (language, memoryMb, dir) =>
         new RuntimeProcess({
           language,
           memoryMb,
           dir,
           memoryHeadroomMb: headroom,
-          makesOwnDir: this.forkServer !== null,
+          makesOwnDir: this.forkedBy(language, memoryMb) !== null,
           launch: (events) => this.launch(language, memoryMb, dir, events),
         }),
       reset: (proc) => this.reset(proc),
@@ -194,6 +207,11 @@ export class ProcessCodeRunner implements CodeRunner {
     return this.forkServer?.pids() ?? [];
   }
 
+  /** Process ids of the node fork servers that run; for diagnostics and tests. */
+  nodeForkServerPids(): number[] {
+    return [...(this.nodeForkServers?.values() ?? [])].flatMap((server) => server.pids());
+  }
+
   /**
    * Resolves when the cleanup of the runs that returned so far is done (process gone, directory
    * removed, reuse process reset). Outcomes are returned before that cleanup finishes.
@@ -205,18 +223,39 @@ export class ProcessCodeRunner implements CodeRunner {
   async close(): Promise<void> {
     this.closed = true;
     await this.pool.close();
-    await this.forkServer?.close();
+    await Promise.all([this.forkServer?.close(), ...[...(this.nodeForkServers?.values() ?? [])].map((server) => server.close())]);
   }
 
   /**
-   * Starts one runtime process through the fork server when there is one (Python: forked from it;
-   * node: exec'd in a child forked from it, so that the service's own fork() with its large heap
-   * stays off the event loop), otherwise spawned.
+   * The fork server that starts processes of (language, memoryMb), or null when they are spawned:
+   * Python through the Python fork server; JavaScript through the node fork server of its memory
+   * limit (made at the first need, up to maxNodeForkServers limits), else exec'd by the Python one.
+   */
+  private forkedBy(language: Language, memoryMb: number): ForkServer | null {
+    if (language === 'python' || !this.nodeForkServers || this.closed) return this.forkServer;
+    let server = this.nodeForkServers.get(memoryMb);
+    if (!server && this.nodeForkServers.size < this.maxNodeForkServers) {
+      const program = nodeForkProgram(memoryMb);
+      if (program) {
+        server = new ForkServer({ executable: this.executables.javascript ?? process.execPath, program, ...(this.runAs ? { runAs: this.runAs } : {}) });
+        this.nodeForkServers.set(memoryMb, server);
+      }
+    }
+    return server ?? this.forkServer;
+  }
+
+  /**
+   * Starts one runtime process through a fork server when there is one (Python: forked from the
+   * Python one; node: forked from the node one of its memory limit, or exec'd in a child forked from
+   * the Python one, so that the service's own fork() with its large heap stays off the event loop),
+   * otherwise spawned.
    */
   private launch(language: Language, memoryMb: number, dir: string, events: ProcessEvents): ProcessHandle {
     const executable = this.executables[language] ?? 'python3';
-    if (this.forkServer) {
-      return this.forkServer.fork({ dir, memoryMb, ...(language === 'javascript' ? { exec: { executable, args: runtimeArgs(language, memoryMb) } } : {}) }, events);
+    const server = this.forkedBy(language, memoryMb);
+    if (server && server !== this.forkServer) return server.fork({ dir, memoryMb }, events);
+    if (server) {
+      return server.fork({ dir, memoryMb, ...(language === 'javascript' ? { exec: { executable, args: runtimeArgs(language, memoryMb) } } : {}) }, events);
     }
     return new SpawnedProcess({ label: language, executable, args: runtimeArgs(language, memoryMb), dir, ...(this.runAs ? { runAs: this.runAs } : {}) }, events);
   }

@@ -13,7 +13,7 @@ export interface WarmPoolOptions {
    * A fresh private working directory for a process: made at once for a spawned process (it
    * starts in it), only named for one started through the fork server (the child makes it).
    */
-  makeDir(): string;
+  makeDir(language: Language, memoryMb: number): string;
   /** Runs served by one process in reuse mode before it is replaced (module caches only grow). */
   maxRunsPerProcess: number;
   /**
@@ -189,7 +189,7 @@ export class WarmPool {
   }
 
   private spawn(language: Language, memoryMb: number): RuntimeProcess {
-    const process = this.options.start(language, memoryMb, this.options.makeDir());
+    const process = this.options.start(language, memoryMb, this.options.makeDir(language, memoryMb));
     this.all.add(process);
     void process.exited.then(() => {
       // Died while pooled (or after its run): forget it and its directory.

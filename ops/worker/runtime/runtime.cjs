@@ -15,13 +15,14 @@
 // (`export function run(connection, payload, context)`, `exports.run = ...`) or from the default
 // export / `module.exports` object. They may be async.
 //
-// Start-up cost (every JavaScript run starts a fresh node; node cannot fork; measure it with
-// ops/worker/runtimeStartBench.run.ts): this file is CommonJS because an ES module entry point
+// Start-up cost: by default every JavaScript process is forked from the node fork server
+// (forkserver.cjs), which loaded this module once; without it, each starts a fresh node (measure it
+// with ops/worker/runtimeStartBench.run.ts). For that case this file is CommonJS because an ES module entry point
 // makes node set up its whole ES module loader before the first line runs (~6 ms of CPU, ~16 ms
 // with the heap flag below), and so does a first import() of user code, where require() of the
 // same module costs ~0.6 ms; it loads no built-in module it can do without (no readline); and it
 // loads its built-ins while V8's flags are the defaults (below).
-// Usage: node --max-old-space-size=<memoryMb> runtime.cjs <memoryMb>
+// Usage: node --max-old-space-size=<memoryMb> runtime.cjs <memoryMb>   (or main() from forkserver.cjs)
 
 // Node ships a V8 code cache for its built-in modules, which V8 rejects when any V8 flag differs
 // from its default (the cache carries a hash of the flags): with --max-old-space-size every built-in
@@ -41,7 +42,7 @@ const path = require('node:path');
 const timers = require('node:timers');
 const { pathToFileURL } = require('node:url');
 
-const MEMORY_MB = Number(process.argv[2] ?? 0);
+let MEMORY_MB = 0;
 const NAMES = ['initialize', 'run', 'check_completion', 'finish'];
 const TRACEBACK_LIMIT = 8192;
 
@@ -72,32 +73,12 @@ class ExitAttempt extends Error {
   }
 }
 
-const hardExit = typeof process.reallyExit === 'function' ? process.reallyExit.bind(process) : process.exit.bind(process);
-process.exit = (code) => {
-  throw new ExitAttempt(`process.exit(${code ?? ''})`);
-};
-process.reallyExit = (code) => {
-  throw new ExitAttempt(`process.reallyExit(${code ?? ''})`);
-};
-process.abort = () => {
-  throw new ExitAttempt('process.abort()');
-};
-
-// Blocking stdout/stderr: a flood of console.log is paced by the parent (which caps it) instead of
-// queueing in this process, and nothing written before an answer is lost when the process is killed.
-for (const stream of [process.stdout, process.stderr]) stream._handle?.setBlocking?.(true);
-
+// Set by main(): how this process ends itself, its own directory and its protocol channel.
+let hardExit = typeof process.reallyExit === 'function' ? process.reallyExit.bind(process) : process.exit.bind(process);
 // The process's own directory (its cwd at start): reuse runs happen in subdirectories of it, and a
 // recycle clears it.
-const BASE = process.cwd();
-const channel = new net.Socket({ fd: 3, readable: true, writable: true });
-// The channel only closes when the parent is gone (it kills us otherwise): remove the own dir, exit.
-const parentGone = () => {
-  if (path.basename(BASE).startsWith('coderun-')) rmSync(BASE, { recursive: true, force: true });
-  hardExit(0);
-};
-channel.on('error', parentGone);
-channel.on('close', parentGone);
+let BASE = '';
+let channel = null;
 
 function send(text) {
   channel.write(text + '\n');
@@ -571,8 +552,6 @@ function stray(error) {
   }
   for (const id of [...pending.keys()]) fail(id, error);
 }
-process.on('uncaughtException', stray);
-process.on('unhandledRejection', stray);
 
 function onLine(line) {
   let request;
@@ -585,24 +564,6 @@ function onLine(line) {
   void handle(request);
 }
 
-// JSON lines (node:readline would be one more module to load at every start). Only the chunk that
-// arrived is searched for the end of a line, so a large message costs linear time.
-channel.setEncoding('utf8');
-let partial = [];
-channel.on('data', (chunk) => {
-  let start = 0;
-  let end = chunk.indexOf('\n');
-  while (end !== -1) {
-    partial.push(chunk.slice(start, end));
-    const line = partial.join('');
-    partial = [];
-    onLine(line);
-    start = end + 1;
-    end = chunk.indexOf('\n', start);
-  }
-  if (start < chunk.length) partial.push(chunk.slice(start));
-});
-
 // The ES module loader's own modules (what require() of the first ES module loads) are compiled
 // now, with the code cache: a user ES module then costs ~0.6 ms instead of ~3.7 ms; CommonJS user
 // code pays ~1.5 ms for it.
@@ -613,4 +574,64 @@ try {
 }
 
 setV8Flags?.(heapFlag);
-send(JSON.stringify({ op: 'ready', pid: process.pid }));
+
+/**
+ * Makes this process a runtime process and serves the protocol on fd 3 until the runner is gone.
+ * Everything above only defines and loads, so that the node fork server (forkserver.cjs) can load
+ * this module once and call main() in each forked child; started as a script, it calls main() itself.
+ * options.exit: how the process ends itself (a forked child must not run node's exit path);
+ * options.memoryMb: the memory limit (default: the first argument).
+ */
+function main(options = {}) {
+  MEMORY_MB = options.memoryMb ?? Number(process.argv[2] ?? 0);
+  if (options.exit) hardExit = options.exit;
+  process.exit = (code) => {
+    throw new ExitAttempt(`process.exit(${code ?? ''})`);
+  };
+  process.reallyExit = (code) => {
+    throw new ExitAttempt(`process.reallyExit(${code ?? ''})`);
+  };
+  process.abort = () => {
+    throw new ExitAttempt('process.abort()');
+  };
+
+  // Blocking stdout/stderr: a flood of console.log is paced by the parent (which caps it) instead of
+  // queueing in this process, and nothing written before an answer is lost when the process is killed.
+  for (const stream of [process.stdout, process.stderr]) stream._handle?.setBlocking?.(true);
+
+  BASE = process.cwd();
+  channel = new net.Socket({ fd: 3, readable: true, writable: true });
+  // The channel only closes when the parent is gone (it kills us otherwise): remove the own dir, exit.
+  const parentGone = () => {
+    if (path.basename(BASE).startsWith('coderun-')) rmSync(BASE, { recursive: true, force: true });
+    hardExit(0);
+  };
+  channel.on('error', parentGone);
+  channel.on('close', parentGone);
+
+  process.on('uncaughtException', stray);
+  process.on('unhandledRejection', stray);
+
+  // JSON lines (node:readline would be one more module to load at every start). Only the chunk that
+  // arrived is searched for the end of a line, so a large message costs linear time.
+  channel.setEncoding('utf8');
+  let partial = [];
+  channel.on('data', (chunk) => {
+    let start = 0;
+    let end = chunk.indexOf('\n');
+    while (end !== -1) {
+      partial.push(chunk.slice(start, end));
+      const line = partial.join('');
+      partial = [];
+      onLine(line);
+      start = end + 1;
+      end = chunk.indexOf('\n', start);
+    }
+    if (start < chunk.length) partial.push(chunk.slice(start));
+  });
+
+  send(JSON.stringify({ op: 'ready', pid: process.pid }));
+}
+
+if (require.main === module) main();
+else module.exports = { main };

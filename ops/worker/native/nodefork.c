@@ -1,0 +1,292 @@
+/*
+ * fork() for the node fork server (ops/worker/runtime/forkserver.cjs): what a node process needs to
+ * fork itself into a fresh runtime process, as runtime/forkserver.py does for Python.
+ *
+ * Node has no fork. Three things stand between a plain fork() and a working child:
+ * - V8 maps its heap MADV_DONTFORK, so that a spawn's fork does not copy it: a child would find its
+ *   heap unmapped and crash on its first JavaScript call. forkChild() marks every mapping
+ *   MADV_DOFORK (copy-on-write, like the rest of memory) right before each fork.
+ * - libuv's event loop owns an epoll instance and wake-up fds that a child would share with the
+ *   fork server: uv_loop_fork() gives the child its own (libuv's documented way).
+ * - fork copies only the calling thread: V8's platform worker threads do not exist in the child.
+ *   The fork server runs V8 single-threaded (--single-threaded: no background GC or compiler tasks),
+ *   and the child never runs node's exit path (which joins those threads): exit() is _exit().
+ *
+ * The fork server itself stays in waitEvents() between forks (a blocking poll on its control
+ * channel and on one pidfd per child), never on node's event loop, so at every fork its loop is idle.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <node_api.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <uv.h>
+
+#define MAX_CHILDREN 4096
+#define MAPS_BYTES (4 << 20)
+
+/* Children not reaped yet, with their pidfds (readable once the child has ended). */
+static int child_pidfds[MAX_CHILDREN];
+static pid_t child_pids[MAX_CHILDREN];
+static int child_count = 0;
+static char *maps_buffer = NULL;
+
+static napi_value throw_errno(napi_env env, const char *what, int error) {
+  char message[512];
+  snprintf(message, sizeof message, "%s: %s", what, strerror(error));
+  napi_throw_error(env, NULL, message);
+  return NULL;
+}
+
+static napi_value int_value(napi_env env, int32_t value) {
+  napi_value out;
+  napi_create_int32(env, value, &out);
+  return out;
+}
+
+/* Every mapping copy-on-write in a child (V8's heap is MADV_DONTFORK). Mappings that refuse (the
+ * vsyscall page, VM_IO) are skipped: they cannot be DONTFORK either. */
+static int all_mappings_dofork(void) {
+  if (maps_buffer == NULL && (maps_buffer = malloc(MAPS_BYTES)) == NULL) return ENOMEM;
+  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  size_t length = 0;
+  ssize_t got;
+  while ((got = read(fd, maps_buffer + length, MAPS_BYTES - 1 - length)) > 0) length += (size_t)got;
+  int error = got < 0 ? errno : 0;
+  close(fd);
+  if (error) return error;
+  /* A full buffer would leave mappings out: refuse rather than fork a child that crashes. */
+  if (length >= MAPS_BYTES - 1) return E2BIG;
+  maps_buffer[length] = 0;
+  for (char *line = maps_buffer; *line;) {
+    unsigned long start, end;
+    if (sscanf(line, "%lx-%lx", &start, &end) == 2) madvise((void *)start, end - start, MADV_DOFORK);
+    char *newline = strchr(line, '\n');
+    if (newline == NULL) break;
+    line = newline + 1;
+  }
+  return 0;
+}
+
+/* forkChild(): the child's pid in the fork server, 0 in the child (whose event loop is its own). */
+static napi_value fork_child(napi_env env, napi_callback_info info) {
+  uv_loop_t *loop;
+  if (napi_get_uv_event_loop(env, &loop) != napi_ok) {
+    napi_throw_error(env, NULL, "no event loop");
+    return NULL;
+  }
+  if (child_count >= MAX_CHILDREN) return throw_errno(env, "fork", EAGAIN);
+  int error = all_mappings_dofork();
+  if (error) return throw_errno(env, "reading /proc/self/maps", error);
+  pid_t pid = fork();
+  if (pid < 0) return throw_errno(env, "fork", errno);
+  if (pid == 0) {
+    for (int i = 0; i < child_count; i++) close(child_pidfds[i]);
+    child_count = 0;
+    /* A child whose loop is still the fork server's cannot do anything safely. */
+    if (uv_loop_fork(loop) != 0) _exit(71);
+    return int_value(env, 0);
+  }
+  int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  if (pidfd < 0) {
+    /* Cannot watch it: never let it run unsupervised. */
+    int saved = errno;
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return throw_errno(env, "pidfd_open", saved);
+  }
+  child_pidfds[child_count] = pidfd;
+  child_pids[child_count] = pid;
+  child_count++;
+  return int_value(env, pid);
+}
+
+/*
+ * waitEvents(controlFd, timeoutMs): blocks until the control channel is readable, a child ended or
+ * the timeout (-1: none) passed. Returns {control: boolean, exits: [[pid, code | null, signal | null]]},
+ * every ended child reaped.
+ */
+static napi_value wait_events(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  int32_t control = -1, timeout = -1;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 2 || napi_get_value_int32(env, argv[0], &control) != napi_ok || napi_get_value_int32(env, argv[1], &timeout) != napi_ok) {
+    napi_throw_type_error(env, NULL, "waitEvents(controlFd, timeoutMs)");
+    return NULL;
+  }
+  static struct pollfd fds[MAX_CHILDREN + 1];
+  fds[0].fd = control;
+  fds[0].events = POLLIN;
+  fds[0].revents = 0;
+  for (int i = 0; i < child_count; i++) {
+    fds[i + 1].fd = child_pidfds[i];
+    fds[i + 1].events = POLLIN;
+    fds[i + 1].revents = 0;
+  }
+  int ready = poll(fds, (nfds_t)child_count + 1, timeout);
+  if (ready < 0 && errno != EINTR) return throw_errno(env, "poll", errno);
+  napi_value result, exits, flag;
+  napi_create_object(env, &result);
+  napi_create_array(env, &exits);
+  napi_get_boolean(env, ready > 0 && fds[0].revents != 0, &flag);
+  napi_set_named_property(env, result, "control", flag);
+  uint32_t reported = 0;
+  int kept = 0;
+  for (int i = 0; i < child_count; i++) {
+    int status;
+    if (ready > 0 && fds[i + 1].revents != 0 && waitpid(child_pids[i], &status, WNOHANG) == child_pids[i]) {
+      close(child_pidfds[i]);
+      napi_value entry, null_value;
+      napi_get_null(env, &null_value);
+      napi_create_array_with_length(env, 3, &entry);
+      napi_set_element(env, entry, 0, int_value(env, child_pids[i]));
+      napi_set_element(env, entry, 1, WIFEXITED(status) ? int_value(env, WEXITSTATUS(status)) : null_value);
+      napi_set_element(env, entry, 2, WIFSIGNALED(status) ? int_value(env, WTERMSIG(status)) : null_value);
+      napi_set_element(env, exits, reported++, entry);
+      continue;
+    }
+    child_pidfds[kept] = child_pidfds[i];
+    child_pids[kept] = child_pids[i];
+    kept++;
+  }
+  child_count = kept;
+  napi_set_named_property(env, result, "exits", exits);
+  return result;
+}
+
+static int get_string(napi_env env, napi_value value, char *out, size_t size) {
+  size_t length;
+  if (napi_get_value_string_utf8(env, value, out, size, &length) != napi_ok) return -1;
+  return length + 1 < size ? 0 : -1;
+}
+
+/* One connection to the runner's socket, announced by its hello line; the fd, or -errno. */
+static int connect_with_hello(const char *socket_path, const char *hello) {
+  struct sockaddr_un address;
+  size_t path_length = strlen(socket_path);
+  if (path_length >= sizeof address.sun_path) return -ENAMETOOLONG;
+  memset(&address, 0, sizeof address);
+  address.sun_family = AF_UNIX;
+  memcpy(address.sun_path, socket_path, path_length);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -errno;
+  if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+    int saved = errno;
+    close(fd);
+    return -saved;
+  }
+  size_t length = strlen(hello), sent = 0;
+  while (sent < length) {
+    ssize_t written = write(fd, hello + sent, length - sent);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) {
+      int saved = written < 0 ? errno : EPIPE;
+      close(fd);
+      return -saved;
+    }
+    sent += (size_t)written;
+  }
+  return fd;
+}
+
+/*
+ * becomeChild({socketPath, outputHello, protocolHello, dir, create, uid, gid, controlFd}) in a
+ * forked child, before any user code: own session (the runner kills the group), the run directory
+ * (0700, owned by the run user) when `create`, stdout+stderr on one connection to the runner and
+ * the protocol on another as fd 3 (both made while the child may still reach the 0700 socket
+ * directory), then the run user's identity when uid >= 0. Throws on any failure.
+ */
+static napi_value become_child(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], field;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 1) {
+    napi_throw_type_error(env, NULL, "becomeChild(options)");
+    return NULL;
+  }
+  static char socket_path[4096], output_hello[2048], protocol_hello[2048], dir[4096];
+  bool create = false;
+  int32_t uid = -1, gid = -1, control = -1;
+  if (napi_get_named_property(env, argv[0], "socketPath", &field) != napi_ok || get_string(env, field, socket_path, sizeof socket_path) ||
+      napi_get_named_property(env, argv[0], "outputHello", &field) != napi_ok || get_string(env, field, output_hello, sizeof output_hello) ||
+      napi_get_named_property(env, argv[0], "protocolHello", &field) != napi_ok || get_string(env, field, protocol_hello, sizeof protocol_hello) ||
+      napi_get_named_property(env, argv[0], "dir", &field) != napi_ok || get_string(env, field, dir, sizeof dir) ||
+      napi_get_named_property(env, argv[0], "create", &field) != napi_ok || napi_get_value_bool(env, field, &create) != napi_ok ||
+      napi_get_named_property(env, argv[0], "uid", &field) != napi_ok || napi_get_value_int32(env, field, &uid) != napi_ok ||
+      napi_get_named_property(env, argv[0], "gid", &field) != napi_ok || napi_get_value_int32(env, field, &gid) != napi_ok ||
+      napi_get_named_property(env, argv[0], "controlFd", &field) != napi_ok || napi_get_value_int32(env, field, &control) != napi_ok) {
+    napi_throw_type_error(env, NULL, "becomeChild: bad options");
+    return NULL;
+  }
+  if (setsid() < 0) return throw_errno(env, "setsid", errno);
+  /* A distinct name in ps/top: without exec the child keeps the fork server's command line. */
+  prctl(PR_SET_NAME, "node-run", 0, 0, 0);
+  if (create) {
+    if (mkdir(dir, 0700) != 0) return throw_errno(env, "mkdir", errno);
+    if (uid >= 0 && chown(dir, (uid_t)uid, (gid_t)gid) != 0) return throw_errno(env, "chown", errno);
+  }
+  int output = connect_with_hello(socket_path, output_hello);
+  if (output < 0) return throw_errno(env, "connecting the output channel", -output);
+  int protocol = connect_with_hello(socket_path, protocol_hello);
+  if (protocol < 0) return throw_errno(env, "connecting the protocol channel", -protocol);
+  /* dup2 clears close-on-exec on the copies: fds 1-3 are the runtime's, whatever it starts. */
+  /* The control channel stays open until here, so that neither connection can get its fd number. */
+  if (dup2(output, 1) < 0 || dup2(output, 2) < 0 || dup2(protocol, 3) < 0) return throw_errno(env, "dup2", errno);
+  if (output > 3) close(output);
+  if (protocol > 3) close(protocol);
+  if (control > 3) close(control);
+  if (uid >= 0) {
+    if (setgroups(0, NULL) != 0) return throw_errno(env, "setgroups", errno);
+    if (setgid((gid_t)gid) != 0) return throw_errno(env, "setgid", errno);
+    if (setuid((uid_t)uid) != 0) return throw_errno(env, "setuid", errno);
+    if (getuid() != (uid_t)uid || geteuid() != (uid_t)uid) {
+      napi_throw_error(env, NULL, "could not drop privileges");
+      return NULL;
+    }
+  }
+  return NULL;
+}
+
+/* exit(code): _exit, never node's exit path (it would join V8 threads a forked child does not have). */
+static napi_value hard_exit(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  int32_t code = 0;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc > 0) napi_get_value_int32(env, argv[0], &code);
+  _exit(code & 0xff);
+  return NULL;
+}
+
+/* ownPid(): getpid(); node's process.pid is the fork server's, cached at its start. */
+static napi_value own_pid(napi_env env, napi_callback_info info) {
+  return int_value(env, (int32_t)getpid());
+}
+
+NAPI_MODULE_INIT() {
+  static const struct {
+    const char *name;
+    napi_callback callback;
+  } functions[] = {{"forkChild", fork_child}, {"waitEvents", wait_events}, {"becomeChild", become_child}, {"exit", hard_exit}, {"ownPid", own_pid}};
+  for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++) {
+    napi_value fn;
+    napi_create_function(env, functions[i].name, NAPI_AUTO_LENGTH, functions[i].callback, NULL, &fn);
+    napi_set_named_property(env, exports, functions[i].name, fn);
+  }
+  return exports;
+}

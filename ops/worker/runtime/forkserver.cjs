@@ -1,0 +1,174 @@
+'use strict';
+// Fork server ("zygote") of the JavaScript runtime (ops/worker/ForkServer.ts), the node twin of
+// forkserver.py: the same control protocol and the same child set-up, see that file's docstring.
+//
+// Why: a node start costs ~20-30 ms of CPU (isolate deserialisation, bootstrap, the runtime shim's
+// modules), which capped fresh-process JavaScript runs near 40-60/s on 2 cores. This process does
+// that work once; each run forks it (~2-5 ms of CPU in all) and gets a process that never ran user
+// code before, like a Python run from forkserver.py. Node has no fork: the native addon
+// (../native/nodefork.c) provides it and says what a forked node needs.
+//
+// What a forked child differs in from a spawned node, and how each is handled here:
+// - V8 runs single-threaded (--single-threaded: no background GC or compile threads, which fork does
+//   not copy) and without WebAssembly dynamic tiering (--no-wasm-dynamic-tiering: its background
+//   tier-up never finishes in a child); the first WebAssembly compile is done here once, since its
+//   one-time set-up posts to a background thread too. process.execArgv shows these flags.
+// - The child ends with _exit (never node's exit path, which joins the missing threads).
+// - process.pid is cached by node at start: set to the child's own. Math.random's state is
+//   per isolate and would be the same in every child: replaced by one drawn from the kernel's CSPRNG
+//   (crypto, whose OpenSSL generator reseeds itself after a fork). process.argv reads as if spawned.
+// - Built-in modules a run might load are loaded here once: with the V8 flags above node's code
+//   cache does not apply, so a child would compile each one from source (http: ~15 ms).
+// - process.uptime() and performance.now() count from this process's start, not the child's.
+// Nothing else of this process reaches a child: it keeps no state between forks but pending
+// control bytes (wiped in the child), and it never calls Math.random or crypto.randomUUID.
+//
+// Usage: node --single-threaded --no-wasm-dynamic-tiering --max-old-space-size=<memoryMb>
+//          forkserver.cjs <memoryMb> <socket path> [<uid> <gid>]
+// Control channel: fd 3, JSON lines (see forkserver.py). The memory limit is this process's own
+// (V8 fixes the heap limit at start): the runner starts one fork server per memory limit.
+
+const { readSync, writeSync } = require('node:fs');
+const { constants } = require('node:os');
+const path = require('node:path');
+
+const CONTROL_FD = 3;
+const native = require('../native/build/Release/nodefork.node');
+const runtime = require('./runtime.cjs');
+
+const [memoryArg, SOCKET_PATH, uidArg, gidArg] = process.argv.slice(2);
+const MEMORY_MB = Number(memoryArg);
+const RUN_AS = uidArg !== undefined ? { uid: Number(uidArg), gid: Number(gidArg) } : null;
+const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name]));
+
+/** Built-in modules user code commonly loads (no deprecated or experimental ones, none with side effects on load). */
+const PRELOADED = [
+  'assert', 'async_hooks', 'buffer', 'child_process', 'crypto', 'dgram', 'dns', 'dns/promises', 'events', 'fs', 'fs/promises', 'http', 'http2',
+  'https', 'module', 'net', 'os', 'path', 'perf_hooks', 'querystring', 'readline', 'stream', 'stream/promises', 'stream/web', 'string_decoder',
+  'timers/promises', 'tls', 'tty', 'url', 'util', 'v8', 'vm', 'worker_threads', 'zlib',
+];
+for (const name of PRELOADED) {
+  try {
+    require(`node:${name}`);
+  } catch {
+    // not in this node: loaded by the child if it asks
+  }
+}
+// (module (func (export "f") (result i32) i32.const 1)): WebAssembly's one-time set-up, done here.
+new WebAssembly.Instance(new WebAssembly.Module(Uint8Array.of(0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 102, 0, 0, 10, 6, 1, 4, 0, 65, 1, 11)));
+
+function send(message) {
+  const data = Buffer.from(`${JSON.stringify(message)}\n`);
+  for (let offset = 0; offset < data.length; ) offset += writeSync(CONTROL_FD, data, offset);
+}
+
+/**
+ * Serves fork requests until one of them returns in a forked child (its request) or the runner is
+ * gone (null). Never returns to node's event loop: a fork always happens with an idle loop.
+ */
+function serve() {
+  const chunk = Buffer.alloc(65536);
+  let pending = Buffer.alloc(0);
+  send({ op: 'ready', pid: process.pid });
+  for (;;) {
+    const events = native.waitEvents(CONTROL_FD, -1);
+    for (const [pid, code, signal] of events.exits) {
+      send({ op: 'exit', pid, code, signal: signal === null ? null : (SIGNAL_NAMES.get(signal) ?? `SIG${signal}`) });
+    }
+    if (!events.control) continue;
+    let length;
+    try {
+      length = readSync(CONTROL_FD, chunk, 0, chunk.length, null);
+    } catch (error) {
+      if (error.code === 'EAGAIN' || error.code === 'EINTR') continue;
+      throw error;
+    }
+    if (length === 0) return null;
+    pending = Buffer.concat([pending, chunk.subarray(0, length)]);
+    for (let end = pending.indexOf(10); end !== -1; end = pending.indexOf(10)) {
+      const request = JSON.parse(pending.subarray(0, end).toString('utf8'));
+      pending = pending.subarray(end + 1);
+      if (request.op !== 'fork') continue;
+      if (fork(request) === 0) {
+        // Other forks' tokens are no business of this child.
+        pending.fill(0);
+        chunk.fill(0);
+        return request;
+      }
+    }
+  }
+}
+
+/** 0 in the child, the child's pid here (reported), -1 when the fork failed (reported). */
+function fork(request) {
+  let pid;
+  try {
+    pid = native.forkChild();
+  } catch (error) {
+    send({ op: 'fork_failed', token: request.token, error: error.message });
+    return -1;
+  }
+  if (pid !== 0) send({ op: 'forked', token: request.token, pid });
+  return pid;
+}
+
+/** Math.random from a pool of CSPRNG words (53 bits per number, as V8's), refilled when used up. */
+function reseedMathRandom() {
+  const { randomFillSync } = require('node:crypto');
+  const words = new Uint32Array(1024);
+  let next = words.length;
+  const random = function random() {
+    if (next >= words.length) {
+      randomFillSync(words);
+      next = 0;
+    }
+    const high = words[next++] >>> 5;
+    const low = words[next++] >>> 6;
+    return (high * 67108864 + low) / 9007199254740992;
+  };
+  Object.defineProperty(Math, 'random', { value: random, writable: true, enumerable: false, configurable: true });
+}
+
+/** In the forked child: a runtime process of its own, then the run protocol until the runner is gone. */
+function becomeRuntime(request) {
+  const pid = native.ownPid();
+  Object.defineProperty(process, 'pid', { value: pid, writable: false, enumerable: true, configurable: true });
+  const hello = (channel) => `${JSON.stringify({ token: request.token, pid, channel })}\n`;
+  native.becomeChild({
+    socketPath: SOCKET_PATH,
+    outputHello: hello('output'),
+    protocolHello: hello('protocol'),
+    dir: request.dir,
+    create: request.create === true,
+    uid: RUN_AS ? RUN_AS.uid : -1,
+    gid: RUN_AS ? RUN_AS.gid : -1,
+    controlFd: CONTROL_FD,
+  });
+  process.chdir(request.dir);
+  process.env.HOME = request.dir;
+  process.env.TMPDIR = request.dir;
+  process.argv = [process.execPath, path.join(__dirname, 'runtime.cjs'), String(MEMORY_MB)];
+  reseedMathRandom();
+  // Whatever ends the process ends it with _exit (see the top of this file).
+  process.on('exit', (code) => native.exit(code ?? 0));
+  runtime.main({ exit: native.exit, memoryMb: MEMORY_MB });
+}
+
+let request = null;
+try {
+  request = serve();
+} catch (error) {
+  writeSync(2, `node fork server: ${error.stack ?? error}\n`);
+  process.exitCode = 70;
+}
+if (request !== null) {
+  try {
+    becomeRuntime(request);
+  } catch (error) {
+    try {
+      writeSync(2, `node fork server child: ${error.stack ?? error}\n`);
+    } finally {
+      native.exit(70);
+    }
+  }
+}
