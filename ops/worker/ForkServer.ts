@@ -78,6 +78,8 @@ export class ForkServer {
   /** Forks waiting for their two connections, by token. */
   private readonly connecting = new Map<string, ForkedProcess>();
   private closed = false;
+  /** Fork servers in a row that ended without ever being ready. */
+  private failedStarts = 0;
 
   constructor(private readonly options: ForkServerOptions) {}
 
@@ -106,6 +108,15 @@ export class ForkServer {
     return handle;
   }
 
+  /**
+   * Whether its fork servers keep dying before they are ready (twice in a row): a program that cannot
+   * start here (an interpreter without a flag it needs, say). The caller then starts processes
+   * another way instead of failing every run.
+   */
+  get broken(): boolean {
+    return this.failedStarts >= 2;
+  }
+
   /** Process id of the running fork server (none before the first fork or after close). */
   pids(): number[] {
     const pid = this.zygote?.alive ? this.zygote.pid : undefined;
@@ -127,8 +138,9 @@ export class ForkServer {
   private ensureZygote(): Zygote {
     if (this.zygote?.alive) return this.zygote;
     const socketPath = this.ensureServer();
-    const zygote = new Zygote(this.options, socketPath, this.socketDir ?? tmpdir(), () => {
+    const zygote = new Zygote(this.options, socketPath, this.socketDir ?? tmpdir(), (wasReady) => {
       if (this.zygote === zygote) this.zygote = null;
+      this.failedStarts = wasReady ? 0 : this.failedStarts + 1;
     });
     this.zygote = zygote;
     return zygote;
@@ -189,6 +201,8 @@ export class ForkServer {
 /** One fork server process; replaced by a new one when it ends. */
 class Zygote {
   alive = true;
+  /** It said ready (it started; a later end is not a failed start). */
+  private ready = false;
   /** Its name in messages ('python', 'node'). */
   readonly label: string;
   readonly exited: Promise<void>;
@@ -207,7 +221,7 @@ class Zygote {
     options: ForkServerOptions,
     socketPath: string,
     dir: string,
-    private readonly onEnd: () => void,
+    private readonly onEnd: (wasReady: boolean) => void,
   ) {
     this.exited = new Promise<void>((resolve) => {
       this.settleExited = resolve;
@@ -326,8 +340,11 @@ class Zygote {
         handle.exited(code, signal, this.tail.text());
         return;
       }
+      case 'ready':
+        this.ready = true;
+        return;
       default:
-      // 'ready' and anything newer: nothing to do.
+      // anything newer: nothing to do.
     }
   }
 
@@ -336,7 +353,7 @@ class Zygote {
     this.alive = false;
     this.reader.stop();
     this.control.destroy();
-    this.onEnd();
+    this.onEnd(this.ready);
     const tail = lastLines(this.tail.text());
     const detail = tail ? `; last output: ${tail}` : '';
     for (const handle of this.starting.values()) handle.fail(`${message}; the runtime process was not started${detail}`);

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import type { ActionOutcome, RunLimits } from '../../shared/ports/CodeRunner.ts';
 import { NODE_IDENTITY, running as alive, until, type NodeIdentity as Identity } from '../../test/support/runtimeProcesses.ts';
-import { NODE_FORK_ADDON } from './nodeForkProgram.ts';
+import { ForkServer } from './ForkServer.ts';
+import { NODE_FORK_ADDON, nodeForkAddonLoads } from './nodeForkProgram.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
 
 const LIMITS: RunLimits = { timeoutMs: 10_000, memoryMb: 128, maxOutputBytes: 64 * 1024 };
@@ -61,8 +62,9 @@ describe('Node fork server: a fresh forked node process per JavaScript run', fun
     await Promise.all(runners.map((r) => r.close()));
   });
 
-  it('given an installed checkout, when the worker looks for the nodefork addon, then npm install has built it', () => {
+  it('given an installed checkout, when the worker looks for the nodefork addon, then npm install has built it and it loads', () => {
     expect(existsSync(NODE_FORK_ADDON), `${NODE_FORK_ADDON} (npm ci runs node-gyp on ops/worker/native)`).to.equal(true);
+    expect(nodeForkAddonLoads()).to.equal(true);
   });
 
   it('given JavaScript runs, when each runs, then it is a fresh child of the node fork server with its own pid, randomness and state, started as a spawned node', async () => {
@@ -168,6 +170,25 @@ describe('Node fork server: a fresh forked node process per JavaScript run', fun
     expect(seen.home).to.equal(seen.cwd);
     const [zygote] = own.nodeForkServerPids();
     expect(zygote !== undefined && alive(zygote)).to.equal(true);
+  });
+
+  it('given a fork server program that dies before it is ready, when forks come, then they fail with its output and after two such starts it reports itself broken', async () => {
+    // Given: a "fork server" that says something and exits at once
+    const server = new ForkServer({ executable: process.execPath, program: { label: 'node', args: ['-e', 'console.error("no such flag"); process.exit(9)'] } });
+    const fork = () =>
+      new Promise<string>((resolve) => {
+        server.fork({ dir: '/nonexistent/never-made', memoryMb: 64 }, { data: () => {}, output: () => {}, exit: () => resolve('exit'), failed: (_reason, message) => resolve(message) });
+      });
+    try {
+      // When / Then
+      const first = await fork();
+      expect(first).to.include('the node fork server ended (exit code 9)').and.include('no such flag');
+      expect(server.broken).to.equal(false);
+      await fork();
+      expect(server.broken).to.equal(true);
+    } finally {
+      await server.close();
+    }
   });
 
   it('given the node fork server turned off, when a JavaScript run comes, then node is exec\'d and no node fork server runs', async () => {

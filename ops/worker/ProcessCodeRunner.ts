@@ -229,11 +229,13 @@ export class ProcessCodeRunner implements CodeRunner {
   /**
    * The fork server that starts processes of (language, memoryMb), or null when they are spawned:
    * Python through the Python fork server; JavaScript through the node fork server of its memory
-   * limit (made at the first need, up to maxNodeForkServers limits), else exec'd by the Python one.
+   * limit (made at the first need, up to maxNodeForkServers limits; not once it is broken), else
+   * exec'd by the Python one.
    */
   private forkedBy(language: Language, memoryMb: number): ForkServer | null {
     if (language === 'python' || !this.nodeForkServers || this.closed) return this.forkServer;
     let server = this.nodeForkServers.get(memoryMb);
+    if (server?.broken) return this.forkServer;
     if (!server && this.nodeForkServers.size < this.maxNodeForkServers) {
       const program = nodeForkProgram(memoryMb);
       if (program) {

@@ -1,19 +1,35 @@
-import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 /** The native addon that lets node fork (built by `npm ci` / `npm install`: see package.json "install"). */
 export const NODE_FORK_ADDON = fileURLToPath(new URL('./native/build/Release/nodefork.node', import.meta.url));
 const FORK_SERVER_SCRIPT = fileURLToPath(new URL('./runtime/forkserver.cjs', import.meta.url));
 
-let built: boolean | undefined;
+let usable: boolean | undefined;
+
+/**
+ * Whether the addon is built and loads into this node (an addon that does not load, say a build for
+ * another platform, would make every fork server die at start and every JavaScript run fail).
+ * Loading it here has no effect: it only defines functions.
+ */
+export function nodeForkAddonLoads(): boolean {
+  if (usable === undefined) {
+    try {
+      createRequire(import.meta.url)(NODE_FORK_ADDON);
+      usable = true;
+    } catch {
+      usable = false;
+    }
+  }
+  return usable;
+}
 
 /**
  * The node fork server (runtime/forkserver.cjs) as a ForkServer program for one memory limit (V8
- * fixes the heap limit at start, so each limit has its own), or null when the addon is not built:
+ * fixes the heap limit at start, so each limit has its own), or null when the addon does not load:
  * JavaScript runs then start node by exec as before. See forkserver.cjs for the V8 flags.
  */
 export function nodeForkProgram(memoryMb: number): { args: string[]; label: string } | null {
-  built ??= existsSync(NODE_FORK_ADDON);
-  if (!built) return null;
+  if (!nodeForkAddonLoads()) return null;
   return { label: 'node', args: ['--single-threaded', '--no-wasm-dynamic-tiering', `--max-old-space-size=${memoryMb}`, FORK_SERVER_SCRIPT, String(memoryMb)] };
 }
