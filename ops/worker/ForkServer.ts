@@ -27,7 +27,7 @@ export interface ForkServerOptions {
    * Another fork server speaking the same control protocol: its arguments before the socket path
    * (and the runAs uid and gid), and its name in messages. Default: runtime/forkserver.py.
    */
-  program?: { args: ReadonlyArray<string>; label: string };
+  program?: { args: ReadonlyArray<string>; label: string; env?: Record<string, string> };
   /** Forked children drop to this user (the fork server keeps the service's uid). */
   runAs?: RunAs;
   /** Parent of the private socket directory. Default: the OS temp dir (/tmp when that path is too long). */
@@ -231,7 +231,7 @@ class Zygote {
     const args = options.program?.args ?? ['-I', '-u', '-B', FORK_SERVER_SCRIPT];
     this.child = spawn(options.executable, [...args, socketPath, ...runAs], {
       cwd: dir,
-      env: scrubbedEnv(dir),
+      env: { ...scrubbedEnv(dir), ...options.program?.env },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });

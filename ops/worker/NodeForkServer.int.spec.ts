@@ -1,19 +1,23 @@
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { ActionOutcome, RunLimits } from '../../shared/ports/CodeRunner.ts';
 import { NODE_IDENTITY, running as alive, until, type NodeIdentity as Identity } from '../../test/support/runtimeProcesses.ts';
 import { ForkServer } from './ForkServer.ts';
 import { NODE_FORK_ADDON, nodeForkAddonLoads } from './nodeForkProgram.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
 
+const RUNNER_FD_KINDS = fileURLToPath(new URL('../../test/support/runnerFdKinds.ts', import.meta.url));
 const LIMITS: RunLimits = { timeoutMs: 10_000, memoryMb: 128, maxOutputBytes: 64 * 1024 };
 
 /**
  * What needs threads a forked node does not copy (see runtime/forkserver.cjs): a worker thread that
  * must end, WebAssembly compiled asynchronously with enough functions to be compiled in parallel and
  * a hot loop to be tiered up, the libuv thread pool (fs, crypto), a child process, a timer. (The
- * worker comes first: once WebAssembly was compiled, a worker thread's exit waits for V8 background
- * tasks that no thread runs in a forked child; decisions.md, "JavaScript fork server".)
+ * worker comes first: once V8 posted a background task, as WebAssembly compilation or a full garbage
+ * collection do, a worker thread's exit waits for it, and no thread runs it in a forked child;
+ * decisions.md, "JavaScript fork server".)
  */
 const THREADED = `
 const { Worker } = require('node:worker_threads');
@@ -97,11 +101,33 @@ describe('Node fork server: a fresh forked node process per JavaScript run', fun
     expect(first.signals).to.deep.equal(spawned.signals);
   });
 
+  it('given a service holding an inherited fd without close-on-exec, when a forked JavaScript run lists its open fds, then it has the same kinds as an exec\'d runtime, not that fd', async () => {
+    // Given: a process whose fd 4 is an inherited pipe (as a supervisor might leave one), running a runner
+    const child = spawn(process.execPath, ['--import', 'tsx', RUNNER_FD_KINDS], { stdio: ['ignore', 'pipe', 'inherit', 'ignore', 'pipe'] });
+    let printed = '';
+    child.stdout?.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+    // When
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    // Then: stdio, the protocol socket and node's own (event loops, wake-ups), nothing else
+    expect(code).to.equal(0);
+    const kinds = JSON.parse(printed) as { forked: string[]; execd: string[] };
+    expect(kinds.execd).to.include('socket:');
+    expect(kinds.forked).to.deep.equal(kinds.execd);
+  });
+
   it('given code using worker threads, parallel WebAssembly compilation and tier-up, the libuv pool and child processes, when run in a forked node, then all of it completes', async () => {
     const own = runner({ poolSize: 0 });
     const seen = result<Record<string, unknown>>(await js(own, THREADED));
     expect(seen).to.deep.equal({ wasm: 768, message: 42, workerExit: 0, key: 'a9ad83929ae9ec53', file: true, echoed: 'spawned' });
     expect(own.nodeForkServerPids()).to.have.length(1);
+  });
+
+  it('given a forked run whose garbage collections are full ones, when run, then they complete (V8 posts to worker threads the child does not have)', async () => {
+    const own = runner({ poolSize: 0 });
+    const code = `const gc = (require('node:v8').setFlagsFromString('--expose-gc'), require('node:vm').runInNewContext('gc'));
+      exports.run = () => { const kept = []; for (let i = 0; i < 3e5; i++) kept.push({ i, s: 'x' + i, ref: new WeakRef({}) }); gc(); gc(); return kept.length; };`;
+    const outcome = await js(own, code, { ...LIMITS, timeoutMs: 8000 });
+    expect(outcome).to.deep.include({ ok: true, result: 300_000 });
   });
 
   it('given two memory limits, when runs of each come, then each limit has its own fork server whose heap limit the run sees', async () => {

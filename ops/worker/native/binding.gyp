@@ -4,6 +4,13 @@
       "target_name": "nodefork",
       "sources": ["nodefork.c"],
       "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]
+    },
+    {
+      "target_name": "forkcond",
+      "type": "shared_library",
+      "sources": ["forkcond.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra", "-fPIC"],
+      "libraries": ["-ldl", "-lpthread"]
     }
   ]
 }

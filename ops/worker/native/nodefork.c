@@ -32,6 +32,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -262,15 +263,44 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* exit(code): _exit, never node's exit path (it would join V8 threads a forked child does not have). */
-static napi_value hard_exit(napi_env env, napi_callback_info info) {
+/* The call's first argument as an int32, or `fallback` when it has none. */
+static int32_t first_int(napi_env env, napi_callback_info info, int32_t fallback) {
   size_t argc = 1;
   napi_value argv[1];
-  int32_t code = 0;
+  int32_t value = fallback;
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc > 0) napi_get_value_int32(env, argv[0], &code);
-  _exit(code & 0xff);
+  if (argc > 0 && napi_get_value_int32(env, argv[0], &value) != napi_ok) value = fallback;
+  return value;
+}
+
+/* exit(code): _exit, never node's exit path (it would join V8 threads a forked child does not have). */
+static napi_value hard_exit(napi_env env, napi_callback_info info) {
+  _exit(first_int(env, info, 0) & 0xff);
   return NULL;
+}
+
+/*
+ * closeInherited(firstFd): closes every fd >= firstFd that is not close-on-exec, i.e. every fd this
+ * process inherited across its exec from the service (which may itself have inherited strays from
+ * its supervisor): node and libuv open all of theirs close-on-exec, so what is left is not theirs,
+ * and children forked from here must not get it. Returns how many it closed.
+ */
+static napi_value close_inherited(napi_env env, napi_callback_info info) {
+  int32_t first = first_int(env, info, 3);
+  DIR *dir = opendir("/proc/self/fd");
+  if (dir == NULL) return throw_errno(env, "opendir /proc/self/fd", errno);
+  int own = dirfd(dir), found[1024], count = 0;
+  struct dirent *entry;
+  while ((entry = readdir(dir)) != NULL && count < 1024) {
+    char *end;
+    long fd = strtol(entry->d_name, &end, 10);
+    if (*end != 0 || fd < first || fd == own) continue;
+    int flags = fcntl((int)fd, F_GETFD);
+    if (flags >= 0 && !(flags & FD_CLOEXEC)) found[count++] = (int)fd;
+  }
+  closedir(dir);
+  for (int i = 0; i < count; i++) close(found[i]);
+  return int_value(env, count);
 }
 
 /* ownPid(): getpid(); node's process.pid is the fork server's, cached at its start. */
@@ -282,7 +312,7 @@ NAPI_MODULE_INIT() {
   static const struct {
     const char *name;
     napi_callback callback;
-  } functions[] = {{"forkChild", fork_child}, {"waitEvents", wait_events}, {"becomeChild", become_child}, {"exit", hard_exit}, {"ownPid", own_pid}};
+  } functions[] = {{"forkChild", fork_child}, {"waitEvents", wait_events}, {"becomeChild", become_child}, {"exit", hard_exit}, {"ownPid", own_pid}, {"closeInherited", close_inherited}};
   for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++) {
     napi_value fn;
     napi_create_function(env, functions[i].name, NAPI_AUTO_LENGTH, functions[i].callback, NULL, &fn);

@@ -14,11 +14,17 @@
 //   tier-up never finishes in a child); the first WebAssembly compile is done here once, since its
 //   one-time set-up posts to a background thread too. process.execArgv shows these flags.
 // - The child ends with _exit (never node's exit path, which joins the missing threads).
+// - The missing threads were waiting on condition variables, which a child's post would block on
+//   forever: native/forkcond.c, preloaded here (LD_PRELOAD, removed from the child's environment),
+//   re-initialises those in each child. Tasks posted in a child never run: a worker thread's exit
+//   then never comes (docs/decisions.md, "JavaScript fork server").
 // - process.pid is cached by node at start: set to the child's own. Math.random's state is
 //   per isolate and would be the same in every child: replaced by one drawn from the kernel's CSPRNG
 //   (crypto, whose OpenSSL generator reseeds itself after a fork). process.argv reads as if spawned.
 // - Built-in modules a run might load are loaded here once: with the V8 flags above node's code
-//   cache does not apply, so a child would compile each one from source (http: ~15 ms).
+//   cache does not apply, so a child would compile each one from source (http: ~15 ms). They, and the
+//   runtime, are compiled eagerly, and rehearse() runs once what each run's process runs first, so
+//   that a child compiles almost nothing but user code (child CPU per no-op run ~12 -> ~6.5 ms).
 // - process.uptime() and performance.now() count from this process's start, not the child's.
 // Nothing else of this process reaches a child: it keeps no state between forks but pending
 // control bytes (wiped in the child), and it never calls Math.random or crypto.randomUUID.
@@ -34,6 +40,15 @@ const path = require('node:path');
 
 const CONTROL_FD = 3;
 const native = require('../native/build/Release/nodefork.node');
+// Whatever the service inherited and passed on (fds without close-on-exec beyond the control
+// channel) is nobody's business here, and would reach every child.
+native.closeInherited(CONTROL_FD + 1);
+// V8 compiles a function at its first call, and every child would compile again each function of
+// the runtime and of the modules below that this process never called (with the flags above node's
+// code cache does not apply either): V8 compiles eagerly while they load, and lazily again before
+// any fork, so user code compiles as in any node. rehearse() below covers what node had loaded before.
+const setV8Flags = require('./v8Flags.cjs').v8FlagSetter();
+setV8Flags?.('--no-lazy');
 const runtime = require('./runtime.cjs');
 
 const [memoryArg, SOCKET_PATH, uidArg, gidArg] = process.argv.slice(2);
@@ -54,6 +69,7 @@ for (const name of PRELOADED) {
     // not in this node: loaded by the child if it asks
   }
 }
+setV8Flags?.('--lazy');
 // (module (func (export "f") (result i32) i32.const 1)): WebAssembly's one-time set-up, done here.
 new WebAssembly.Instance(new WebAssembly.Module(Uint8Array.of(0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 102, 0, 0, 10, 6, 1, 4, 0, 65, 1, 11)));
 
@@ -145,6 +161,8 @@ function becomeRuntime(request) {
     controlFd: CONTROL_FD,
   });
   process.chdir(request.dir);
+  // Preloaded into the fork server for its forks (native/forkcond.c), not for what user code starts.
+  delete process.env.LD_PRELOAD;
   process.env.HOME = request.dir;
   process.env.TMPDIR = request.dir;
   process.argv = [process.execPath, path.join(__dirname, 'runtime.cjs'), String(MEMORY_MB)];
@@ -154,14 +172,64 @@ function becomeRuntime(request) {
   runtime.main({ exit: native.exit, memoryMb: MEMORY_MB });
 }
 
-let request = null;
-try {
-  request = serve();
-} catch (error) {
-  writeSync(2, `node fork server: ${error.stack ?? error}\n`);
-  process.exitCode = 70;
+/**
+ * Runs once what every run's process runs first, so that it is compiled here rather than in each
+ * child (V8 compiles a function at its first call; the flags above cost node its code cache):
+ * JSON lines over a Unix socket with utf8 decoding, both user module forms loaded by require().
+ * Own files in its own directory, every handle closed before `done`; no user code.
+ */
+function rehearse(done) {
+  const net = require('node:net');
+  const { mkdirSync, rmSync, writeFileSync } = require('node:fs');
+  const dir = path.join(process.cwd(), 'rehearsal');
+  mkdirSync(dir, { mode: 0o700 });
+  let finished = false;
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    rmSync(dir, { recursive: true, force: true });
+    // Serving starts from a fresh turn of the loop, nothing of the rehearsal left queued.
+    setImmediate(done);
+  };
+  try {
+    for (const [name, code] of [['esm.js', 'export function run() { return null; }\n'], ['cjs.js', 'exports.run = () => null;\n']]) {
+      const file = path.join(dir, name);
+      writeFileSync(file, code, { mode: 0o600 });
+      require(file).run();
+      delete require.cache[file];
+    }
+  } catch {
+    // a node without require(esm): nothing to warm there
+  }
+  const server = net.createServer((socket) => {
+    socket.setEncoding('utf8');
+    socket.on('data', (text) => {
+      if (text.includes('\n')) socket.end(`${JSON.stringify({ id: 1, ok: true, value: null })}\n`);
+    });
+  });
+  server.on('error', finish);
+  server.listen(path.join(dir, 's'), () => {
+    const client = net.connect(path.join(dir, 's'));
+    client.setEncoding('utf8');
+    client.on('data', () => {});
+    client.on('error', () => {});
+    client.on('close', () => server.close(() => finish()));
+    client.write(`${JSON.stringify({ id: 1, op: 'exec', args: [{}, {}, {}] })}\n`);
+  });
 }
-if (request !== null) {
+
+function start() {
+  let request = null;
+  try {
+    request = serve();
+  } catch (error) {
+    writeSync(2, `node fork server: ${error.stack ?? error}\n`);
+    process.exitCode = 70;
+  }
+  if (request !== null) becomeChild(request);
+}
+
+function becomeChild(request) {
   try {
     becomeRuntime(request);
   } catch (error) {
@@ -172,3 +240,5 @@ if (request !== null) {
     }
   }
 }
+
+rehearse(start);

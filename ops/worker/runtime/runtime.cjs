@@ -31,6 +31,8 @@
 // when it creates another isolate (worker_threads). So the flag goes back to its default while
 // the shim loads its own modules, and is put back before any user code runs: user code, and any
 // worker it starts, sees exactly the flags the process was started with.
+const { v8FlagSetter } = require('./v8Flags.cjs');
+
 const heapFlag = process.execArgv.findLast((arg) => /^--max[-_]old[-_]space[-_]size=\d+$/.test(arg));
 const setV8Flags = heapFlag ? v8FlagSetter() : null;
 setV8Flags?.('--max-old-space-size=0');
@@ -45,26 +47,6 @@ const { pathToFileURL } = require('node:url');
 let MEMORY_MB = 0;
 const NAMES = ['initialize', 'run', 'check_completion', 'finish'];
 const TRACEBACK_LIMIT = 8192;
-
-/**
- * V8's setFlagsFromString without loading `node:v8` (itself ~7 ms of uncached compilation); null
- * when this node has no such binding (the shim then starts as before, only slower).
- */
-function v8FlagSetter() {
-  // process.binding('v8') emits a DeprecationWarning (on stderr, i.e. into the user's log) unless
-  // deprecations are silenced; emitWarning checks noDeprecation synchronously.
-  const quiet = process.noDeprecation;
-  process.noDeprecation = true;
-  try {
-    const binding = process.binding('v8');
-    return typeof binding.setFlagsFromString === 'function' ? binding.setFlagsFromString : null;
-  } catch {
-    return null;
-  } finally {
-    if (quiet === undefined) delete process.noDeprecation;
-    else process.noDeprecation = quiet;
-  }
-}
 
 class ExitAttempt extends Error {
   constructor(how) {
