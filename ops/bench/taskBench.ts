@@ -22,30 +22,10 @@ const NOOP = {
  */
 export async function benchTasks(opts: { dir: string; seconds?: number }): Promise<Array<Record<string, unknown>>> {
   const seconds = opts.seconds ?? 20;
-  const dataDir = mkdtempSync(join(opts.dir, 'tasks-'));
-  const service = await startService(
-    loadConfig({ PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'bench-password-1', WORKER_CONCURRENCY: '16', WORKER_POOL_SIZE: '4', WORKER_POLL_INTERVAL_MS: '20', SQLITE_SYNCHRONOUS: process.env.SYNC ?? 'full' }),
-    { announce: () => undefined },
-  );
+  const bed = await openBed(opts.dir, {});
+  const { service, headers, api, operator, createAndRun } = bed;
   try {
-    const token = await loginToken(service, 'bench-password-1');
-    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-    const api = async (path: string, body?: unknown) => {
-      const response = await fetch(`${service.url}/api/v1${path}`, body === undefined ? { headers } : { method: 'POST', headers, body: JSON.stringify(body) });
-      const json = (await response.json()) as Record<string, unknown>;
-      if (response.status !== 200) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`);
-      return json;
-    };
-    const tree = (await api('/catalog/bootstrap', { account_name: 'bench' })) as { account_laui: string; project_laui: string; folders: Record<string, string> };
-    const workflow = String((await api('/catalog/create', { item_type: 'folder.workflow', name: 'wf', parent_laui: tree.folders.workflow })).item_laui);
-    const connection = String((await api('/catalog/create', { item_type: 'connection', name: 'c', parent_laui: tree.folders.connection, content: {}, max_parallelism: 16 })).item_laui);
-    const operator = async (language: 'javascript' | 'python', reuse: boolean, phase: string) =>
-      String(
-        (await api('/catalog/create', { item_type: 'operator', name: `${language}-${phase}${reuse ? '-reuse' : ''}.operator`, parent_laui: tree.folders.operator, codeblock: { language, code: NOOP[language] }, reuse_process: reuse })).item_laui,
-      );
     let counter = 0;
-    /** A POST /task/run body that creates a new task of the operator and runs it. */
-    const createAndRun = (name: string, operatorLaui: string) => ({ name, parent_laui: workflow, project_laui: tree.project_laui, account_laui: tree.account_laui, operator_laui: operatorLaui, connection_laui: connection });
     const runNew = async (operatorLaui: string) => String((await api('/task/run', createAndRun(`t${counter++}`, operatorLaui))).item_laui);
     const until = async (laui: string, iteration: number) => {
       for (;;) {
@@ -123,11 +103,75 @@ export async function benchTasks(opts: { dir: string; seconds?: number }): Promi
     } finally {
       watcher.stop();
     }
+    figures.push(await freshJavaScriptBaseline(opts.dir, seconds));
     return figures;
   } finally {
-    await service.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    await bed.close();
   }
+}
+
+/**
+ * The same-run baseline of the fresh-process JavaScript figure: node started for each process
+ * (WORKER_NODE_FORK=false) instead of forked from the node fork server.
+ */
+async function freshJavaScriptBaseline(dir: string, seconds: number): Promise<Record<string, unknown>> {
+  const bed = await openBed(dir, { WORKER_NODE_FORK: 'false' });
+  const watcher = terminalWatcher(bed.service.readStore.collection('items'));
+  try {
+    const op = await bed.operator('javascript', false, 'baseline');
+    const load = await runLoad(
+      { url: `${bed.service.url}/api/v1/task/run`, method: 'POST', headers: bed.headers, bodyTemplate: JSON.stringify(bed.createAndRun('baseline-{{n}}', op)), concurrency: 16, seconds, awaitField: 'item_laui' },
+      watcher.until,
+    );
+    return {
+      figure: 'task.noop.throughput.fresh_process.javascript.baseline_node_start',
+      value: Number((load.requests / load.seconds).toFixed(1)),
+      unit: 'tasks/s',
+      seconds,
+      errors: load.errors,
+      note: 'baseline: WORKER_NODE_FORK=false, node started (exec) for each process instead of forked from the node fork server',
+    };
+  } finally {
+    watcher.stop();
+    await bed.close();
+  }
+}
+
+/** A service on its own data directory with a workflow folder and a connection, logged in. */
+async function openBed(dir: string, env: Record<string, string>) {
+  const dataDir = mkdtempSync(join(dir, 'tasks-'));
+  const service = await startService(
+    loadConfig({ PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'bench-password-1', WORKER_CONCURRENCY: '16', WORKER_POOL_SIZE: '4', WORKER_POLL_INTERVAL_MS: '20', SQLITE_SYNCHRONOUS: process.env.SYNC ?? 'full', ...env }),
+    { announce: () => undefined },
+  );
+  const token = await loginToken(service, 'bench-password-1');
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const api = async (path: string, body?: unknown) => {
+    const response = await fetch(`${service.url}/api/v1${path}`, body === undefined ? { headers } : { method: 'POST', headers, body: JSON.stringify(body) });
+    const json = (await response.json()) as Record<string, unknown>;
+    if (response.status !== 200) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  const tree = (await api('/catalog/bootstrap', { account_name: 'bench' })) as { account_laui: string; project_laui: string; folders: Record<string, string> };
+  const workflow = String((await api('/catalog/create', { item_type: 'folder.workflow', name: 'wf', parent_laui: tree.folders.workflow })).item_laui);
+  const connection = String((await api('/catalog/create', { item_type: 'connection', name: 'c', parent_laui: tree.folders.connection, content: {}, max_parallelism: 16 })).item_laui);
+  const operator = async (language: 'javascript' | 'python', reuse: boolean, phase: string) =>
+    String(
+      (await api('/catalog/create', { item_type: 'operator', name: `${language}-${phase}${reuse ? '-reuse' : ''}.operator`, parent_laui: tree.folders.operator, codeblock: { language, code: NOOP[language] }, reuse_process: reuse })).item_laui,
+    );
+  /** A POST /task/run body that creates a new task of the operator and runs it. */
+  const createAndRun = (name: string, operatorLaui: string) => ({ name, parent_laui: workflow, project_laui: tree.project_laui, account_laui: tree.account_laui, operator_laui: operatorLaui, connection_laui: connection });
+  return {
+    service,
+    headers,
+    api,
+    operator,
+    createAndRun,
+    close: async () => {
+      await service.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Resolves each task's wait once it reads terminal at iteration 1; one 2 ms timer for all of them. */

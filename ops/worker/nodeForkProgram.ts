@@ -34,5 +34,5 @@ export function nodeForkAddonLoads(): boolean {
  */
 export function nodeForkProgram(memoryMb: number): { args: string[]; label: string; env: Record<string, string> } | null {
   if (!nodeForkAddonLoads()) return null;
-  return { label: 'node', env: { LD_PRELOAD: FORK_COND_LIBRARY }, args: ['--single-threaded', '--no-wasm-dynamic-tiering', `--max-old-space-size=${memoryMb}`, FORK_SERVER_SCRIPT, String(memoryMb)] };
+  return { label: 'node', env: { LD_PRELOAD: FORK_COND_LIBRARY }, args: ['--no-memory-reducer', '--single-threaded', '--no-wasm-dynamic-tiering', `--max-old-space-size=${memoryMb}`, FORK_SERVER_SCRIPT, String(memoryMb)] };
 }

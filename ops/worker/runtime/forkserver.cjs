@@ -14,6 +14,10 @@
 //   tier-up never finishes in a child); the first WebAssembly compile is done here once, since its
 //   one-time set-up posts to a background thread too. process.execArgv shows these flags.
 // - The child ends with _exit (never node's exit path, which joins the missing threads).
+// - --no-memory-reducer: V8's memory reducer works from delayed tasks and timers armed here, where
+//   the event loop never runs; with it, every child started an incremental marking and a compacting
+//   collection in its first milliseconds (perf: marking visitors in the children), which wrote, so
+//   copied, most of the shared heap. Idle reuse processes keep their heap size instead.
 // - The missing threads were waiting on condition variables, which a child's post would block on
 //   forever: native/forkcond.c, preloaded here (LD_PRELOAD, removed from the child's environment),
 //   re-initialises those in each child. Tasks posted in a child never run: a worker thread's exit
@@ -29,7 +33,7 @@
 // Nothing else of this process reaches a child: it keeps no state between forks but pending
 // control bytes (wiped in the child), and it never calls Math.random or crypto.randomUUID.
 //
-// Usage: node --single-threaded --no-wasm-dynamic-tiering --max-old-space-size=<memoryMb>
+// Usage: node --no-memory-reducer --single-threaded --no-wasm-dynamic-tiering --max-old-space-size=<memoryMb>
 //          forkserver.cjs <memoryMb> <socket path> [<uid> <gid>]
 // Control channel: fd 3, JSON lines (see forkserver.py). The memory limit is this process's own
 // (V8 fixes the heap limit at start): the runner starts one fork server per memory limit.
