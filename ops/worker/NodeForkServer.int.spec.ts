@@ -89,9 +89,10 @@ describe('Node fork server: a fresh forked node process per JavaScript run', fun
     expect(second.pid).not.to.equal(first.pid);
     expect([first.pid, second.pid]).to.deep.equal([first.realPid, second.realPid]);
     expect(first.pgrp).to.equal(first.pid);
-    // Nothing of one run in the other: module state, Math.random's sequence
+    // Nothing of one run in the other: module state, Math.random's sequence, crypto's random pool
     expect([first.runs, second.runs]).to.deep.equal([1, 1]);
     expect(second.random).not.to.deep.equal(first.random);
+    expect(second.uuid).not.to.equal(first.uuid);
     expect(first.random.every((value) => value >= 0 && value < 1)).to.equal(true);
     // What a spawned node sees: arguments, environment, directory, signal dispositions
     expect(first.argv).to.deep.equal(spawned.argv);

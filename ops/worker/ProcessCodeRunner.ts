@@ -68,7 +68,7 @@ export interface ProcessCodeRunnerOptions {
   pythonForkServer?: boolean;
   /**
    * JavaScript processes are forked from a node fork server (runtime/forkserver.cjs, one per memory
-   * limit, at most maxPoolKeys of them) instead of starting node: ~2-5 ms instead of ~25-30 ms of CPU
+   * limit, at most maxPoolKeys of them) instead of starting node: ~7-8 ms instead of ~30 ms of CPU
    * per process, still one fresh process per run. Default true when the nodefork addon is built
    * (ops/worker/native); false, or without the addon, node is exec'd (see pythonForkServer).
    */

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
  */
 export const NODE_IDENTITY = `
 import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 globalThis.runs = (globalThis.runs ?? 0) + 1;
 export function run() {
   const stat = readFileSync('/proc/self/stat', 'utf8');
@@ -18,6 +19,7 @@ export function run() {
     pgrp: Number(fields[2]),
     runs: globalThis.runs,
     random: [Math.random(), Math.random()],
+    uuid: randomUUID(),
     execPath: process.execPath,
     argv: process.argv.slice(1),
     env: Object.keys(process.env).sort(),
@@ -34,6 +36,7 @@ export interface NodeIdentity {
   pgrp: number;
   runs: number;
   random: number[];
+  uuid: string;
   execPath: string;
   argv: string[];
   env: string[];

@@ -4,7 +4,8 @@
 //
 // Why: a node start costs ~20-30 ms of CPU (isolate deserialisation, bootstrap, the runtime shim's
 // modules), which capped fresh-process JavaScript runs near 40-60/s on 2 cores. This process does
-// that work once; each run forks it (~2-5 ms of CPU in all) and gets a process that never ran user
+// that work once; each run forks it (~7-8 ms of CPU per no-op run in all, half of it the kernel's
+// copy-on-write) and gets a process that never ran user
 // code before, like a Python run from forkserver.py. Node has no fork: the native addon
 // (../native/nodefork.c) provides it and says what a forked node needs.
 //
@@ -31,7 +32,8 @@
 //   that a child compiles almost nothing but user code (child CPU per no-op run ~12 -> ~6.5 ms).
 // - process.uptime() and performance.now() count from this process's start, not the child's.
 // Nothing else of this process reaches a child: it keeps no state between forks but pending
-// control bytes (wiped in the child), and it never calls Math.random or crypto.randomUUID.
+// control bytes (wiped in the child); Math.random is replaced in each child and crypto.randomUUID's
+// pool is never filled here.
 //
 // Usage: node --no-memory-reducer --single-threaded --no-wasm-dynamic-tiering --max-old-space-size=<memoryMb>
 //          forkserver.cjs <memoryMb> <socket path> [<uid> <gid>]
