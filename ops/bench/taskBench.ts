@@ -23,7 +23,7 @@ const NOOP = {
 export async function benchTasks(opts: { dir: string; seconds?: number }): Promise<Array<Record<string, unknown>>> {
   const seconds = opts.seconds ?? 20;
   const bed = await openBed(opts.dir, {});
-  const { service, headers, api, operator, createAndRun } = bed;
+  const { service, api, operator, createAndRun } = bed;
   try {
     let counter = 0;
     const runNew = async (operatorLaui: string) => String((await api('/task/run', createAndRun(`t${counter++}`, operatorLaui))).item_laui);
@@ -77,31 +77,21 @@ export async function benchTasks(opts: { dir: string; seconds?: number }): Promi
       note: 'request_to_queued: POST, validation, enqueue, lease and templating (queued_for_connection and queued_in_redis share one commit); to_running: bus and worker pick-up; to_success: operator process and the terminal commit',
     });
 
-    // Throughput: 16 clients on a worker thread (like a remote client, they do not share the
-    // service's event loop), each creating and running a new task with POST /task/run and sending
-    // the next once its task has finished; one timer on this thread watches the read model for them.
-    const watcher = terminalWatcher(service.readStore.collection('items'));
-    try {
-      for (const [language, reuse] of [['python', false], ['javascript', false], ['python', true], ['javascript', true]] as const) {
-        const op = await operator(language, reuse, 'throughput');
-        const phase = `${language}-${reuse ? 'reuse' : 'fresh'}`;
-        const body = JSON.stringify(createAndRun(`${phase}-{{n}}`, op));
-        const load = await runLoad({ url: `${service.url}/api/v1/task/run`, method: 'POST', headers, bodyTemplate: body, concurrency: 16, seconds, awaitField: 'item_laui' }, watcher.until);
-        const rate = load.requests / load.seconds;
-        figures.push({
-          figure: `task.noop.throughput.${reuse ? 'reuse' : 'fresh_process'}.${language}`,
-          value: Number(rate.toFixed(1)),
-          unit: 'tasks/s',
-          seconds,
-          errors: load.errors,
-          p50_ms: load.p50,
-          p99_ms: load.p99,
-          target: reuse ? '>= 1000 tasks/s' : '>= 100 tasks/s',
-          pass: rate >= (reuse ? 1000 : 100) && load.errors === 0,
-        });
-      }
-    } finally {
-      watcher.stop();
+    for (const [language, reuse] of [['python', false], ['javascript', false], ['python', true], ['javascript', true]] as const) {
+      const op = await operator(language, reuse, 'throughput');
+      const load = await bed.throughput(op, `${language}-${reuse ? 'reuse' : 'fresh'}`, seconds);
+      const rate = load.requests / load.seconds;
+      figures.push({
+        figure: `task.noop.throughput.${reuse ? 'reuse' : 'fresh_process'}.${language}`,
+        value: Number(rate.toFixed(1)),
+        unit: 'tasks/s',
+        seconds,
+        errors: load.errors,
+        p50_ms: load.p50,
+        p99_ms: load.p99,
+        target: reuse ? '>= 1000 tasks/s' : '>= 100 tasks/s',
+        pass: rate >= (reuse ? 1000 : 100) && load.errors === 0,
+      });
     }
     figures.push(await freshJavaScriptBaseline(opts.dir, seconds));
     return figures;
@@ -116,13 +106,8 @@ export async function benchTasks(opts: { dir: string; seconds?: number }): Promi
  */
 async function freshJavaScriptBaseline(dir: string, seconds: number): Promise<Record<string, unknown>> {
   const bed = await openBed(dir, { WORKER_NODE_FORK: 'false' });
-  const watcher = terminalWatcher(bed.service.readStore.collection('items'));
   try {
-    const op = await bed.operator('javascript', false, 'baseline');
-    const load = await runLoad(
-      { url: `${bed.service.url}/api/v1/task/run`, method: 'POST', headers: bed.headers, bodyTemplate: JSON.stringify(bed.createAndRun('baseline-{{n}}', op)), concurrency: 16, seconds, awaitField: 'item_laui' },
-      watcher.until,
-    );
+    const load = await bed.throughput(await bed.operator('javascript', false, 'baseline'), 'baseline', seconds);
     return {
       figure: 'task.noop.throughput.fresh_process.javascript.baseline_node_start',
       value: Number((load.requests / load.seconds).toFixed(1)),
@@ -132,7 +117,6 @@ async function freshJavaScriptBaseline(dir: string, seconds: number): Promise<Re
       note: 'baseline: WORKER_NODE_FORK=false, node started (exec) for each process instead of forked from the node fork server',
     };
   } finally {
-    watcher.stop();
     await bed.close();
   }
 }
@@ -161,12 +145,27 @@ async function openBed(dir: string, env: Record<string, string>) {
     );
   /** A POST /task/run body that creates a new task of the operator and runs it. */
   const createAndRun = (name: string, operatorLaui: string) => ({ name, parent_laui: workflow, project_laui: tree.project_laui, account_laui: tree.account_laui, operator_laui: operatorLaui, connection_laui: connection });
+  /**
+   * Throughput: 16 clients on a worker thread (like a remote client, they do not share the
+   * service's event loop), each creating and running a new task of the operator with POST
+   * /task/run and sending the next once its task has finished; one timer on this thread watches
+   * the read model for them.
+   */
+  const throughput = async (operatorLaui: string, phase: string, seconds: number) => {
+    const watcher = terminalWatcher(service.readStore.collection('items'));
+    try {
+      const body = JSON.stringify(createAndRun(`${phase}-{{n}}`, operatorLaui));
+      return await runLoad({ url: `${service.url}/api/v1/task/run`, method: 'POST', headers, bodyTemplate: body, concurrency: 16, seconds, awaitField: 'item_laui' }, watcher.until);
+    } finally {
+      watcher.stop();
+    }
+  };
   return {
     service,
-    headers,
     api,
     operator,
     createAndRun,
+    throughput,
     close: async () => {
       await service.close();
       rmSync(dataDir, { recursive: true, force: true });

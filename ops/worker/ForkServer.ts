@@ -84,7 +84,7 @@ export class ForkServer {
   constructor(private readonly options: ForkServerOptions) {}
 
   private get label(): string {
-    return this.options.program?.label ?? 'python';
+    return labelOf(this.options);
   }
 
   /** Starts the fork server now (it is otherwise started by the first fork). */
@@ -227,7 +227,7 @@ class Zygote {
       this.settleExited = resolve;
     });
     const runAs = options.runAs ? [String(options.runAs.uid), String(options.runAs.gid)] : [];
-    this.label = options.program?.label ?? 'python';
+    this.label = labelOf(options);
     const args = options.program?.args ?? ['-I', '-u', '-B', FORK_SERVER_SCRIPT];
     this.child = spawn(options.executable, [...args, socketPath, ...runAs], {
       cwd: dir,
@@ -546,6 +546,11 @@ function parseHello(line: Buffer): { token: string; pid: number; channel: Channe
   } catch {
     return null;
   }
+}
+
+/** The fork server's name in messages ('python' unless its program says otherwise). */
+function labelOf(options: ForkServerOptions): string {
+  return options.program?.label ?? 'python';
 }
 
 function lastLines(text: string): string {

@@ -14,7 +14,7 @@ import type {
 } from '../../shared/ports/CodeRunner.ts';
 import { CappedLog, TailBuffer } from './boundedOutput.ts';
 import { ForkServer } from './ForkServer.ts';
-import { nodeForkProgram } from './nodeForkProgram.ts';
+import { nodeForkAddonLoads, nodeForkProgram } from './nodeForkProgram.ts';
 import { SpawnedProcess, type ProcessEvents, type ProcessHandle } from './processHandle.ts';
 import {
   ProcessDied,
@@ -163,23 +163,28 @@ export class ProcessCodeRunner implements CodeRunner {
     const python = this.executables.python;
     this.forkServer =
       python && options.pythonForkServer !== false ? new ForkServer({ executable: python, ...(this.runAs ? { runAs: this.runAs } : {}) }) : null;
-    this.nodeForkServers = options.nodeForkServer !== false && nodeForkProgram(0) !== null ? new Map() : null;
-    this.maxNodeForkServers = options.maxPoolKeys ?? 4;
+    const maxKeys = options.maxPoolKeys ?? 4;
+    this.nodeForkServers = options.nodeForkServer !== false && nodeForkAddonLoads() ? new Map() : null;
+    // One per memory limit in use, and the pool keeps at most maxKeys (language, limit) pools.
+    this.maxNodeForkServers = maxKeys;
     this.pool = new WarmPool({
       size: options.poolSize ?? 2,
-      maxKeys: options.maxPoolKeys ?? 4,
+      maxKeys,
       maxRunsPerProcess: options.maxRunsPerProcess ?? 100,
       maxIdleReusable: options.maxIdleReusable ?? Math.max(options.poolSize ?? 2, 1),
       makeDir: (language, memoryMb) => (this.forkedBy(language, memoryMb) ? runDirName(this.tmpRoot) : makeRunDir(this.tmpRoot, this.runAs)),
-      start: (language, memoryMb, dir) =>
-        new RuntimeProcess({
+      start: (language, memoryMb, dir) => {
+        // The same answer as makeDir's, just before it in the same turn (launch runs in the constructor).
+        const server = this.forkedBy(language, memoryMb);
+        return new RuntimeProcess({
           language,
           memoryMb,
           dir,
           memoryHeadroomMb: headroom,
-          makesOwnDir: this.forkedBy(language, memoryMb) !== null,
-          launch: (events) => this.launch(language, memoryMb, dir, events),
-        }),
+          makesOwnDir: server !== null,
+          launch: (events) => this.launch(language, memoryMb, dir, server, events),
+        });
+      },
       reset: (proc) => this.reset(proc),
     });
     for (const { language, memoryMb } of options.prewarm ?? []) {
@@ -252,12 +257,11 @@ export class ProcessCodeRunner implements CodeRunner {
    * the Python one, so that the service's own fork() with its large heap stays off the event loop),
    * otherwise spawned.
    */
-  private launch(language: Language, memoryMb: number, dir: string, events: ProcessEvents): ProcessHandle {
+  private launch(language: Language, memoryMb: number, dir: string, server: ForkServer | null, events: ProcessEvents): ProcessHandle {
     const executable = this.executables[language] ?? 'python3';
-    const server = this.forkedBy(language, memoryMb);
-    if (server && server !== this.forkServer) return server.fork({ dir, memoryMb }, events);
     if (server) {
-      return server.fork({ dir, memoryMb, ...(language === 'javascript' ? { exec: { executable, args: runtimeArgs(language, memoryMb) } } : {}) }, events);
+      const execNode = language === 'javascript' && server === this.forkServer;
+      return server.fork({ dir, memoryMb, ...(execNode ? { exec: { executable, args: runtimeArgs(language, memoryMb) } } : {}) }, events);
     }
     return new SpawnedProcess({ label: language, executable, args: runtimeArgs(language, memoryMb), dir, ...(this.runAs ? { runAs: this.runAs } : {}) }, events);
   }

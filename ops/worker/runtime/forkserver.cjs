@@ -175,7 +175,7 @@ function becomeRuntime(request) {
   reseedMathRandom();
   // Whatever ends the process ends it with _exit (see the top of this file).
   process.on('exit', (code) => native.exit(code ?? 0));
-  runtime.main({ exit: native.exit, memoryMb: MEMORY_MB });
+  runtime.main({ exit: native.exit });
 }
 
 /**
@@ -232,10 +232,11 @@ function start() {
     writeSync(2, `node fork server: ${error.stack ?? error}\n`);
     process.exitCode = 70;
   }
-  if (request !== null) becomeChild(request);
+  if (request !== null) runChild(request);
 }
 
-function becomeChild(request) {
+/** The forked child, whatever happens: a runtime, or an exit with the reason on stderr. */
+function runChild(request) {
   try {
     becomeRuntime(request);
   } catch (error) {

@@ -561,11 +561,11 @@ setV8Flags?.(heapFlag);
  * Makes this process a runtime process and serves the protocol on fd 3 until the runner is gone.
  * Everything above only defines and loads, so that the node fork server (forkserver.cjs) can load
  * this module once and call main() in each forked child; started as a script, it calls main() itself.
- * options.exit: how the process ends itself (a forked child must not run node's exit path);
- * options.memoryMb: the memory limit (default: the first argument).
+ * options.exit: how the process ends itself (a forked child must not run node's exit path). The
+ * memory limit is the first argument (a forked child's argv reads as a spawned one's).
  */
 function main(options = {}) {
-  MEMORY_MB = options.memoryMb ?? Number(process.argv[2] ?? 0);
+  MEMORY_MB = Number(process.argv[2] ?? 0);
   if (options.exit) hardExit = options.exit;
   process.exit = (code) => {
     throw new ExitAttempt(`process.exit(${code ?? ''})`);
