@@ -32,6 +32,8 @@ export interface Config {
   workerPoolSize: number;
   /** Fork JavaScript runtime processes from a node fork server (needs the nodefork addon). */
   workerNodeFork: boolean;
+  /** Runs one reuse process serves before it is replaced (WORKER_REUSE_MAX_RUNS). */
+  workerReuseMaxRuns: number;
   reaperIntervalMs: number;
   /** Length of one SLA minute for running actions: 60,000 in production, shorter for drills and tests. */
   slaMinuteMs: number;
@@ -124,6 +126,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     workerMaxOutputBytes: integer(env, 'WORKER_MAX_OUTPUT_BYTES', 1024 * 1024, 1024, 256 * 1024 * 1024),
     workerPoolSize: integer(env, 'WORKER_POOL_SIZE', 2, 0, 64),
     workerNodeFork: flag(env, 'WORKER_NODE_FORK', true),
+    workerReuseMaxRuns: integer(env, 'WORKER_REUSE_MAX_RUNS', 10_000, 1, 1_000_000_000),
     reaperIntervalMs: integer(env, 'REAPER_INTERVAL_MS', 5000, 100, 3_600_000),
     slaMinuteMs: integer(env, 'SLA_MINUTE_MS', 60_000, 1, 60_000),
     workerRunAs: runAs(env),

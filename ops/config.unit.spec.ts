@@ -4,7 +4,7 @@ import { loadConfig } from './config.ts';
 describe('configuration', () => {
   it('given no variables, when loaded, then the documented defaults apply', () => {
     const config = loadConfig({});
-    expect(config).to.include({ port: 8080, host: '127.0.0.1', adminUsername: 'admin', sqliteSynchronous: 'full', workerPoolSize: 2, workerNodeFork: true, slaMinuteMs: 60_000 });
+    expect(config).to.include({ port: 8080, host: '127.0.0.1', adminUsername: 'admin', sqliteSynchronous: 'full', workerPoolSize: 2, workerNodeFork: true, workerReuseMaxRuns: 10_000, slaMinuteMs: 60_000 });
     expect(config.workerRunAs).to.equal(null);
     expect(config.adminPassword).to.equal(null);
   });
@@ -18,6 +18,12 @@ describe('configuration', () => {
   it('given WORKER_NODE_FORK=false, when loaded, then JavaScript processes are not forked; a bad value is refused', () => {
     expect(loadConfig({ WORKER_NODE_FORK: 'false' }).workerNodeFork).to.equal(false);
     expect(() => loadConfig({ WORKER_NODE_FORK: 'sometimes' })).to.throw(/WORKER_NODE_FORK must be true or false/);
+  });
+
+  it('given WORKER_REUSE_MAX_RUNS, when loaded, then reuse processes serve that many runs; zero or a non-integer is refused', () => {
+    expect(loadConfig({ WORKER_REUSE_MAX_RUNS: '250' }).workerReuseMaxRuns).to.equal(250);
+    expect(() => loadConfig({ WORKER_REUSE_MAX_RUNS: '0' })).to.throw(/WORKER_REUSE_MAX_RUNS/);
+    expect(() => loadConfig({ WORKER_REUSE_MAX_RUNS: 'many' })).to.throw(/WORKER_REUSE_MAX_RUNS must be an integer/);
   });
 
   it('given malformed values, when loaded, then the error names the variable', () => {

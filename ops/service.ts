@@ -127,6 +127,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     // Every worker slot may be running a reuse operator at once.
     maxIdleReusable: config.workerConcurrency,
     nodeForkServer: config.workerNodeFork,
+    maxRunsPerProcess: config.workerReuseMaxRuns,
     ...(config.workerRunAs ? { runAs: config.workerRunAs } : {}),
     prewarm: config.workerPoolSize > 0 ? [{ language: 'python', memoryMb: config.workerMemoryMb }, { language: 'javascript', memoryMb: config.workerMemoryMb }] : [],
   });

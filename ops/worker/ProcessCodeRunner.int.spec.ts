@@ -573,6 +573,46 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
     }
   });
 
+  describe('reuse process lifetime', () => {
+    const GROWS: Record<Language, string> = {
+      python: 'import os\nkept = []\ndef run(connection, payload, context):\n    kept.append(bytearray(48 * 1024 * 1024))\n    return {"pid": os.getpid()}\n',
+      javascript: 'const kept = [];\nexports.run = () => { kept.push(Buffer.alloc(48 * 1024 * 1024, 1)); return { pid: process.pid }; };\n',
+    };
+    const PID: Record<Language, string> = {
+      python: 'import os\ndef run(connection, payload, context):\n    return {"pid": os.getpid()}\n',
+      javascript: 'exports.run = () => ({ pid: process.pid });\n',
+    };
+    let own: ProcessCodeRunner;
+    before(() => {
+      own = new ProcessCodeRunner({ poolSize: 0, maxRunsPerProcess: 3 });
+    });
+    after(() => own.close());
+    const pids = async (language: Language, code: string, runs: number, memoryMb = LIMITS.memoryMb) => {
+      const seen: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        const outcome = await own.runAction({ codeblock: { language, code }, connection: {}, actionVariables: {}, context: {}, limits: { ...LIMITS, memoryMb }, reuse: true });
+        if (!outcome.ok) throw new Error(JSON.stringify(outcome));
+        seen.push((outcome.result as { pid: number }).pid);
+        await own.cleanedUp();
+      }
+      return seen;
+    };
+
+    for (const language of ['python', 'javascript'] as const) {
+      it(`given ${language} reuse runs and maxRunsPerProcess 3, when seven run one after the other, then each process serves three`, async () => {
+        const seen = await pids(language, PID[language], 7);
+        expect(seen.slice(0, 3).every((pid) => pid === seen[0]), String(seen)).to.equal(true);
+        expect(seen.slice(3, 6).every((pid) => pid === seen[3]), String(seen)).to.equal(true);
+        expect(new Set([seen[0], seen[3], seen[6]]).size, String(seen)).to.equal(3);
+      });
+
+      it(`given ${language} reuse runs whose warm module keeps 48 MB each, when the process grew past half its 64 MB limit, then the next run gets another process`, async () => {
+        const seen = await pids(language, GROWS[language], 2, 64);
+        expect(seen[1]).not.to.equal(seen[0]);
+      });
+    }
+  });
+
   describe('warm pool', () => {
     it('given concurrent runs of both languages, when they run, then each succeeds and the pool refills to its size', async () => {
       const outcomes = await Promise.all([0, 1, 2, 3].map((i) => action(i % 2 === 0 ? 'python' : 'javascript', CODE[i % 2 === 0 ? 'python' : 'javascript'].actionValue)));

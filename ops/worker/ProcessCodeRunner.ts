@@ -49,7 +49,10 @@ export interface ProcessCodeRunnerOptions {
   memoryHeadroomMb?: number;
   /** Parent of the per-run working directories. Default: the OS temp dir. */
   tmpRoot?: string;
-  /** Runs served by one process in reuse mode before it is replaced. Default 100. */
+  /**
+   * Runs served by one process in reuse mode before it is replaced. Default 10,000 (a new process
+   * costs more than its fork: its first hundreds of runs are slower, see docs/decisions.md).
+   */
   maxRunsPerProcess?: number;
   /** Idle reuse processes kept per (language, memoryMb): the reuse runs expected at once. Default max(poolSize, 1). */
   maxIdleReusable?: number;
@@ -170,7 +173,7 @@ export class ProcessCodeRunner implements CodeRunner {
     this.pool = new WarmPool({
       size: options.poolSize ?? 2,
       maxKeys,
-      maxRunsPerProcess: options.maxRunsPerProcess ?? 100,
+      maxRunsPerProcess: options.maxRunsPerProcess ?? 10_000,
       maxIdleReusable: options.maxIdleReusable ?? Math.max(options.poolSize ?? 2, 1),
       makeDir: (language, memoryMb) => (this.forkedBy(language, memoryMb) ? runDirName(this.tmpRoot) : makeRunDir(this.tmpRoot, this.runAs)),
       start: (language, memoryMb, dir) => {

@@ -176,6 +176,8 @@ export class RuntimeProcess {
   private log: CappedLog | null = null;
   private watchdog: NodeJS.Timeout | null = null;
   private resident: ResidentReader | null = null;
+  /** Resident set size (bytes) at the start of the first run: what a reuse process's growth is measured from. */
+  private firstResident: number | null = null;
   private settleReady: { resolve(): void; reject(error: ProcessDied): void } | null = null;
   private settleExited: () => void = () => {};
   private exitedOnce = false;
@@ -320,12 +322,23 @@ export class RuntimeProcess {
     if (pid === undefined) return;
     const resident = (this.resident ??= new ResidentReader(pid));
     const baseline = resident.read() ?? 0;
+    this.firstResident ??= baseline;
     const limit = baseline + (this.memoryMb + this.headroomMb) * MB;
     this.watchdog = setInterval(() => {
       const rss = resident.read();
       if (rss !== undefined && rss > limit) this.kill('memory', this.memoryMessage());
     }, WATCHDOG_MS);
     this.watchdog.unref();
+  }
+
+  /**
+   * How far the resident set grew since the start of the first run, in MiB (0 when unknown). A
+   * reuse process keeps what its runs leave behind, warm module state included.
+   */
+  residentGrowthMb(): number {
+    const now = this.resident?.read();
+    if (now === undefined || this.firstResident === null) return 0;
+    return Math.max(0, now - this.firstResident) / MB;
   }
 
   endRun(): void {

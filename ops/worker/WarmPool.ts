@@ -14,7 +14,7 @@ export interface WarmPoolOptions {
    * starts in it), only named for one started through the fork server (the child makes it).
    */
   makeDir(language: Language, memoryMb: number): string;
-  /** Runs served by one process in reuse mode before it is replaced (module caches only grow). */
+  /** Runs served by one process in reuse mode before it is replaced (module caches only grow; memory growth retires it earlier). */
   maxRunsPerProcess: number;
   /**
    * Idle reuse processes kept per key. As many as reuse runs go on at once: a smaller cap disposes
@@ -130,7 +130,10 @@ export class WarmPool {
   private async recycle(process: RuntimeProcess): Promise<void> {
     const k = key(process.language, process.memoryMb);
     const list = this.used.get(k) ?? [];
-    const worn = process.runs >= this.options.maxRunsPerProcess;
+    // Worn: served its runs, or holds more than half its memory limit beyond what it started with
+    // (what its runs left behind, warm module state included), which would end some later run as
+    // out of memory rather than let it start in a fresh process.
+    const worn = process.runs >= this.options.maxRunsPerProcess || process.residentGrowthMb() > process.memoryMb / 2;
     if (this.closed || worn || list.length >= Math.max(1, this.options.maxIdleReusable) || !process.alive || process.tainted) return this.dispose(process);
     if (!(await this.options.reset(process))) return this.dispose(process);
     if (this.closed) return this.dispose(process);

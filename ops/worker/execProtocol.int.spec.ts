@@ -254,9 +254,11 @@ describe('exec protocol: one request per run gives the same outcomes as one requ
       });
 
       for (const protocol of ['exec', 'steps'] as const) {
-        it(`given reuse (${protocol}), when a run leaves files, a helper module and module state, then the next run in the same process sees none of them`, async () => {
-          // Run 1 writes a file and a helper module, imports it and bumps module state; run 2 writes
-          // another helper of the same name and must import its own, in its own empty directory.
+        const warm = protocol === 'exec';
+        it(`given reuse (${protocol}), when runs leave files, a helper module and module state, then the next run sees none of the files, its own helper, and ${warm ? 'the module state of the same code (a changed code starts afresh)' : 'fresh module state'}`, async () => {
+          // Runs 1-3 write a file and a helper module, import it and bump module state; each next
+          // run writes another helper of the same name and must import its own, in its own empty
+          // directory. Run 4 sends a changed code.
           const code = {
             python: `
 import importlib, os, sys
@@ -284,25 +286,45 @@ exports.run = (connection, payload) => {
 };
 `,
           }[language];
+          const changed = `${code}\n${language === 'python' ? '#' : '//'} changed\n`;
           type Seen = { pid: number; cwd: string; n: number; helper: number; entries: string[]; previous: boolean | null };
           const runs: Seen[] = [];
-          for (const version of [1, 2, 3]) {
+          for (const version of [1, 2, 3, 4]) {
             const previous = runs.at(-1)?.cwd ?? null;
-            const { outcome } = await operate(protocol === 'exec' ? exec : steps, language, code, () => ({ reuse: true, payload: { version, previous } }));
+            const { outcome } = await operate(protocol === 'exec' ? exec : steps, language, version === 4 ? changed : code, () => ({ reuse: true, payload: { version, previous } }));
             expect(outcome.status, JSON.stringify(outcome)).to.equal('success');
             runs.push(outcome.output as unknown as Seen);
           }
           const file = language === 'python' ? 'user_code.py' : 'user_code.js';
           expect(new Set(runs.map((r) => r.pid)).size).to.equal(1);
-          expect(new Set(runs.map((r) => r.cwd)).size).to.equal(3);
+          expect(new Set(runs.map((r) => r.cwd)).size).to.equal(4);
           expect(runs.map((r) => [r.n, r.helper, r.previous])).to.deep.equal([
             [1, 1, null],
-            [1, 2, false],
-            [1, 3, false],
+            [warm ? 2 : 1, 2, false],
+            [warm ? 3 : 1, 3, false],
+            [1, 4, false],
           ]);
-          for (const r of runs) expect(r.entries).to.deep.equal(['helper_mod.' + (language === 'python' ? 'py' : 'js'), 'leftover.txt', file]);
+          const helper = `helper_mod.${language === 'python' ? 'py' : 'js'}`;
+          // A warm module is not written again: its file stays that of the run that loaded it.
+          const loaded = warm ? [true, false, false, true] : [true, true, true, true];
+          expect(runs.map((r) => r.entries)).to.deep.equal(loaded.map((written) => (written ? [helper, 'leftover.txt', file] : [helper, 'leftover.txt'])));
         });
       }
+
+      it('given reuse and an install step, when the same code runs twice in one process, then each run loads it afresh', async () => {
+        const code = {
+          python: 'import os\ncounter = {"n": 0}\ndef run(c, p, x):\n    counter["n"] += 1\n    return {"pid": os.getpid(), "n": counter["n"]}\n',
+          javascript: 'let n = 0;\nexports.run = () => { n += 1; return { pid: process.pid, n }; };\n',
+        }[language];
+        const runs = [];
+        for (let i = 0; i < 2; i++) {
+          const { outcome } = await operate(exec, language, code, () => ({ reuse: true, bashblock: { code: 'true' } }));
+          expect(outcome.status, JSON.stringify(outcome)).to.equal('success');
+          runs.push(outcome.output as { pid: number; n: number });
+        }
+        expect(runs[1]?.pid).to.equal(runs[0]?.pid);
+        expect(runs.map((r) => r.n)).to.deep.equal([1, 1]);
+      });
 
       it('given reuse and a run that made a read-only folder, when the process resets itself, then the folder is gone and the process is reused', async () => {
         const code = {
@@ -315,7 +337,8 @@ exports.run = (connection, payload) => {
         type Seen = { pid: number; cwd: string; entries: string[] };
         const [a, b] = [first.outcome.output, second.outcome.output] as [Seen, Seen];
         expect(b.pid).to.equal(a.pid);
-        expect(b.entries).to.deep.equal(['locked', language === 'python' ? 'user_code.py' : 'user_code.js']);
+        // The same code: the second run uses the warm module, whose file was not written again.
+        expect(b.entries).to.deep.equal(['locked']);
       });
     });
   }

@@ -27,7 +27,8 @@ fd 0 is /dev/null; fd 1 and 2 belong to the user code (prints) and are captured,
      A line after which finish is called carries "next": "finish"; the last line carries "done": true.
      "clear" (a fresh process, code written by the exec): the few plain files the run left in the own
      dir are deleted just before the last line, so that the runner's removal is one rmdir.
-     "next" (reuse): after the last line the process recycles itself into `next` (as the recycle op)
+     "next" (reuse): after the last line the process recycles itself into `next` (as the recycle op,
+     but the module stays warm: the next exec sending the same `code` uses it again, see Exec.load)
      and reports {"id": n, "op": "reset", "ok": bool}: no request is needed between two runs.
   <- {"op": "abandon", "id": n, "seen": lines}   the runner gives up (time limit, cancellation, finish
      budget) after reading `lines` of exec n; then SIGINT. See Exec for what it ends.
@@ -191,6 +192,10 @@ def describe(error, invalid=False, tb=None):
 
 module = None
 module_count = 0
+# Reuse: (source, module, functions) of the module the last exec loaded from the code it was sent,
+# kept for the next exec of the same code in this process (see Exec.load). None after any other
+# load, a reset or a recycle op.
+warm = None
 
 
 def load(file, directory, source=None):
@@ -255,9 +260,14 @@ def inside(path, directory):
 known_modules = {}
 
 
-def forget(directory):
-    """Drops the user module, and every module, path entry and finder cache from under `directory`."""
-    global module
+def forget(directory, keep_warm=False):
+    """
+    Drops the user module, and every module, path entry and finder cache from under `directory`;
+    the warm module too unless `keep_warm` (an exec's own recycle: the module outlives its files).
+    """
+    global module, warm
+    if not keep_warm:
+        warm = None
     for name, loaded in list(sys.modules.items()):
         if known_modules.get(name) is loaded:
             continue
@@ -323,9 +333,12 @@ def clear_own_files():
         pass
 
 
-def recycle(next_dir):
-    """Reuse: forget this run's modules, clear the own dir (every run's files) and move into `next_dir`."""
-    forget(BASE)
+def recycle(next_dir, keep_warm=False):
+    """
+    Reuse: forget this run's modules, clear the own dir (every run's files) and move into `next_dir`.
+    After an exec, the module it loaded stays warm (Exec.load).
+    """
+    forget(BASE, keep_warm)
     os.chdir(BASE)
     for entry in os.listdir(BASE):
         remove_tree(os.path.join(BASE, entry))
@@ -383,9 +396,9 @@ def handle(request):
     return {"id": rid, "ok": False, "error": {"type": "ProtocolError", "message": "unknown op %r" % (op,), "traceback": ""}}
 
 
-def recycled(rid, next_dir):
+def recycled(rid, next_dir, keep_warm=False):
     try:
-        recycle(next_dir)
+        recycle(next_dir, keep_warm)
     except Exception as error:  # noqa: B902 - the runner then drops this process
         return {"id": rid, "op": "reset", "ok": False, "error": "%s: %s" % (type(error).__name__, error)}
     return {"id": rid, "op": "reset", "ok": True}
@@ -541,16 +554,35 @@ class Exec:
             current = None
 
     def load(self):
-        """Writes the code (when sent) and imports it; whether the run goes on (a run function exists)."""
+        """
+        Writes the code (when sent) and imports it; whether the run goes on (a run function exists).
+        Reuse ("next": this process serves another run after this one): when the code is the very
+        text the last exec loaded, that module is used again, neither written nor executed again, so
+        its module-level state carries over like a warm serverless function's (as runtime.cjs does;
+        see its Exec.load for why). The run's directory still comes first on sys.path, so the run
+        imports its own helper files. An install step (the runner wrote the file: no "code") always
+        loads afresh.
+        """
+        global module, warm
         file = self.request["file"]
+        source = self.request.get("code")
+        keep = source is not None and isinstance(self.request.get("next"), str)
+        if keep and warm is not None and warm[0] == source:
+            module, functions = warm[1], warm[2]
+            directory = os.path.dirname(file)
+            if directory not in sys.path:
+                sys.path.insert(0, directory)
+            return self.loaded(functions)
+        warm = None
         try:
-            source = self.request.get("code")
             if source is not None:
                 # The file stays the module's: __file__, tracebacks and inspect read it.
                 descriptor = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
                 with os.fdopen(descriptor, "w", encoding="utf-8") as out:
                     out.write(source)
             functions = load(file, os.path.dirname(file), source)
+            if keep:
+                warm = (source, module, functions)
         except Interrupted:
             raise
         except BaseException as error:  # noqa: B902 - import-time code may raise anything
@@ -560,6 +592,10 @@ class Exec:
             described = describe(error, invalid=True) if invalid else describe(error, tb=error.__traceback__)
             self.line({"id": self.rid, "fn": "load", "ok": False, "error": described}, "done")
             return False
+        return self.loaded(functions)
+
+    def loaded(self, functions):
+        """The load step's line; whether the run goes on."""
         if interrupt_requested:
             raise Interrupted()
         self.functions = functions
@@ -617,7 +653,7 @@ def run_exec(request):
         traceback.print_exc()
         os._exit(70)
     if request.get("next"):
-        send(recycled(request.get("id"), request["next"]))
+        send(recycled(request.get("id"), request["next"], True))
 
 
 if __name__ == "__main__":
