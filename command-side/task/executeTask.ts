@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { metadataFor } from '../../shared/events.ts';
 import type { BusMessage } from '../../shared/bus/MessageBus.ts';
 import type { OperatorOutcome } from '../../shared/ports/CodeRunner.ts';
-import { openSecretField } from '../../shared/item-types/secretFields.ts';
+import { secretFieldOpener } from '../../shared/item-types/secretFields.ts';
 import { cancelledChanges, failChanges, failureChanges, successChanges, workerPickupChanges } from '../../shared/task/transitions.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
@@ -48,131 +48,135 @@ const terminalChanges = (task: ItemDoc, outcome: OperatorOutcome, now: Date): { 
  * The `execute_task` consumer. Delivery is at least once: a message whose session is no longer the
  * task's current one, or whose task already left queued_in_redis, was handled before and is dropped.
  */
-export const executeTask = (deps: WorkerDeps) => async (message: BusMessage<ExecuteTaskMessage>): Promise<void> => {
-  const { task_laui: taskLaui, session_id: sessionId, dispatch_id: dispatchId, connection_laui: connectionLaui } = message.value;
-  // The message can outrun the projection: read the task only once its dispatch is applied, or the
-  // session check below would take a fresh dispatch for a duplicate.
-  if (message.value.position) await deps.readModels.waitFor(BigInt(message.value.position), deps.readYourWritesTimeoutMs);
-  // Documents are peeked, not copied (a copy of each was ~2.5% of the event loop under task load):
-  // this function only reads them, and the read model replaces a document on change, never
-  // mutates it, so what is held here stays as it was read.
-  const task = await deps.items.peek(taskLaui);
-  if (!task || task.session_id !== sessionId || task.state !== 'queued_in_redis') return;
-  const metadata = () => metadataFor(message.value.user_laui, deps.clock.now(), sessionId, dispatchId);
-  const log = (level: 'info' | 'error', category: 'TASK' | 'TASK_HISTORY' | 'CELERY', step: string, text: string, extra: Record<string, unknown> = {}) =>
-    deps.logger.log({ level, category, step, message: text, session_id: sessionId, task_laui: taskLaui, task_name: task.name, logical_date: task.logical_date ?? null, ...extra });
+export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTaskMessage>) => Promise<void>) => {
+  // The connection document is peeked (below): the opened content is kept per sealed value.
+  const openConnection = secretFieldOpener(deps.secrets);
+  return async (message) => {
+    const { task_laui: taskLaui, session_id: sessionId, dispatch_id: dispatchId, connection_laui: connectionLaui } = message.value;
+    // The message can outrun the projection: read the task only once its dispatch is applied, or the
+    // session check below would take a fresh dispatch for a duplicate.
+    if (message.value.position) await deps.readModels.waitFor(BigInt(message.value.position), deps.readYourWritesTimeoutMs);
+    // Documents are peeked, not copied (a copy of each was ~2.5% of the event loop under task load):
+    // this function only reads them, and the read model replaces a document on change, never
+    // mutates it, so what is held here stays as it was read.
+    const task = await deps.items.peek(taskLaui);
+    if (!task || task.session_id !== sessionId || task.state !== 'queued_in_redis') return;
+    const metadata = () => metadataFor(message.value.user_laui, deps.clock.now(), sessionId, dispatchId);
+    const log = (level: 'info' | 'error', category: 'TASK' | 'TASK_HISTORY' | 'CELERY', step: string, text: string, extra: Record<string, unknown> = {}) =>
+      deps.logger.log({ level, category, step, message: text, session_id: sessionId, task_laui: taskLaui, task_name: task.name, logical_date: task.logical_date ?? null, ...extra });
 
-  const started = deps.clock.now();
-  const pickup = workerPickupChanges(task as unknown as TaskRecord, started);
-  // The running transition is committed while the operator starts: its commit is not on the run's
-  // critical path. The terminal change waits for it (same stream, so the history stays in order).
-  const pickedUp = changeTask(deps.eventStore, taskLaui, { ...pickup, executor: EXECUTOR, last_run_session_id: sessionId, task_instance: dispatchId }, metadata());
-  pickedUp.catch(() => undefined);
-  deps.heartbeats.beat(taskLaui, started);
-  log('info', 'CELERY', 'pickup', `Worker ${EXECUTOR} picked up task ${task.name}`);
+    const started = deps.clock.now();
+    const pickup = workerPickupChanges(task as unknown as TaskRecord, started);
+    // The running transition is committed while the operator starts: its commit is not on the run's
+    // critical path. The terminal change waits for it (same stream, so the history stays in order).
+    const pickedUp = changeTask(deps.eventStore, taskLaui, { ...pickup, executor: EXECUTOR, last_run_session_id: sessionId, task_instance: dispatchId }, metadata());
+    pickedUp.catch(() => undefined);
+    deps.heartbeats.beat(taskLaui, started);
+    log('info', 'CELERY', 'pickup', `Worker ${EXECUTOR} picked up task ${task.name}`);
 
-  const settings = await loadSystemSettings(deps.items);
-  const [operator, connection, merged] = await Promise.all([
-    deps.items.peek(String(task.operator_laui)),
-    deps.items.peek(connectionLaui),
-    mergedConfigOf(deps.items, task),
-  ]);
-  const context = {
-    task_laui: taskLaui,
-    task_name: task.name,
-    session_id: sessionId,
-    logical_date: task.logical_date ?? null,
-    data_interval_start: pickup.data_interval_start ?? null,
-    data_interval_end: pickup.data_interval_end ?? null,
-    parameters: merged.config.parameters,
-  };
-  // Rule 7: running actions fire once when the run has lasted their SLA (minutes), without blocking.
-  const slaTimers = hookReferences(task, 'running_actions').flatMap((reference) => {
-    const sla = Number((reference as { sla?: unknown }).sla);
-    if (!Number.isFinite(sla) || sla < 0) return [];
-    return [
-      setTimeout(() => {
-        const single = { ...task, actions: { ...(task.actions as Record<string, unknown>), running_actions: [reference] } };
-        void runHookList(deps, single, 'running_actions', metadata(), merged.config.parameters)
-          .then((fired) => recordHooks('running_actions', fired.statuses))
-          .catch((error: unknown) => log('error', 'TASK', 'running-action', `Running action failed to start: ${String(error)}`));
-      }, sla * deps.slaMinuteMs),
-    ];
-  });
-  const recordHooks = async (kind: 'running_actions' | 'post_actions', statuses: ActionStatusEntry[]) => {
-    const current = await deps.items.peek(taskLaui);
-    const previous = (current?.actions_status as Record<string, unknown> | undefined) ?? {};
-    const kept = kind === 'running_actions' && Array.isArray(previous.running_actions) ? (previous.running_actions as ActionStatusEntry[]) : [];
-    await changeTask(deps.eventStore, taskLaui, { actions_status: actionsStatusAfter(previous, kind, [...kept, ...statuses]) }, metadata());
-  };
-  const outcome = await deps.runner.runOperator({
-    codeblock: normaliseCodeBlock(operator?.codeblock),
-    bashblock: installStep(operator?.bashblock),
-    connection: openSecretField(connection?.content ?? {}, deps.secrets),
-    payload: message.value.payload,
-    context,
-    limits: deps.limits,
-    pollIntervalMs: deps.pollIntervalMs,
-    checkCompletionTimeoutMs: settings.check_completion_timeout_seconds * 1000,
-    isCancelled: async () => (await deps.items.peek(taskLaui))?.user_set_state === 'cancel',
-    onHeartbeat: () => deps.heartbeats.beat(taskLaui, deps.clock.now()),
-    // An operator opts into process reuse (faster, less isolated: docs/decisions.md).
-    reuse: operator?.reuse_process === true,
-  });
+    const settings = await loadSystemSettings(deps.items);
+    const [operator, connection, merged] = await Promise.all([
+      deps.items.peek(String(task.operator_laui)),
+      deps.items.peek(connectionLaui),
+      mergedConfigOf(deps.items, task),
+    ]);
+    const context = {
+      task_laui: taskLaui,
+      task_name: task.name,
+      session_id: sessionId,
+      logical_date: task.logical_date ?? null,
+      data_interval_start: pickup.data_interval_start ?? null,
+      data_interval_end: pickup.data_interval_end ?? null,
+      parameters: merged.config.parameters,
+    };
+    // Rule 7: running actions fire once when the run has lasted their SLA (minutes), without blocking.
+    const slaTimers = hookReferences(task, 'running_actions').flatMap((reference) => {
+      const sla = Number((reference as { sla?: unknown }).sla);
+      if (!Number.isFinite(sla) || sla < 0) return [];
+      return [
+        setTimeout(() => {
+          const single = { ...task, actions: { ...(task.actions as Record<string, unknown>), running_actions: [reference] } };
+          void runHookList(deps, single, 'running_actions', metadata(), merged.config.parameters)
+            .then((fired) => recordHooks('running_actions', fired.statuses))
+            .catch((error: unknown) => log('error', 'TASK', 'running-action', `Running action failed to start: ${String(error)}`));
+        }, sla * deps.slaMinuteMs),
+      ];
+    });
+    const recordHooks = async (kind: 'running_actions' | 'post_actions', statuses: ActionStatusEntry[]) => {
+      const current = await deps.items.peek(taskLaui);
+      const previous = (current?.actions_status as Record<string, unknown> | undefined) ?? {};
+      const kept = kind === 'running_actions' && Array.isArray(previous.running_actions) ? (previous.running_actions as ActionStatusEntry[]) : [];
+      await changeTask(deps.eventStore, taskLaui, { actions_status: actionsStatusAfter(previous, kind, [...kept, ...statuses]) }, metadata());
+    };
+    const outcome = await deps.runner.runOperator({
+      codeblock: normaliseCodeBlock(operator?.codeblock),
+      bashblock: installStep(operator?.bashblock),
+      connection: openConnection(connection?.content ?? {}),
+      payload: message.value.payload,
+      context,
+      limits: deps.limits,
+      pollIntervalMs: deps.pollIntervalMs,
+      checkCompletionTimeoutMs: settings.check_completion_timeout_seconds * 1000,
+      isCancelled: async () => (await deps.items.peek(taskLaui))?.user_set_state === 'cancel',
+      onHeartbeat: () => deps.heartbeats.beat(taskLaui, deps.clock.now()),
+      // An operator opts into process reuse (faster, less isolated: docs/decisions.md).
+      reuse: operator?.reuse_process === true,
+    });
 
-  for (const timer of slaTimers) clearTimeout(timer);
-  const ended = deps.clock.now();
-  // A failed pickup commit fails the message (the bus redelivers; the session check decides).
-  const pickupPosition = await pickedUp;
-  if (pickupPosition !== null) await deps.readModels.waitFor(pickupPosition, deps.readYourWritesTimeoutMs);
-  const current = (await deps.items.peek(taskLaui)) ?? task;
-  const { changes, dispatchNow } = terminalChanges(current, outcome, ended);
-  const terminal = {
-    ...changes,
-    duration: Math.trunc((ended.getTime() - started.getTime()) / 1000),
-    last_run_output: outcome.output,
-    last_run_date: ended.toISOString(),
-    task_instance_end_date: ended.toISOString(),
-    latest_heartbeat: ended.toISOString(),
-  };
-  const finishMetadata = metadata();
-  const ending = () => {
-    deps.heartbeats.forget(taskLaui);
-    log(
-      outcome.status === 'success' ? 'info' : 'error',
-      'TASK_HISTORY',
-      'finish',
-      `Task ${task.name} ended ${String(changes.state)}${'message' in outcome ? `: ${outcome.message}` : ''}`,
-      { status: changes.state, duration_seconds: (ended.getTime() - started.getTime()) / 1000 },
-    );
-  };
-  if (deps.eventStore.appendAtomically) {
-    // Terminal state, finish (spec 3.1: leave the connection queue) and the freed slot's next
-    // lease in one commit: the slot is never held past the state that ends the run.
-    let written = false;
-    try {
-      await dispatchConnection(deps, connectionLaui, finishMetadata, { taskLaui, sessionId }, (fresh) =>
-        taskChangeCompanion(deps.eventStore, taskLaui, terminal, finishMetadata, { fresh, first: true, committed: () => (written = true) }),
+    for (const timer of slaTimers) clearTimeout(timer);
+    const ended = deps.clock.now();
+    // A failed pickup commit fails the message (the bus redelivers; the session check decides).
+    const pickupPosition = await pickedUp;
+    if (pickupPosition !== null) await deps.readModels.waitFor(pickupPosition, deps.readYourWritesTimeoutMs);
+    const current = (await deps.items.peek(taskLaui)) ?? task;
+    const { changes, dispatchNow } = terminalChanges(current, outcome, ended);
+    const terminal = {
+      ...changes,
+      duration: Math.trunc((ended.getTime() - started.getTime()) / 1000),
+      last_run_output: outcome.output,
+      last_run_date: ended.toISOString(),
+      task_instance_end_date: ended.toISOString(),
+      latest_heartbeat: ended.toISOString(),
+    };
+    const finishMetadata = metadata();
+    const ending = () => {
+      deps.heartbeats.forget(taskLaui);
+      log(
+        outcome.status === 'success' ? 'info' : 'error',
+        'TASK_HISTORY',
+        'finish',
+        `Task ${task.name} ended ${String(changes.state)}${'message' in outcome ? `: ${outcome.message}` : ''}`,
+        { status: changes.state, duration_seconds: (ended.getTime() - started.getTime()) / 1000 },
       );
-    } catch (error) {
-      // The run's outcome is not lost with the queue commit: it is written alone, and the lease it
-      // still holds is freed by the reaper, as when the finish fails after the terminal change.
-      if (!written) await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata);
+    };
+    if (deps.eventStore.appendAtomically) {
+      // Terminal state, finish (spec 3.1: leave the connection queue) and the freed slot's next
+      // lease in one commit: the slot is never held past the state that ends the run.
+      let written = false;
+      try {
+        await dispatchConnection(deps, connectionLaui, finishMetadata, { taskLaui, sessionId }, (fresh) =>
+          taskChangeCompanion(deps.eventStore, taskLaui, terminal, finishMetadata, { fresh, first: true, committed: () => (written = true) }),
+        );
+      } catch (error) {
+        // The run's outcome is not lost with the queue commit: it is written alone, and the lease it
+        // still holds is freed by the reaper, as when the finish fails after the terminal change.
+        if (!written) await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata);
+        ending();
+        throw error;
+      }
       ending();
-      throw error;
+    } else {
+      await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata);
+      ending();
+      // Finish (spec 3.1): leave the connection queue, then give the freed slot to the next task.
+      await dispatchConnection(deps, connectionLaui, metadata(), { taskLaui, sessionId });
     }
-    ending();
-  } else {
-    await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata);
-    ending();
-    // Finish (spec 3.1): leave the connection queue, then give the freed slot to the next task.
-    await dispatchConnection(deps, connectionLaui, metadata(), { taskLaui, sessionId });
-  }
-  // Post actions: after the operator finished, fire-and-forget; they never change the terminal state.
-  if (hookReferences(task, 'post_actions').length > 0) {
-    void runHookList(deps, { ...task, ...changes }, 'post_actions', metadata(), merged.config.parameters)
-      .then((post) => recordHooks('post_actions', post.statuses))
-      .catch((error: unknown) => log('error', 'TASK', 'post-action', `Post actions failed to run: ${String(error)}`));
-  }
-  if (dispatchNow) log('info', 'TASK', 'catch-up', 'next_run_date already due: the scheduler dispatches the next run at once');
+    // Post actions: after the operator finished, fire-and-forget; they never change the terminal state.
+    if (hookReferences(task, 'post_actions').length > 0) {
+      void runHookList(deps, { ...task, ...changes }, 'post_actions', metadata(), merged.config.parameters)
+        .then((post) => recordHooks('post_actions', post.statuses))
+        .catch((error: unknown) => log('error', 'TASK', 'post-action', `Post actions failed to run: ${String(error)}`));
+    }
+    if (dispatchNow) log('info', 'TASK', 'catch-up', 'next_run_date already due: the scheduler dispatches the next run at once');
+  };
 };

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fixedClock } from '../../shared/clock.ts';
 import { JsonLinesLogger } from './JsonLinesLogger.ts';
+import { readSessionLog } from './sessionLogFile.ts';
 
 const lines = (path: string) =>
   readFileSync(path, 'utf8')
@@ -33,15 +34,38 @@ describe('JsonLinesLogger', () => {
     expect(lines(join(dir, 'PERFORMANCE', '2026-03-01.jsonl'))[0]?.operation).to.equal('GET /x');
   });
 
-  it('given lines with a session id, when logged, then the session file holds exactly those lines', async () => {
+  it('given lines of sessions that are no ObjectIds, when logged, then each session reads back exactly its lines, from the day file of such sessions', async () => {
     const logger = new JsonLinesLogger(dir, fixedClock(new Date('2026-03-01T10:00:00Z')));
     logger.log({ level: 'info', category: 'TASK', message: 'start', session_id: 's-1', task_laui: 'a'.repeat(24) });
     logger.log({ level: 'info', category: 'TASK', message: 'other', session_id: 's-2' });
     logger.log({ level: 'error', category: 'TASK_HISTORY', message: 'end', session_id: 's-1' });
     logger.log({ level: 'info', category: 'TASK', message: 'escape', session_id: '../../etc' });
     await logger.close();
-    expect(lines(join(dir, 'sessions', 's-1.jsonl')).map((line) => line.message)).to.deep.equal(['start', 'end']);
+    expect(readSessionLog(dir, 's-1').map((line) => line.message)).to.deep.equal(['start', 'end']);
+    expect(readSessionLog(dir, 's-2').map((line) => line.message)).to.deep.equal(['other']);
+    expect(readdirSync(join(dir, 'sessions'))).to.deep.equal(['2026-03-01']);
+    expect(readdirSync(join(dir, 'sessions', '2026-03-01'))).to.deep.equal(['other.jsonl']);
     expect(lines(join(dir, 'TASK', '2026-03-01.jsonl'))).to.have.length(3);
+  });
+
+  it('given ObjectId sessions started in two seconds and logging on the next day, when logged, then each session\'s lines are in the file of the second it started', async () => {
+    const clock = fixedClock(new Date('2026-03-02T00:00:05Z'));
+    const logger = new JsonLinesLogger(dir, clock);
+    const startedAt = (iso: string, tail: string) => Math.floor(Date.parse(iso) / 1000).toString(16) + tail;
+    const a = startedAt('2026-03-01T23:59:58Z', '0000000000aaaaaaaaaaaaaa'.slice(8));
+    const b = startedAt('2026-03-01T23:59:58Z', '0000000000bbbbbbbbbbbbbb'.slice(8));
+    const c = startedAt('2026-03-02T00:00:01Z', '0000000000cccccccccccccc'.slice(8));
+    logger.log({ level: 'info', category: 'TASK', message: 'a1', session_id: a });
+    logger.log({ level: 'info', category: 'TASK', message: 'c1', session_id: c });
+    logger.log({ level: 'info', category: 'TASK', message: 'b1', session_id: b });
+    clock.advance(3_600_000);
+    logger.log({ level: 'info', category: 'TASK_HISTORY', message: 'a2', session_id: a });
+    await logger.close();
+    expect(readdirSync(join(dir, 'sessions', '2026-03-01'))).to.deep.equal(['235958.jsonl']);
+    expect(readdirSync(join(dir, 'sessions', '2026-03-02'))).to.deep.equal(['000001.jsonl']);
+    expect(readSessionLog(dir, a).map((line) => line.message)).to.deep.equal(['a1', 'a2']);
+    expect(readSessionLog(dir, b).map((line) => line.message)).to.deep.equal(['b1']);
+    expect(readSessionLog(dir, c).map((line) => line.message)).to.deep.equal(['c1']);
   });
 
   it('given lines logged without a flush, when a moment passes, then they reach the file in order', async () => {

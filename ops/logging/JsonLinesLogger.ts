@@ -2,13 +2,16 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { isoTime, type Clock } from '../../shared/clock.ts';
 import type { LogEntry, Logger } from '../../shared/ports/Logger.ts';
+import { sessionLogFile } from './sessionLogFile.ts';
 
 /**
  * Writes structured logs as JSON lines under `<root>`:
  *   <root>/<CATEGORY>/<YYYY-MM-DD>.jsonl   one file per category and UTC day, so that a SQL scan of
  *                                          one category for one day reads exactly one file;
- *   <root>/sessions/<session_id>.jsonl      a copy of every line that carries a session_id, so that
- *                                          one session's lines are found without scanning.
+ *   <root>/sessions/<YYYY-MM-DD>/<HHMMSS>.jsonl
+ *                                          a copy of every line that carries a session_id, in the
+ *                                          file of the second the session started (sessionLogFile),
+ *                                          so that one session's lines are found in one small file.
  * Lines are appended through buffered streams; a day's streams are closed when the day changes.
  */
 /** How long lines wait to be written with those that follow them. */
@@ -88,7 +91,8 @@ export class JsonLinesLogger implements Logger {
     }
     this.queue(categoryStream, line);
     if (typeof entry.session_id === 'string' && /^[A-Za-z0-9_.-]{1,128}$/.test(entry.session_id)) {
-      this.queue(this.stream(join(this.root, 'sessions'), `${entry.session_id}.jsonl`), line);
+      const { dir, file } = sessionLogFile(this.root, entry.session_id, timestamp);
+      this.queue(this.stream(dir, file), line);
     }
     this.echo(line, entry);
   }
@@ -156,7 +160,7 @@ export class JsonLinesLogger implements Logger {
     if (!stream) {
       mkdirSync(dir, { recursive: true });
       stream = createWriteStream(path, { flags: 'a' });
-      // Session files are many and short-lived; keep the open-file count bounded.
+      // A session file per second of sessions: keep the open-file count bounded.
       if (this.streams.size > 512) this.evictSessions();
       this.streams.set(path, stream);
     }

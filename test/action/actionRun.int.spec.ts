@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readSessionLog } from '../../ops/logging/sessionLogFile.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { catalogClient, createUser, type CatalogClient } from '../support/catalogFixture.ts';
 import type { Reply } from '../support/HttpClient.ts';
@@ -105,10 +105,7 @@ describe('POST /api/v1/action/run (HTTP, embedded service, real action processes
     expect(reply.status, reply.text).to.equal(200);
     const sessionId = reply.headers.get('x-session-id') ?? '';
     await svc.service.logger.flush();
-    const lines = readFileSync(join(svc.dataDir, 'logs', 'sessions', `${sessionId}.jsonl`), 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = readSessionLog(join(svc.dataDir, 'logs'), sessionId);
     expect(lines).to.have.length(1);
     expect(lines[0]).to.include({ category: 'TASK', step: 'action', session_id: sessionId, action_laui: echo, level: 'info', status: 'success' });
     expect(String(lines[0]?.logs)).to.include('echo ran');
