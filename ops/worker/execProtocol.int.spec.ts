@@ -311,6 +311,26 @@ exports.run = (connection, payload) => {
         });
       }
 
+      it('given reuse runs that leave no file, when they follow each other, then each starts in a new, empty, writable directory, also after one made its own read-only', async () => {
+        const code = {
+          python: 'import os\ndef run(c, payload, x):\n    seen = {"pid": os.getpid(), "cwd": os.getcwd(), "home": os.environ["HOME"], "entries": os.listdir("."), "writable": os.access(".", os.W_OK)}\n    if payload.get("lock"):\n        os.chmod(".", 0o500)\n    return seen\n',
+          javascript: "const fs = require('node:fs');\nexports.run = (c, payload) => {\n  const seen = { pid: process.pid, cwd: process.cwd(), home: process.env.HOME, entries: fs.readdirSync('.'), writable: (() => { try { fs.accessSync('.', fs.constants.W_OK); return true; } catch { return false; } })() };\n  if (payload.lock) fs.chmodSync('.', 0o500);\n  return seen;\n};\n",
+        }[language];
+        type Seen = { pid: number; cwd: string; home: string; entries: string[]; writable: boolean };
+        const runs: Seen[] = [];
+        for (const lock of [false, false, false, true, false, false]) {
+          const { outcome } = await operate(exec, language, code, () => ({ reuse: true, payload: { lock } }));
+          expect(outcome.status, JSON.stringify(outcome)).to.equal('success');
+          runs.push(outcome.output as unknown as Seen);
+        }
+        expect(new Set(runs.map((r) => r.pid)).size).to.equal(1);
+        expect(new Set(runs.map((r) => r.cwd)).size).to.equal(runs.length);
+        expect(runs.every((r) => r.home === r.cwd && r.writable)).to.equal(true);
+        // The first run's directory holds its code file; a warm module's runs start in empty ones.
+        expect(runs.slice(1).map((r) => r.entries)).to.deep.equal([[], [], [], [], []]);
+        for (const r of runs.slice(0, -1)) expect(existsSync(r.cwd), r.cwd).to.equal(false);
+      });
+
       it('given reuse and an install step, when the same code runs twice in one process, then each run loads it afresh', async () => {
         const code = {
           python: 'import os\ncounter = {"n": 0}\ndef run(c, p, x):\n    counter["n"] += 1\n    return {"pid": os.getpid(), "n": counter["n"]}\n',

@@ -37,7 +37,7 @@ const heapFlag = process.execArgv.findLast((arg) => /^--max[-_]old[-_]space[-_]s
 const setV8Flags = heapFlag ? v8FlagSetter() : null;
 setV8Flags?.('--max-old-space-size=0');
 
-const { chmodSync, lstatSync, mkdirSync, readdirSync, rmdirSync, rmSync, unlinkSync, writeFileSync } = require('node:fs');
+const { chmodSync, lstatSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, unlinkSync, writeFileSync } = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
 // Loaded by node's bootstrap already (the globals come from it): no cost at start.
@@ -325,14 +325,33 @@ function makeWritable(target) {
 function recycled(id, next, keepWarm = false) {
   try {
     forget(BASE, keepWarm);
-    process.chdir(BASE);
-    clearBase();
-    mkdirSync(next, { mode: 0o700 });
+    if (!renamedEmptyRunDir(next)) {
+      process.chdir(BASE);
+      clearBase();
+      mkdirSync(next, { mode: 0o700 });
+    }
     moveTo(next);
     return { id, op: 'reset', ok: true };
   } catch (error) {
     return { id, op: 'reset', ok: false, error: describe(error).message };
   }
+}
+
+/**
+ * The common case of a reuse run that left no file: its run directory, still empty and as it was
+ * made (mode 0700, the only entry of the own dir), becomes `next` by one rename instead of a removal
+ * and a creation (~10 against ~75 us of ext4 work here, a quarter of a warm reuse run in the child).
+ * A new path all the same, which is what require()'s caches need. Whether it applied.
+ */
+function renamedEmptyRunDir(next) {
+  const current = process.cwd();
+  if (path.dirname(current) !== BASE) return false;
+  const own = readdirSync(BASE);
+  if (own.length !== 1 || own[0] !== path.basename(current) || readdirSync(current).length !== 0) return false;
+  const stat = lstatSync(current);
+  if (!stat.isDirectory() || (stat.mode & 0o7777) !== 0o700) return false;
+  renameSync(current, next);
+  return true;
 }
 
 /** Execs in progress by id (abandon gives up their current step). */

@@ -45,6 +45,7 @@ import json
 import os
 import resource
 import signal
+import stat
 import sys
 import time
 import traceback
@@ -339,11 +340,31 @@ def recycle(next_dir, keep_warm=False):
     After an exec, the module it loaded stays warm (Exec.load).
     """
     forget(BASE, keep_warm)
-    os.chdir(BASE)
-    for entry in os.listdir(BASE):
-        remove_tree(os.path.join(BASE, entry))
-    os.mkdir(next_dir, 0o700)
+    if not renamed_empty_run_dir(next_dir):
+        os.chdir(BASE)
+        for entry in os.listdir(BASE):
+            remove_tree(os.path.join(BASE, entry))
+        os.mkdir(next_dir, 0o700)
     move_to(next_dir)
+
+
+def renamed_empty_run_dir(next_dir):
+    """
+    The common case of a reuse run that left no file: its run directory, still empty and as it was made
+    (mode 0700, the only entry of the own dir), becomes `next_dir` by one rename instead of a removal and
+    a creation (see runtime.cjs). A new path all the same. Whether it applied.
+    """
+    current = os.getcwd()
+    if os.path.dirname(current) != BASE:
+        return False
+    own = os.listdir(BASE)
+    if own != [os.path.basename(current)] or os.listdir(current):
+        return False
+    mode = os.lstat(current).st_mode
+    if not stat.S_ISDIR(mode) or stat.S_IMODE(mode) != 0o700:
+        return False
+    os.rename(current, next_dir)
+    return True
 
 
 def not_serialisable(fn_name, error):
