@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
@@ -7,6 +8,7 @@ import { startService } from '../service.ts';
 import { loginToken } from './catalogBench.ts';
 import { lowLoadLatency } from './latencyFigures.ts';
 import { runLoad } from './loadGenerator.ts';
+import { mainThreadCpuMs } from './runInterleaved.ts';
 
 const TERMINAL = ['success', 'error', 'fail', 'timeout', 'cancelled'];
 const FINISHED = ['success', 'error', 'fail', 'timeout'];
@@ -81,6 +83,7 @@ export async function benchTasks(opts: { dir: string; seconds?: number }): Promi
       const op = await operator(language, reuse, 'throughput');
       const load = await bed.throughput(op, `${language}-${reuse ? 'reuse' : 'fresh'}`, seconds);
       const rate = load.requests / load.seconds;
+      const perTask = (ms: number) => Number((ms / Math.max(load.requests, 1)).toFixed(2));
       figures.push({
         figure: `task.noop.throughput.${reuse ? 'reuse' : 'fresh_process'}.${language}`,
         value: Number(rate.toFixed(1)),
@@ -89,6 +92,10 @@ export async function benchTasks(opts: { dir: string; seconds?: number }): Promi
         errors: load.errors,
         p50_ms: load.p50,
         p99_ms: load.p99,
+        // Where the rate stops: the service's event loop (one thread) or the machine's cores.
+        main_thread_cpu_ms_per_task: perTask(load.mainThreadCpuMs),
+        main_loop_utilization: Number(load.loopUtilization.toFixed(3)),
+        machine_cpu_ms_per_task: perTask(load.machineCpuMs),
         target: reuse ? '>= 1000 tasks/s' : '>= 100 tasks/s',
         pass: rate >= (reuse ? 1000 : 100) && load.errors === 0,
       });
@@ -155,7 +162,9 @@ async function openBed(dir: string, env: Record<string, string>) {
     const watcher = terminalWatcher(service.readStore.collection('items'));
     try {
       const body = JSON.stringify(createAndRun(`${phase}-{{n}}`, operatorLaui));
-      return await runLoad({ url: `${service.url}/api/v1/task/run`, method: 'POST', headers, bodyTemplate: body, concurrency: 16, seconds, awaitField: 'item_laui' }, watcher.until);
+      const [cpu, machine, loop] = [mainThreadCpuMs(), machineCpuMs(), performance.eventLoopUtilization()];
+      const load = await runLoad({ url: `${service.url}/api/v1/task/run`, method: 'POST', headers, bodyTemplate: body, concurrency: 16, seconds, awaitField: 'item_laui' }, watcher.until);
+      return { ...load, mainThreadCpuMs: mainThreadCpuMs() - cpu, machineCpuMs: machineCpuMs() - machine, loopUtilization: performance.eventLoopUtilization(loop).utilization };
     } finally {
       watcher.stop();
     }
@@ -172,6 +181,16 @@ async function openBed(dir: string, env: Record<string, string>) {
     },
   };
 }
+
+/** CPU time of the whole machine (every core, every process), in ms, from /proc/stat; NaN elsewhere. */
+const machineCpuMs = (): number => {
+  try {
+    const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.split(/\s+/).slice(1).map(Number) ?? [];
+    return ((user ?? NaN) + (nice ?? NaN) + (system ?? NaN) + (irq ?? NaN) + (softirq ?? NaN)) * 10; // USER_HZ is 100 on Linux
+  } catch {
+    return NaN;
+  }
+};
 
 /** Resolves each task's wait once it reads terminal at iteration 1; one 2 ms timer for all of them. */
 const terminalWatcher = (items: Collection<ItemDoc>) => {
