@@ -331,6 +331,20 @@ exports.run = (connection, payload) => {
         for (const r of runs.slice(0, -1)) expect(existsSync(r.cwd), r.cwd).to.equal(false);
       });
 
+      if (language === 'python') {
+        it('given reuse and a class of the warm module, when a later run pickles an instance, then its module is found by name', async () => {
+          const code = 'import os, pickle, sys\nclass Point:\n    def __init__(self, x):\n        self.x = x\ndef run(c, p, x):\n    return {"pid": os.getpid(), "size": len(pickle.dumps(Point(3))), "registered": sys.modules.get(__name__) is not None}\n';
+          const runs = [];
+          for (let i = 0; i < 2; i++) {
+            const { outcome } = await operate(exec, language, code, () => ({ reuse: true }));
+            expect(outcome.status, JSON.stringify(outcome)).to.equal('success');
+            runs.push(outcome.output as { pid: number; registered: boolean });
+          }
+          expect(runs[1]?.pid).to.equal(runs[0]?.pid);
+          expect(runs.map((r) => r.registered)).to.deep.equal([true, true]);
+        });
+      }
+
       it('given reuse and an install step, when the same code runs twice in one process, then each run loads it afresh', async () => {
         const code = {
           python: 'import os\ncounter = {"n": 0}\ndef run(c, p, x):\n    counter["n"] += 1\n    return {"pid": os.getpid(), "n": counter["n"]}\n',

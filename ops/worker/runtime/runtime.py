@@ -590,6 +590,9 @@ class Exec:
         keep = source is not None and isinstance(self.request.get("next"), str)
         if keep and warm is not None and warm[0] == source:
             module, functions = warm[1], warm[2]
+            # Back under its name (the reset forgot it): pickle, dataclasses and the like look a
+            # function's or class's module up in sys.modules.
+            sys.modules[module.__name__] = module
             directory = os.path.dirname(file)
             if directory not in sys.path:
                 sys.path.insert(0, directory)
