@@ -199,6 +199,12 @@ module_count = 0
 warm = None
 
 
+def import_from(directory):
+    """The run's directory comes first on sys.path: the run imports its own helper files."""
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+
+
 def load(file, directory, source=None):
     """
     Imports `file` as a new module. `source` (its text, when the caller just wrote it) is compiled
@@ -207,8 +213,7 @@ def load(file, directory, source=None):
     """
     global module, module_count, in_call
     module_count += 1
-    if directory not in sys.path:
-        sys.path.insert(0, directory)
+    import_from(directory)
     user_site = os.path.join(directory, ".local", "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
     if os.path.isdir(user_site) and user_site not in sys.path:
         sys.path.insert(1, user_site)
@@ -593,9 +598,7 @@ class Exec:
             # Back under its name (the reset forgot it): pickle, dataclasses and the like look a
             # function's or class's module up in sys.modules.
             sys.modules[module.__name__] = module
-            directory = os.path.dirname(file)
-            if directory not in sys.path:
-                sys.path.insert(0, directory)
+            import_from(os.path.dirname(file))
             return self.loaded(functions)
         warm = None
         try:
