@@ -2,12 +2,13 @@ import type { EventMetadata } from '../../shared/events.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import { newLaui, type Laui } from '../../shared/ids.ts';
 import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
-import { decideOnCache, handleCommand, inSequence, SPEC_RETRY } from '../kernel/handleCommand.ts';
+import { decideOnCache, handleCommand, inSequence, loadRevision, SPEC_RETRY } from '../kernel/handleCommand.ts';
 import type { CompanionAppend } from '../kernel/CompanionAppend.ts';
 import { itemDecider } from '../catalog/decide.ts';
-import { itemStream } from '../catalog/item.ts';
+import { itemStream, type ItemState } from '../catalog/item.ts';
 import { itemStatesOf } from '../catalog/itemStates.ts';
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
+import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 
 /**
  * Task state and runtime fields change through the item's own stream (ItemUpdated), so the task's
@@ -47,6 +48,20 @@ export const changeTask = async (
   return result.position;
 };
 
+/** The task as its stream holds it now: the folded-state cache and what follows it, never the read model. */
+export const currentTaskState = async (eventStore: EventStore, taskLaui: Laui): Promise<ItemState> =>
+  (await loadRevision(eventStore, itemStream(taskLaui), steps, itemStatesOf(eventStore))).state;
+
+/**
+ * A task's document as its stream holds it: the stream's fields over the read model's document,
+ * which only adds what the stream's fields do not hold (created_at, created_by...). Null when the
+ * task is not live, or not yet in the read model.
+ */
+export const taskViewOf = (stored: ItemDoc | null, state: ItemState): ItemDoc | null =>
+  stored === null || state.status !== 'live'
+    ? null
+    : { ...stored, ...state.fields, laui: state.laui, name: state.name, item_type: state.itemType, parent_laui: state.parentLaui };
+
 /**
  * The same change planned as a companion of another stream's decision (a queue commit), to commit
  * in its transaction, decided as decideOnCache decides (the cached state unless `fresh`); null
@@ -58,13 +73,24 @@ export const taskChangeCompanion = async (
   taskLaui: Laui,
   changes: Record<string, unknown> | ReadonlyArray<Record<string, unknown>>,
   metadata: EventMetadata,
-  options: { fresh: boolean; onlyIfStateIn?: ReadonlyArray<string>; first?: boolean; committed?: (position: Position) => void },
+  options: {
+    fresh: boolean;
+    onlyIfStateIn?: ReadonlyArray<string>;
+    first?: boolean;
+    committed?: (position: Position) => void;
+    /**
+     * The task as the change was decided on: what the companion commits only if the stream is still
+     * there (its expected revision), so what the caller derives from it holds at the commit.
+     */
+    decidedOn?: (state: ItemState) => void;
+  },
 ): Promise<CompanionAppend | null> => {
   const cache = itemStatesOf(eventStore);
   const stream = itemStream(taskLaui);
   const commands = taskCommands(taskLaui, changes, metadata, options.onlyIfStateIn);
   const { loaded, events, guessed } = await decideOnCache(eventStore, stream, steps, commands, cache, options.fresh);
   if (events.length === 0) return null;
+  options.decidedOn?.(loaded.state);
   return {
     append: { streamId: stream, events: events.map((event) => ({ type: event.type, data: event.data, metadata })), expected: loaded.revision ?? 'no_stream' },
     guessed,

@@ -2,7 +2,8 @@ import type { EventMetadata } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
-import { changeTask, taskChangeCompanion } from './changeTask.ts';
+import { changeTask, currentTaskState, taskChangeCompanion, taskViewOf } from './changeTask.ts';
+import type { ItemState } from '../catalog/item.ts';
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import type { QueueEvent } from '../queue/queue.ts';
 import { leasesOf, type Lease } from '../queue/handler.ts';
@@ -73,22 +74,32 @@ interface PreparedLease {
   changes: Array<Record<string, unknown>>;
 }
 
-/** The task of a lease, templated, with its changes; null when the task is gone. */
+/** The queued_in_redis step of a leased task (after its queued_for_connection step when it leads). */
+const leaseChanges = (lease: Lease, metadata: EventMetadata, leading: Record<string, unknown> | null): Array<Record<string, unknown>> => {
+  const queued = { state: 'queued_in_redis', session_id: lease.sessionId, last_system_updated_date: metadata.at };
+  return leading ? [leading, queued] : [queued];
+};
+
+/**
+ * The task of a lease, templated; null when the task is gone. The fields come from `decided`, the
+ * task's stream as its queued_in_redis change was decided on, never from the read model alone: the
+ * read model may lag the stream (another process's run just finished and advanced logical_date), and
+ * the payload's {{ds}} must be the logical date this run commits under.
+ */
 const prepareLease = async (
   deps: TaskDeps,
   lease: Lease,
   metadata: EventMetadata,
-  lead: { taskLaui: Laui; changes: Record<string, unknown> } | null,
+  leading: Record<string, unknown> | null,
+  decided: ItemState,
 ): Promise<PreparedLease | null> => {
   // peek: the task is only read (templating, the message), never changed; a copy per dispatched
-  // task was ~5% of a scheduler cycle.
-  const stored = await deps.items.peek(lease.taskLaui);
-  if (!stored) return null;
-  const leading = lead?.taskLaui === lease.taskLaui ? lead.changes : null;
-  const task = leading ? { ...stored, ...leading } : stored;
+  // task was ~5% of a scheduler cycle. It gives what the stream's fields do not hold (created_by).
+  const view = taskViewOf(await deps.items.peek(lease.taskLaui), decided);
+  if (view === null) return null;
+  const task: ItemDoc = { ...view, ...leading };
   const payload = await renderPayload(deps, task, metadata);
-  const queued = { state: 'queued_in_redis', session_id: lease.sessionId, last_system_updated_date: metadata.at };
-  return { lease, task, payload, changes: leading ? [leading, queued] : [queued] };
+  return { lease, task, payload, changes: leaseChanges(lease, metadata, leading) };
 };
 
 /** Publishes `execute_task` for a leased task whose queued_in_redis change is committed (at `position`). */
@@ -135,7 +146,8 @@ export const sendLeases = async (
   const sent = new Map<Laui, string>();
   let latest: Position | null = null;
   for (const lease of leases) {
-    const prepared = await prepareLease(deps, lease, metadata, lead);
+    const leading = lead?.taskLaui === lease.taskLaui ? lead.changes : null;
+    const prepared = await prepareLease(deps, lease, metadata, leading, await currentTaskState(deps.eventStore, lease.taskLaui));
     if (!prepared) continue;
     const changed = await changeTask(deps.eventStore, prepared.task.laui, prepared.changes, metadata);
     if (changed !== null) latest = changed;
@@ -169,11 +181,19 @@ export const leaseCompanions = (
       leases.map(async (lease) => {
         try {
           const leading = leadOf(lease.taskLaui, events);
-          const prepared = await prepareLease(deps, lease, metadata, leading ? { taskLaui: lease.taskLaui, changes: leading } : null);
-          if (!prepared) return null;
-          const entry = { prepared, position: null as Position | null };
-          planned.set(lease.taskLaui, entry);
-          return await taskChangeCompanion(deps.eventStore, lease.taskLaui, prepared.changes, metadata, { fresh, committed: (position) => (entry.position = position) });
+          let decided: ItemState = { status: 'none' };
+          const entry = { prepared: null as PreparedLease | null, position: null as Position | null };
+          const companion = await taskChangeCompanion(deps.eventStore, lease.taskLaui, leaseChanges(lease, metadata, leading), metadata, {
+            fresh,
+            decidedOn: (state) => (decided = state),
+            committed: (position) => (entry.position = position),
+          });
+          // Templated from the state the change was decided on: if that was a stale guess, the commit
+          // fails on its expected revision and this plan runs again on the stream as it is.
+          entry.prepared = companion === null ? null : await prepareLease(deps, lease, metadata, leading, decided);
+          if (companion === null || entry.prepared === null) return null;
+          planned.set(lease.taskLaui, entry as { prepared: PreparedLease; position: Position | null });
+          return companion;
         } catch (error) {
           planned.delete(lease.taskLaui);
           failed.set(lease.taskLaui, error);

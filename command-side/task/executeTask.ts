@@ -6,7 +6,7 @@ import { secretFieldOpener } from '../../shared/item-types/secretFields.ts';
 import { cancelledChanges, failChanges, failureChanges, successChanges, workerPickupChanges } from '../../shared/task/transitions.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
-import { changeTask, taskChangeCompanion } from './changeTask.ts';
+import { changeTask, currentTaskState, taskChangeCompanion, taskViewOf } from './changeTask.ts';
 import { actionsStatusAfter, hookReferences, runHookList, type ActionStatusEntry } from '../action/runHooks.ts';
 import { installStep, normaliseCodeBlock } from '../action/codeBlocks.ts';
 import { dispatchConnection, type ExecuteTaskMessage } from './dispatchConnection.ts';
@@ -53,14 +53,19 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
   const openConnection = secretFieldOpener(deps.secrets);
   return async (message) => {
     const { task_laui: taskLaui, session_id: sessionId, dispatch_id: dispatchId, connection_laui: connectionLaui } = message.value;
-    // The message can outrun the projection: read the task only once its dispatch is applied, or the
-    // session check below would take a fresh dispatch for a duplicate.
-    if (message.value.position) await deps.readModels.waitFor(BigInt(message.value.position), deps.readYourWritesTimeoutMs);
+    // The task as its stream holds it, not as the read model does: the read model may lag (another
+    // process's run just advanced logical_date), and the session check must see this dispatch, which
+    // was committed before it was published. A message whose session is not the stream's current
+    // one, or whose task already left queued_in_redis, is a duplicate.
     // Documents are peeked, not copied (a copy of each was ~2.5% of the event loop under task load):
     // this function only reads them, and the read model replaces a document on change, never
     // mutates it, so what is held here stays as it was read.
-    const task = await deps.items.peek(taskLaui);
-    if (!task || task.session_id !== sessionId || task.state !== 'queued_in_redis') return;
+    const decided = await currentTaskState(deps.eventStore, taskLaui);
+    if (decided.status !== 'live' || decided.fields.session_id !== sessionId || decided.fields.state !== 'queued_in_redis') return;
+    // The read model adds what the stream's fields lack; it is there once the dispatch is applied.
+    if (message.value.position) await deps.readModels.waitFor(BigInt(message.value.position), deps.readYourWritesTimeoutMs);
+    const task = taskViewOf(await deps.items.peek(taskLaui), decided);
+    if (task === null) throw new Error(`Task ${taskLaui} is not in the read model yet: delivered again later`);
     const metadata = () => metadataFor(message.value.user_laui, deps.clock.now(), sessionId, dispatchId);
     const log = (level: 'info' | 'error', category: 'TASK' | 'TASK_HISTORY' | 'CELERY', step: string, text: string, extra: Record<string, unknown> = {}) =>
       deps.logger.log({ level, category, step, message: text, session_id: sessionId, task_laui: taskLaui, task_name: task.name, logical_date: task.logical_date ?? null, ...extra });
@@ -126,9 +131,9 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
     for (const timer of slaTimers) clearTimeout(timer);
     const ended = deps.clock.now();
     // A failed pickup commit fails the message (the bus redelivers; the session check decides).
-    const pickupPosition = await pickedUp;
-    if (pickupPosition !== null) await deps.readModels.waitFor(pickupPosition, deps.readYourWritesTimeoutMs);
-    const current = (await deps.items.peek(taskLaui)) ?? task;
+    await pickedUp;
+    // Decided on the stream (with this run's pickup), as the pickup was: not on a lagging read model.
+    const current = taskViewOf(task, await currentTaskState(deps.eventStore, taskLaui)) ?? task;
     const { changes, dispatchNow } = terminalChanges(current, outcome, ended);
     const terminal = {
       ...changes,
