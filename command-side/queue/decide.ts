@@ -34,10 +34,11 @@ export const decideQueue = (command: QueueCommand, state: QueueState): QueueEven
       if (state.waiting.has(command.taskLaui) || state.running.has(command.taskLaui)) return [];
       return [{ type: 'TaskEnqueued', data: { task_laui: command.taskLaui, priority: command.priority, sort_values: command.sortValues, at: command.at } }];
     case 'dispatch': {
-      const available = Math.max(0, command.maxParallelism - state.running.size);
-      const chosen = [...state.waiting.values()].sort(queueOrder(command.sortDict)).slice(0, Math.min(available, command.leases.length));
+      const available = Math.min(command.maxParallelism - state.running.size, command.leases.length);
+      if (available <= 0 || state.waiting.size === 0) return [];
+      const chosen = [...state.waiting.values()].sort(queueOrder(command.sortDict)).slice(0, available);
       return chosen.map((entry, index) => {
-        const lease = command.leases[index] as { dispatchId: string; sessionId: string };
+        const lease = command.leases.at(index) as { dispatchId: string; sessionId: string };
         return { type: 'TaskLeased', data: { task_laui: entry.taskLaui, dispatch_id: lease.dispatchId, session_id: lease.sessionId, at: command.at } };
       });
     }

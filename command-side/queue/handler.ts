@@ -6,7 +6,7 @@ import { backOff, decideOnCache, handleCommand, loadRevision, lruStateCache, SPE
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import { decideQueueGroups, queueDecider, type GroupVerdict } from './decide.ts';
-import { queueStream, type QueueCommand, type QueueEvent, type QueueState, type ReleaseReason, type SortDict } from './queue.ts';
+import { queueStream, type LeaseIds, type QueueCommand, type QueueEvent, type QueueState, type ReleaseReason, type SortDict } from './queue.ts';
 import { keyedBatcher } from '../../shared/keyedBatcher.ts';
 
 /** A task as it joins a queue: its priority and the values of the connection's sort_dict fields. */
@@ -186,8 +186,10 @@ export const queueHandler = (eventStore: EventStore) => {
   });
   const decide = (connectionLaui: Laui, command: QueueCommand, metadata: EventMetadata) => commit(connectionLaui, { commands: [command], metadata });
   const enqueueCommand = (task: QueueEntry, at: string): QueueCommand => ({ kind: 'enqueue', taskLaui: task.laui, priority: task.priority, sortValues: task.sortValues, at });
-  const newLeases = (maxParallelism: number) =>
-    Array.from({ length: Math.max(0, Math.min(maxParallelism, 1000)) }, () => ({ dispatchId: randomUUID(), sessionId: randomUUID() }));
+  const newLeases = (maxParallelism: number): LeaseIds => {
+    const made: Array<{ dispatchId: string; sessionId: string }> = [];
+    return { length: Math.max(0, Math.min(maxParallelism, 1000)), at: (index) => (made[index] ??= { dispatchId: randomUUID(), sessionId: randomUUID() }) };
+  };
   /**
    * Many runs of one connection in one commit: leases of finished runs that are still held are
    * freed (`finished`), every task joins the queue in the given order (rule 8 drops those already

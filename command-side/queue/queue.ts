@@ -38,10 +38,22 @@ export interface QueueState {
 
 export type SortDict = Record<string, string>;
 
+/**
+ * The ids of the leases a dispatch may take, by index. The decision stays a function of its command:
+ * the pair at an index is the same whenever it is asked for (a decision made again after a conflict
+ * hands out the same ids). An array is one; the handler makes them on first use, since a dispatch
+ * may lease up to max_parallelism slots but mostly leases one or none (two UUIDs per possible slot,
+ * made twice per run, were a tenth of the event loop's allocations under task load).
+ */
+export interface LeaseIds {
+  readonly length: number;
+  at(index: number): { dispatchId: string; sessionId: string } | undefined;
+}
+
 export type QueueCommand =
   | { kind: 'enqueue'; taskLaui: Laui; priority: number; sortValues: Record<string, unknown>; at: string }
-  /** Lease free slots to the first waiting tasks; `leases` are pre-made (dispatch id, session id) pairs. */
-  | { kind: 'dispatch'; maxParallelism: number; sortDict: SortDict; leases: ReadonlyArray<{ dispatchId: string; sessionId: string }>; at: string }
+  /** Lease free slots to the first waiting tasks; `leases` gives the (dispatch id, session id) pairs. */
+  | { kind: 'dispatch'; maxParallelism: number; sortDict: SortDict; leases: LeaseIds; at: string }
   /** Finish: only the lease holder (dispatch id) may release; a stale release is ignored. */
   | { kind: 'release'; taskLaui: Laui; dispatchId: string | null; reason: ReleaseReason; at: string }
   /**

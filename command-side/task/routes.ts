@@ -1,15 +1,14 @@
 import Router from '@koa/router';
-import { notFound } from '../../shared/errors.ts';
+import { forbidden, notFound } from '../../shared/errors.ts';
 import { metadataFor } from '../../shared/events.ts';
 import { principalOf, type AppContext, type AppState } from '../../shared/http/AppState.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 import { lauiSchema, requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
-import { AppError } from '../../shared/errors.ts';
 import { changeTask } from './changeTask.ts';
 import { dispatchConnection } from './dispatchConnection.ts';
-import { enqueueAndDispatch, runTask } from './runTask.ts';
+import { runMany, runTask } from './runTask.ts';
 import type { TaskDeps } from './taskDeps.ts';
 import { updateSchema } from './updateSchema.ts';
 
@@ -18,9 +17,10 @@ export interface TaskRoutesDeps extends TaskDeps {
   readYourWritesTimeoutMs: number;
 }
 
-const pathLaui = (ctx: AppContext) =>
-  validateRequest<{ task_laui: string }>({ type: 'object', properties: { task_laui: lauiSchema }, required: ['task_laui'] }, { task_laui: ctx.params.task_laui }, 'path')
-    .task_laui;
+const PATH_SCHEMA = { type: 'object', properties: { task_laui: lauiSchema }, required: ['task_laui'] } as const;
+const MULTIPLE_SCHEMA = { type: 'object', properties: { task_lauis: { type: 'array', items: lauiSchema, maxItems: 1000 } }, required: ['task_lauis'] } as const;
+
+const pathLaui = (ctx: AppContext) => validateRequest<{ task_laui: string }>(PATH_SCHEMA, { task_laui: ctx.params.task_laui }, 'path').task_laui;
 
 /** Task endpoints of spec 4.2 (diagnose comes with the scheduler). */
 export const taskRoutes = (deps: TaskRoutesDeps): Router<AppState> => {
@@ -42,29 +42,15 @@ export const taskRoutes = (deps: TaskRoutesDeps): Router<AppState> => {
   });
 
   router.post('/multiple_tasks', async (ctx) => {
-    const body = validateRequest<{ task_lauis: string[] }>(
-      { type: 'object', properties: { task_lauis: { type: 'array', items: lauiSchema, maxItems: 1000 } }, required: ['task_lauis'] },
-      requireObjectBody(ctx.request.body),
-    );
+    const body = validateRequest<{ task_lauis: string[] }>(MULTIPLE_SCHEMA, requireObjectBody(ctx.request.body));
     const tasks = await Promise.all(body.task_lauis.map((laui) => deps.items.get(laui)));
     const missing = body.task_lauis.filter((_, index) => !tasks[index] || tasks[index]?.item_type !== 'task');
     if (missing.length > 0) throw notFound(`Item not found: ${missing.join(', ')}`);
-    const results: Array<{ task_laui: string; execution_result_id: string | null }> = [];
-    let latest: Position | null = null;
-    for (const task of tasks as ItemDoc[]) {
-      try {
-        const outcome = await enqueueAndDispatch(deps, task, {}, meta(ctx));
-        if (outcome.position !== null) latest = outcome.position;
-        // Spec: tasks whose pre-actions fail are silently omitted.
-        if (outcome.skipped) continue;
-        results.push({ task_laui: task.laui, execution_result_id: outcome.executionResultId });
-      } catch (error) {
-        // Spec: tasks failing validation or pre-actions are silently omitted.
-        if (!(error instanceof AppError) || error.status !== 422) throw error;
-      }
-    }
-    await settle(latest);
-    ctx.body = { task_results: results };
+    // As POST /task/run: running a task needs EDIT on it.
+    for (const task of tasks as ItemDoc[]) if (!(await deps.access.can(principalOf(ctx), task, 'EDIT'))) throw forbidden();
+    const { results, position } = await runMany(deps, tasks as ItemDoc[], meta(ctx));
+    await settle(position);
+    ctx.body = { task_results: results.map((outcome) => ({ task_laui: outcome.taskLaui, execution_result_id: outcome.executionResultId })) };
   });
 
   router.post('/update/:task_laui', async (ctx) => {

@@ -62,7 +62,7 @@ export const runTask = async (
   return enqueueAndDispatch(deps, task, body, metadata);
 };
 
-/** Validation, queueing and dispatch of one existing task; shared by run and multiple_tasks. */
+/** Validation, queueing and dispatch of one existing task (POST /task/run; multiple_tasks batches them: runMany). */
 export const enqueueAndDispatch = async (deps: TaskDeps, task: ItemDoc, overrides: Record<string, unknown>, metadata: EventMetadata): Promise<RunOutcome> => {
   const prepared = await prepareRun(deps, task, overrides, metadata, runReads(deps));
   if (!prepared.ready) return prepared.outcome;
@@ -71,6 +71,58 @@ export const enqueueAndDispatch = async (deps: TaskDeps, task: ItemDoc, override
   const failure = dispatched.failures.get(task.laui) ?? dispatched.others[0];
   if (failure !== undefined) throw failure;
   return dispatched.outcomes.get(task.laui) ?? { taskLaui: task.laui, executionResultId: null, position: null };
+};
+
+/**
+ * POST /task/multiple_tasks: every task through the whole pipeline, each validated and pre-actioned
+ * on its own (those failing either are omitted, spec 4.2), then queued and dispatched in batches:
+ * one queue commit per connection for all of its runs, not one per task, the connections' commits
+ * issued together. The catalog reads are shared by the batch. Results keep the request's order; a
+ * failure that is not a 422 (a queue commit that failed for good) fails the request, as it would
+ * have failed the run alone.
+ */
+export const runMany = async (
+  deps: TaskDeps,
+  tasks: ReadonlyArray<ItemDoc>,
+  metadata: EventMetadata,
+): Promise<{ results: RunOutcome[]; position: Position | null }> => {
+  const reads = runReads(deps);
+  const byConnection = new Map<Laui, PreparedRun[]>();
+  const kept: ItemDoc[] = [];
+  let latest: Position | null = null;
+  const later = (position: Position | null) => {
+    if (position !== null && (latest === null || position > latest)) latest = position;
+  };
+  for (const task of tasks) {
+    try {
+      const prepared = await prepareRun(deps, task, {}, metadata, reads);
+      if (!prepared.ready) {
+        // Spec: tasks whose pre-actions fail are silently omitted (their actions_status is written).
+        later(prepared.outcome.position);
+        continue;
+      }
+      const runs = byConnection.get(prepared.run.connectionLaui) ?? [];
+      // The same task twice in one request runs once (rule 8 would drop the second anyway).
+      if (runs.some((run) => run.task.laui === task.laui)) continue;
+      runs.push(prepared.run);
+      byConnection.set(prepared.run.connectionLaui, runs);
+      kept.push(task);
+    } catch (error) {
+      if (!(error instanceof AppError) || error.status !== 422) throw error;
+    }
+  }
+  const dispatched = await Promise.all([...byConnection].map(([connectionLaui, runs]) => dispatchRuns(deps, connectionLaui, runs, metadata)));
+  const outcomes = new Map<Laui, RunOutcome>();
+  for (const batch of dispatched) {
+    const [failure] = [...batch.failures.values(), ...batch.others];
+    if (failure !== undefined) throw failure;
+    for (const [laui, outcome] of batch.outcomes) {
+      outcomes.set(laui, outcome);
+      later(outcome.position);
+    }
+  }
+  const results = kept.map((task) => outcomes.get(task.laui) ?? { taskLaui: task.laui, executionResultId: null, position: null });
+  return { results, position: latest };
 };
 
 /**

@@ -2,6 +2,8 @@ import { Worker } from 'node:worker_threads';
 
 export interface LoadResult {
   requests: number;
+  /** With awaitField: pieces of work finished (more than requests when the field is an array). */
+  completed?: number;
   errors: number;
   seconds: number;
   perSecond: number;
@@ -17,13 +19,16 @@ export interface LoadSpec {
   headers: Record<string, string>;
   /** Bodies are made in the worker from this template: `{{n}}` becomes a unique counter. */
   bodyTemplate?: string;
+  /** Bodies to cycle through instead (request n sends bodies[n % length]). */
+  bodies?: string[];
   /** Paths to cycle through for GETs (appended to url). */
   paths?: string[];
   concurrency: number;
   seconds: number;
   /**
-   * A field of the JSON answer naming work the request started (a task's LAUI): the request counts,
-   * and its slot sends the next one, only once `completed` resolves for that value.
+   * A field of the JSON answer naming work the request started (a task's LAUI, or an array of
+   * `{task_laui}`): the request counts, and its slot sends the next one, only once `completed`
+   * resolves for each value.
    */
   awaitField?: string;
   /** Return every latency (to merge percentiles over several runs). */

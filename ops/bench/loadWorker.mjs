@@ -8,6 +8,8 @@ const agent = new Agent({ connections: spec.concurrency, pipelining: 1, keepAliv
 const latencies = [];
 let errors = 0;
 let counter = 0;
+// Pieces of work finished (one per request, or one per array entry of awaitField).
+let completed = 0;
 const deadline = performance.now() + spec.seconds * 1000;
 
 // With `awaitField`, a request counts once the main thread says the work it started is done: the
@@ -29,12 +31,15 @@ const completion = (value) =>
 const one = async () => {
   const index = counter++;
   const path = spec.paths ? spec.paths[index % spec.paths.length] : '';
-  const body = spec.bodyTemplate?.replaceAll('{{n}}', String(index));
+  const body = spec.bodies ? spec.bodies[index % spec.bodies.length] : spec.bodyTemplate?.replaceAll('{{n}}', String(index));
   const started = performance.now();
   const response = await request(spec.url + path, { method: spec.method, headers: spec.headers, body, dispatcher: agent });
   if (spec.awaitField && response.statusCode < 300) {
     const value = (await response.body.json())[spec.awaitField];
-    await completion(String(value));
+    // An array names several pieces of work (multiple_tasks: [{task_laui}]): each is awaited and counted.
+    const values = Array.isArray(value) ? value.map((entry) => String(entry?.task_laui ?? entry)) : [String(value)];
+    await Promise.all(values.map(completion));
+    completed += values.length;
   } else {
     await response.body.dump();
   }
@@ -54,6 +59,7 @@ const at = (p) => Number((latencies[Math.min(latencies.length - 1, Math.floor(p 
 parentPort.postMessage({
   result: true,
   requests: latencies.length,
+  completed,
   errors,
   seconds,
   perSecond: Math.round(latencies.length / seconds),

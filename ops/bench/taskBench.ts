@@ -79,17 +79,30 @@ export async function benchTasks(opts: { dir: string; seconds?: number }): Promi
       note: 'request_to_queued: POST, validation, enqueue, lease and templating (queued_for_connection and queued_in_redis share one commit); to_running: bus and worker pick-up; to_success: operator process and the terminal commit',
     });
 
-    for (const [language, reuse] of [['python', false], ['javascript', false], ['python', true], ['javascript', true]] as const) {
-      const op = await operator(language, reuse, 'throughput');
-      const load = await bed.throughput(op, `${language}-${reuse ? 'reuse' : 'fresh'}`, seconds);
-      const rate = load.requests / load.seconds;
-      const perTask = (ms: number) => Number((ms / Math.max(load.requests, 1)).toFixed(2));
+    const modes = [
+      ['python', false, 'create'],
+      ['javascript', false, 'create'],
+      ['python', true, 'create'],
+      ['javascript', true, 'create'],
+      ['python', true, 'batch'],
+      ['javascript', true, 'batch'],
+    ] as const;
+    for (const [language, reuse, mode] of modes) {
+      const op = await operator(language, reuse, `throughput-${mode}`);
+      const load = await bed.throughput(op, `${language}-${reuse ? 'reuse' : 'fresh'}-${mode}`, seconds, mode);
+      const rate = load.tasks / load.seconds;
+      const perTask = (ms: number) => Number((ms / Math.max(load.tasks, 1)).toFixed(2));
       figures.push({
-        figure: `task.noop.throughput.${reuse ? 'reuse' : 'fresh_process'}.${language}`,
+        figure: `task.noop.throughput.${reuse ? 'reuse' : 'fresh_process'}${mode === 'batch' ? '.batch' : ''}.${language}`,
         value: Number(rate.toFixed(1)),
         unit: 'tasks/s',
         seconds,
+        submission:
+          mode === 'create'
+            ? '16 clients, one POST /task/run creating and running a new task per request'
+            : '4 clients, one POST /task/multiple_tasks running 16 existing tasks per request',
         errors: load.errors,
+        // Per request: one task, or a batch of 16.
         p50_ms: load.p50,
         p99_ms: load.p99,
         // Where the rate stops: the service's event loop (one thread) or the machine's cores.
@@ -117,7 +130,7 @@ async function freshJavaScriptBaseline(dir: string, seconds: number): Promise<Re
     const load = await bed.throughput(await bed.operator('javascript', false, 'baseline'), 'baseline', seconds);
     return {
       figure: 'task.noop.throughput.fresh_process.javascript.baseline_node_start',
-      value: Number((load.requests / load.seconds).toFixed(1)),
+      value: Number((load.tasks / load.seconds).toFixed(1)),
       unit: 'tasks/s',
       seconds,
       errors: load.errors,
@@ -129,7 +142,7 @@ async function freshJavaScriptBaseline(dir: string, seconds: number): Promise<Re
 }
 
 /** A service on its own data directory with a workflow folder and a connection, logged in. */
-async function openBed(dir: string, env: Record<string, string>) {
+export async function openBed(dir: string, env: Record<string, string>) {
   const dataDir = mkdtempSync(join(dir, 'tasks-'));
   const service = await startService(
     loadConfig({ PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'bench-password-1', WORKER_CONCURRENCY: '16', WORKER_POOL_SIZE: '4', WORKER_POLL_INTERVAL_MS: '20', SQLITE_SYNCHRONOUS: process.env.SYNC ?? 'full', ...env }),
@@ -145,7 +158,7 @@ async function openBed(dir: string, env: Record<string, string>) {
   };
   const tree = (await api('/catalog/bootstrap', { account_name: 'bench' })) as { account_laui: string; project_laui: string; folders: Record<string, string> };
   const workflow = String((await api('/catalog/create', { item_type: 'folder.workflow', name: 'wf', parent_laui: tree.folders.workflow })).item_laui);
-  const connection = String((await api('/catalog/create', { item_type: 'connection', name: 'c', parent_laui: tree.folders.connection, content: {}, max_parallelism: 16 })).item_laui);
+  const connection = String((await api('/catalog/create', { item_type: 'connection', name: 'c', parent_laui: tree.folders.connection, content: {}, max_parallelism: Number(env.WORKER_CONCURRENCY ?? 16) })).item_laui);
   const operator = async (language: 'javascript' | 'python', reuse: boolean, phase: string) =>
     String(
       (await api('/catalog/create', { item_type: 'operator', name: `${language}-${phase}${reuse ? '-reuse' : ''}.operator`, parent_laui: tree.folders.operator, codeblock: { language, code: NOOP[language] }, reuse_process: reuse })).item_laui,
@@ -153,24 +166,44 @@ async function openBed(dir: string, env: Record<string, string>) {
   /** A POST /task/run body that creates a new task of the operator and runs it. */
   const createAndRun = (name: string, operatorLaui: string) => ({ name, parent_laui: workflow, project_laui: tree.project_laui, account_laui: tree.account_laui, operator_laui: operatorLaui, connection_laui: connection });
   /**
-   * Throughput: 16 clients on a worker thread (like a remote client, they do not share the
-   * service's event loop), each creating and running a new task of the operator with POST
-   * /task/run and sending the next once its task has finished; one timer on this thread watches
-   * the read model for them.
+   * Throughput: clients on a worker thread (like a remote client, they do not share the service's
+   * event loop), each sending its next request once the tasks its last one started have finished;
+   * one timer on this thread watches the read model for them.
+   * - 'create': 16 clients, each creating and running a new task of the operator (POST /task/run).
+   * - 'batch': 4 clients, each running 16 existing tasks of the operator at once (POST
+   *   /task/multiple_tasks), 256 tasks in 16 batches taken in turn.
    */
-  const throughput = async (operatorLaui: string, phase: string, seconds: number) => {
+  const throughput = async (operatorLaui: string, phase: string, seconds: number, mode: 'create' | 'batch' = 'create') => {
     const watcher = terminalWatcher(service.readStore.collection('items'));
     try {
-      const body = JSON.stringify(createAndRun(`${phase}-{{n}}`, operatorLaui));
+      const spec =
+        mode === 'create'
+          ? { url: `${service.url}/api/v1/task/run`, bodyTemplate: JSON.stringify(createAndRun(`${phase}-{{n}}`, operatorLaui)), concurrency: 16, awaitField: 'item_laui' }
+          : { url: `${service.url}/api/v1/task/multiple_tasks`, bodies: await batchBodies(operatorLaui, phase), concurrency: 4, awaitField: 'task_results' };
       const [cpu, machine, loop] = [mainThreadCpuMs(), machineCpuMs(), performance.eventLoopUtilization()];
-      const load = await runLoad({ url: `${service.url}/api/v1/task/run`, method: 'POST', headers, bodyTemplate: body, concurrency: 16, seconds, awaitField: 'item_laui' }, watcher.until);
-      return { ...load, mainThreadCpuMs: mainThreadCpuMs() - cpu, machineCpuMs: machineCpuMs() - machine, loopUtilization: performance.eventLoopUtilization(loop).utilization };
+      const load = await runLoad({ ...spec, method: 'POST', headers, seconds }, watcher.until);
+      return {
+        ...load,
+        tasks: load.completed ?? load.requests,
+        mainThreadCpuMs: mainThreadCpuMs() - cpu,
+        machineCpuMs: machineCpuMs() - machine,
+        loopUtilization: performance.eventLoopUtilization(loop).utilization,
+      };
     } finally {
       watcher.stop();
     }
   };
+  /** 256 tasks of the operator, created (not run), as 16 multiple_tasks bodies of 16. */
+  const batchBodies = async (operatorLaui: string, phase: string): Promise<string[]> => {
+    const lauis: string[] = [];
+    for (let index = 0; index < 256; index += 1) {
+      lauis.push(String((await api('/catalog/create', { item_type: 'task', ...createAndRun(`${phase}-batch-${index}`, operatorLaui) })).item_laui));
+    }
+    return Array.from({ length: 16 }, (_, batch) => JSON.stringify({ task_lauis: lauis.slice(batch * 16, batch * 16 + 16) }));
+  };
   return {
     service,
+    headers,
     api,
     operator,
     createAndRun,
@@ -192,25 +225,34 @@ const machineCpuMs = (): number => {
   }
 };
 
-/** Resolves each task's wait once it reads terminal at iteration 1; one 2 ms timer for all of them. */
+/**
+ * Resolves each wait for a task once it reads terminal at its next iteration (the first wait for a
+ * task: iteration 1; a task run again is waited for at 2, ...); one 2 ms timer for all of them.
+ */
 const terminalWatcher = (items: Collection<ItemDoc>) => {
-  const pending = new Map<string, () => void>();
+  const pending = new Map<string, { iteration: number; resolve: () => void }>();
+  const waited = new Map<string, number>();
   let checking = false;
   const timer = setInterval(() => {
     if (checking) return;
     checking = true;
     void (async () => {
-      for (const [laui, resolve] of [...pending]) {
+      for (const [laui, wait] of [...pending]) {
         const task = await items.peek(laui);
-        if (task && task.iteration === 1 && FINISHED.includes(String(task.state))) {
+        if (task && Number(task.iteration) >= wait.iteration && FINISHED.includes(String(task.state))) {
           pending.delete(laui);
-          resolve();
+          wait.resolve();
         }
       }
     })().finally(() => (checking = false));
   }, 2);
   return {
-    until: (laui: string) => new Promise<void>((resolve) => pending.set(laui, resolve)),
+    until: (laui: string) =>
+      new Promise<void>((resolve) => {
+        const iteration = (waited.get(laui) ?? 0) + 1;
+        waited.set(laui, iteration);
+        pending.set(laui, { iteration, resolve });
+      }),
     stop: () => clearInterval(timer),
   };
 };

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { AppError } from '../errors.ts';
-import { validateRequest } from './validateRequest.ts';
+import { validateRequest, validatorOf } from './validateRequest.ts';
 
 const schema = {
   type: 'object',
@@ -49,5 +49,25 @@ describe('validateRequest', () => {
   it('given a string where an integer belongs, when validated, then an int_type entry carries the input', () => {
     const error = failure({ name: 'a', action: 'STOP', count: '3' });
     expect(error.detail).to.deep.equal([{ type: 'int_type', loc: ['body', 'count'], msg: 'Input should be a valid integer', input: '3' }]);
+  });
+
+  it('given a schema written inline (a new object per request), when validating twice, then one compiled validator serves both', () => {
+    // Given
+    const inline = () => ({ type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] });
+    // When
+    const first = validatorOf(inline());
+    const second = validatorOf(inline());
+    // Then
+    expect(second).to.equal(first);
+    expect(validateRequest<{ n: number }>(inline(), { n: 1 })).to.deep.equal({ n: 1 });
+  });
+
+  it('given two different schemas, when validating, then each keeps its own validator', () => {
+    // Given / When
+    const integers = validatorOf({ type: 'object', properties: { n: { type: 'integer' } } });
+    const strings = validatorOf({ type: 'object', properties: { n: { type: 'string' } } });
+    // Then
+    expect(integers).to.not.equal(strings);
+    expect(() => validateRequest({ type: 'object', properties: { n: { type: 'string' } } }, { n: 1 })).to.throw();
   });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { taskBed, type TaskBed } from '../support/taskBed.ts';
-import { catalogClient, waitForItem, type CatalogClient } from '../support/catalogFixture.ts';
+import { catalogClient, createUser, waitForItem, type CatalogClient } from '../support/catalogFixture.ts';
 import { EXECUTE_TASK } from '../../command-side/task/taskDeps.ts';
 
 const PY_SLOW = `
@@ -150,5 +150,33 @@ describe('task lifecycle: cancel, timeout, reset, finish, update, duplicates and
     const results = (reply.json as { task_results: Array<{ task_laui: string }> }).task_results;
     expect(results.map((result) => result.task_laui)).to.deep.equal([a, b]);
     await waitFor(b, (candidate) => candidate.state === 'success' && candidate.iteration === 2);
+  });
+
+  it('given multiple_tasks with an invalid task, a repeated one and two connections, then the invalid one is omitted, each other runs once in request order, one queue commit per connection; without EDIT 403', async () => {
+    const wide = await admin.createOk({ item_type: 'connection', name: 'wide', parent_laui: tree.folders.connection, content: {}, max_parallelism: 4 });
+    const create = (name: string, operatorLaui: string, connectionLaui: string) => admin.createOk({ item_type: 'task', ...bed.taskBody(name, operatorLaui, { connection_laui: connectionLaui }) });
+    const first = await create('batch-1', quick, wide);
+    const second = await create('batch-2', quick, wide);
+    const other = await create('batch-other', quick, connection);
+    const doomed = await admin.createOk({ item_type: 'operator', name: 'doomed.operator', parent_laui: tree.folders.operator, codeblock: { language: 'javascript', content: JS_QUICK } });
+    const invalid = await create('batch-invalid', doomed, wide);
+    expect((await admin.post('/delete', { item_laui: doomed })).status).to.equal(200);
+
+    const stranger = await createUser(svc, admin.token, 'batch-stranger');
+    const denied = await svc.client().post('/api/v1/task/multiple_tasks', { json: { task_lauis: [first] }, token: stranger.token });
+    expect(denied.status, denied.text).to.equal(403);
+    expect(denied.json).to.deep.equal({ detail: 'Access denied' });
+
+    const reply = await post('/multiple_tasks', { task_lauis: [first, invalid, second, first, other] });
+    expect(reply.status, reply.text).to.equal(200);
+    const results = (reply.json as { task_results: Array<{ task_laui: string; execution_result_id: string | null }> }).task_results;
+    expect(results.map((result) => result.task_laui)).to.deep.equal([first, second, other]);
+    expect(results.slice(0, 2).every((result) => typeof result.execution_result_id === 'string')).to.equal(true);
+    for (const laui of [first, second, other]) await waitFor(laui, (candidate) => candidate.state === 'success' && candidate.iteration === 1);
+    expect((await task(invalid)).state).to.not.match(/queued|running|success/);
+
+    // One decision for the wide connection: both runs joined its queue, then both were leased.
+    const queue = (await svc.service.eventStore.readStream(`queue-${wide}`)).map((event) => `${event.type} ${(event.data as { task_laui: string }).task_laui}`);
+    expect(queue.slice(0, 4)).to.deep.equal([`TaskEnqueued ${first}`, `TaskEnqueued ${second}`, `TaskLeased ${first}`, `TaskLeased ${second}`]);
   });
 });
