@@ -116,6 +116,11 @@ import os
 def run(connection, payload, context):
     return {"env": dict(os.environ), "cwd": os.getcwd()}
 `,
+    policy: `
+def run(connection, payload, context):
+    with open("/proc/self/stat") as stat:
+        return {"policy": int(stat.read().rsplit(")", 1)[1].split()[38])}
+`,
     exits: `
 import sys
 def run(connection, payload, context):
@@ -191,6 +196,10 @@ export function check_completion() { return { status: 'success', blob: 'x'.repea
 `,
     env: `
 export function run() { return { env: { ...process.env }, cwd: process.cwd() }; }
+`,
+    policy: `
+import { readFileSync } from 'node:fs';
+export function run() { return { policy: Number(readFileSync('/proc/self/stat', 'utf8').split(')').at(-1).trim().split(' ')[38]) }; }
 `,
     exits: `
 export function run() { process.exit(3); }
@@ -353,6 +362,13 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
       it('given check_completion returning a result larger than maxOutputBytes, when run, then the run is an error, not an unbounded buffer', async () => {
         const outcome = await operator(language, code.hugeResult).run();
         expectEnded(outcome, 'error', 'protocol message exceeded');
+      });
+
+      it('given a run process on Linux, when it reads its scheduling policy, then it is SCHED_BATCH (it does not preempt the service when woken)', async function () {
+        if (process.platform !== 'linux') this.skip();
+        const outcome = await operator(language, code.policy).run();
+        expect(outcome.status).to.equal('success');
+        expect(outcome.output).to.deep.equal({ policy: 3 });
       });
 
       it('given service secrets in the parent environment, when the operator reads its environment, then it finds none of them', async () => {

@@ -21,6 +21,7 @@
 #include <grp.h>
 #include <node_api.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +236,13 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
     return NULL;
   }
   if (setsid() < 0) return throw_errno(env, "setsid", errno);
+  /*
+   * SCHED_BATCH: the same share of the CPU, but a run process woken by the service's request no
+   * longer preempts the service's thread that woke it (docs/decisions.md, "Run processes are
+   * batch-scheduled"). Best effort: a failure changes nothing else.
+   */
+  struct sched_param no_priority = {0};
+  (void)sched_setscheduler(0, SCHED_BATCH, &no_priority);
   /* A distinct name in ps/top: without exec the child keeps the fork server's command line. */
   prctl(PR_SET_NAME, "node-run", 0, 0, 0);
   if (create) {

@@ -77,6 +77,16 @@ def connect(token, pid, channel):
     return sock.detach()
 
 
+def batch_scheduled():
+    """SCHED_BATCH: the same share of the CPU as any process, but a run process woken by a request
+    from the service no longer preempts the service's thread that woke it (docs/decisions.md,
+    "Run processes are batch-scheduled"). Best effort: a kernel without it changes nothing."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass
+
+
 def become_runtime(request):
     """In the forked child: a runtime process of its own, then serve the run protocol until EOF."""
     # Other forks' tokens are no business of this one.
@@ -88,6 +98,7 @@ def become_runtime(request):
     # Own session and process group: the runner's killGroup(pid) reaches the child and whatever it
     # starts, never the fork server.
     os.setsid()
+    batch_scheduled()
     # Nothing of the fork server stays open: control channel, wake-up pipe (close_range is cheap).
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))
     # Without exec the child keeps the fork server's command line; a distinct name in ps/top at least.
