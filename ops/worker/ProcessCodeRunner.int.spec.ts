@@ -57,6 +57,7 @@ type Snippet =
   | 'prints'
   | 'hugeResult'
   | 'env'
+  | 'policy'
   | 'exits'
   | 'syntaxError'
   | 'noRun'
