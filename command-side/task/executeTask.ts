@@ -5,8 +5,7 @@ import type { OperatorOutcome } from '../../shared/ports/CodeRunner.ts';
 import { secretFieldOpener } from '../../shared/item-types/secretFields.ts';
 import { cancelledChanges, failChanges, failureChanges, successChanges, workerPickupChanges } from '../../shared/task/transitions.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
-import { changeTask, currentTaskState, taskChangeCompanion, taskViewOf } from './changeTask.ts';
+import { changeTask, currentTaskState, taskChangeCompanion } from './changeTask.ts';
 import { actionsStatusAfter, hookReferences, runHookList, type ActionStatusEntry } from '../action/runHooks.ts';
 import { installStep, normaliseCodeBlock } from '../action/codeBlocks.ts';
 import { dispatchConnection, type ExecuteTaskMessage } from './dispatchConnection.ts';
@@ -27,8 +26,7 @@ export interface WorkerDeps extends TaskDeps {
 
 const EXECUTOR = `${hostname()}:${process.pid}`;
 
-const terminalChanges = (task: ItemDoc, outcome: OperatorOutcome, now: Date): { changes: Record<string, unknown>; dispatchNow: boolean } => {
-  const record = task as unknown as TaskRecord;
+const terminalChanges = (record: TaskRecord, outcome: OperatorOutcome, now: Date): { changes: Record<string, unknown>; dispatchNow: boolean } => {
   switch (outcome.status) {
     case 'success': {
       const { changes, dispatchNow } = successChanges(record, now);
@@ -53,25 +51,27 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
   const openConnection = secretFieldOpener(deps.secrets);
   return async (message) => {
     const { task_laui: taskLaui, session_id: sessionId, dispatch_id: dispatchId, connection_laui: connectionLaui } = message.value;
-    // The task as its stream holds it, not as the read model does: the read model may lag (another
-    // process's run just advanced logical_date), and the session check must see this dispatch, which
-    // was committed before it was published. A message whose session is not the stream's current
-    // one, or whose task already left queued_in_redis, is a duplicate.
-    // Documents are peeked, not copied (a copy of each was ~2.5% of the event loop under task load):
-    // this function only reads them, and the read model replaces a document on change, never
-    // mutates it, so what is held here stays as it was read.
+    // The task's runtime fields as its stream holds them, not as the read model does: the read model
+    // may lag (another process's run just advanced logical_date), and the session check must see
+    // this dispatch, which was committed before it was published. A message whose session is not the
+    // stream's current one, or whose task already left queued_in_redis, is a duplicate.
     const decided = await currentTaskState(deps.eventStore, taskLaui);
     if (decided.status !== 'live' || decided.fields.session_id !== sessionId || decided.fields.state !== 'queued_in_redis') return;
-    // The read model adds what the stream's fields lack; it is there once the dispatch is applied.
+    const runtime = decided.fields as TaskRecord;
+    // The definition (name, operator, actions, configs) from the read model, which has it once the
+    // dispatch is applied. Documents are peeked, not copied (a copy of each was ~2.5% of the event
+    // loop under task load): this function only reads them, and the read model replaces a document
+    // on change, never mutates it, so what is held here stays as it was read.
     if (message.value.position) await deps.readModels.waitFor(BigInt(message.value.position), deps.readYourWritesTimeoutMs);
-    const task = taskViewOf(await deps.items.peek(taskLaui), decided);
-    if (task === null) throw new Error(`Task ${taskLaui} is not in the read model yet: delivered again later`);
+    const task = await deps.items.peek(taskLaui);
+    if (!task) throw new Error(`Task ${taskLaui} is not in the read model yet: delivered again later`);
+    const logicalDate = runtime.logical_date ?? null;
     const metadata = () => metadataFor(message.value.user_laui, deps.clock.now(), sessionId, dispatchId);
     const log = (level: 'info' | 'error', category: 'TASK' | 'TASK_HISTORY' | 'CELERY', step: string, text: string, extra: Record<string, unknown> = {}) =>
-      deps.logger.log({ level, category, step, message: text, session_id: sessionId, task_laui: taskLaui, task_name: task.name, logical_date: task.logical_date ?? null, ...extra });
+      deps.logger.log({ level, category, step, message: text, session_id: sessionId, task_laui: taskLaui, task_name: task.name, logical_date: logicalDate, ...extra });
 
     const started = deps.clock.now();
-    const pickup = workerPickupChanges(task as unknown as TaskRecord, started);
+    const pickup = workerPickupChanges(runtime, started);
     // The running transition is committed while the operator starts: its commit is not on the run's
     // critical path. The terminal change waits for it (same stream, so the history stays in order).
     const pickedUp = changeTask(deps.eventStore, taskLaui, { ...pickup, executor: EXECUTOR, last_run_session_id: sessionId, task_instance: dispatchId }, metadata());
@@ -89,7 +89,7 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
       task_laui: taskLaui,
       task_name: task.name,
       session_id: sessionId,
-      logical_date: task.logical_date ?? null,
+      logical_date: logicalDate,
       data_interval_start: pickup.data_interval_start ?? null,
       data_interval_end: pickup.data_interval_end ?? null,
       parameters: merged.config.parameters,
@@ -133,8 +133,8 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
     // A failed pickup commit fails the message (the bus redelivers; the session check decides).
     await pickedUp;
     // Decided on the stream (with this run's pickup), as the pickup was: not on a lagging read model.
-    const current = taskViewOf(task, await currentTaskState(deps.eventStore, taskLaui)) ?? task;
-    const { changes, dispatchNow } = terminalChanges(current, outcome, ended);
+    const now = await currentTaskState(deps.eventStore, taskLaui);
+    const { changes, dispatchNow } = terminalChanges(now.status === 'live' ? (now.fields as TaskRecord) : { ...runtime, ...pickup }, outcome, ended);
     const terminal = {
       ...changes,
       duration: Math.trunc((ended.getTime() - started.getTime()) / 1000),
