@@ -19,7 +19,7 @@ export interface LoadSpec {
   headers: Record<string, string>;
   /** Bodies are made in the worker from this template: `{{n}}` becomes a unique counter. */
   bodyTemplate?: string;
-  /** Bodies to cycle through instead (request n sends bodies[n % length]). */
+  /** Bodies instead, dealt out to the clients (client c gets every body whose index % concurrency is c), each cycling through its own. */
   bodies?: string[];
   /** Paths to cycle through for GETs (appended to url). */
   paths?: string[];

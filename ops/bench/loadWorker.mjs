@@ -28,10 +28,10 @@ const completion = (value) =>
     parentPort.postMessage({ awaiting: value });
   });
 
-const one = async () => {
+const one = async (own) => {
   const index = counter++;
   const path = spec.paths ? spec.paths[index % spec.paths.length] : '';
-  const body = spec.bodies ? spec.bodies[index % spec.bodies.length] : spec.bodyTemplate?.replaceAll('{{n}}', String(index));
+  const body = own ? own.next() : spec.bodyTemplate?.replaceAll('{{n}}', String(index));
   const started = performance.now();
   const response = await request(spec.url + path, { method: spec.method, headers: spec.headers, body, dispatcher: agent });
   if (spec.awaitField && response.statusCode < 300) {
@@ -47,12 +47,24 @@ const one = async () => {
   if (response.statusCode >= 300) errors += 1;
 };
 
-const loop = async () => {
-  while (performance.now() < deadline) await one();
+// `bodies` are dealt out to the clients, each cycling through its own: a body (a batch of tasks) is
+// never sent again while it is still in flight, which a shared cycle allows once a slow request is
+// overtaken (the second send would find its tasks still queued, and they run once).
+const ownBodies = (client) => {
+  if (!spec.bodies) return null;
+  const own = spec.bodies.filter((_, index) => index % spec.concurrency === client);
+  if (own.length === 0) throw new Error(`loadWorker: ${spec.bodies.length} bodies for ${spec.concurrency} clients`);
+  let at = 0;
+  return { next: () => own[at++ % own.length] };
+};
+
+const loop = async (_, client) => {
+  const own = ownBodies(client);
+  while (performance.now() < deadline) await one(own);
 };
 
 const started = performance.now();
-await Promise.all(Array.from({ length: spec.concurrency }, loop));
+await Promise.all(Array.from({ length: spec.concurrency }, (_, client) => loop(_, client)));
 const seconds = (performance.now() - started) / 1000;
 latencies.sort((a, b) => a - b);
 const at = (p) => Number((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN).toFixed(2));

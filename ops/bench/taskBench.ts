@@ -145,7 +145,7 @@ async function freshJavaScriptBaseline(dir: string, seconds: number): Promise<Re
 export async function openBed(dir: string, env: Record<string, string>) {
   const dataDir = mkdtempSync(join(dir, 'tasks-'));
   const service = await startService(
-    loadConfig({ PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'bench-password-1', WORKER_CONCURRENCY: '16', WORKER_POOL_SIZE: '4', WORKER_POLL_INTERVAL_MS: '20', SQLITE_SYNCHRONOUS: process.env.SYNC ?? 'full', ...env }),
+    loadConfig({ PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'bench-password-1', WORKER_CONCURRENCY: '64', WORKER_POOL_SIZE: '4', WORKER_POLL_INTERVAL_MS: '20', SQLITE_SYNCHRONOUS: process.env.SYNC ?? 'full', ...env }),
     { announce: () => undefined },
   );
   const token = await loginToken(service, 'bench-password-1');
@@ -158,7 +158,7 @@ export async function openBed(dir: string, env: Record<string, string>) {
   };
   const tree = (await api('/catalog/bootstrap', { account_name: 'bench' })) as { account_laui: string; project_laui: string; folders: Record<string, string> };
   const workflow = String((await api('/catalog/create', { item_type: 'folder.workflow', name: 'wf', parent_laui: tree.folders.workflow })).item_laui);
-  const connection = String((await api('/catalog/create', { item_type: 'connection', name: 'c', parent_laui: tree.folders.connection, content: {}, max_parallelism: Number(env.WORKER_CONCURRENCY ?? 16) })).item_laui);
+  const connection = String((await api('/catalog/create', { item_type: 'connection', name: 'c', parent_laui: tree.folders.connection, content: {}, max_parallelism: Number(env.WORKER_CONCURRENCY ?? 64) })).item_laui);
   const operator = async (language: 'javascript' | 'python', reuse: boolean, phase: string) =>
     String(
       (await api('/catalog/create', { item_type: 'operator', name: `${language}-${phase}${reuse ? '-reuse' : ''}.operator`, parent_laui: tree.folders.operator, codeblock: { language, code: NOOP[language] }, reuse_process: reuse })).item_laui,
