@@ -10,8 +10,15 @@ const decideUpdate = (command: Extract<ItemCommand, { kind: 'update' }>, state: 
   if (command.expectedVersion !== null && command.expectedVersion !== state.version) {
     throw conflict(`Item version conflict: expected version ${command.expectedVersion}, current version ${state.version}`);
   }
-  const current: Record<string, unknown> = { ...state.fields, name: state.name };
-  const changes = Object.fromEntries(Object.entries(command.changes).filter(([field, value]) => !isDeepStrictEqual(current[field], value)));
+  // Compared field by field against the state, without a merged copy of it (every task transition
+  // comes through here, and a task has some fifty fields): unchanged values are left out.
+  const changes: Record<string, unknown> = {};
+  for (const field in command.changes) {
+    const value = command.changes[field];
+    const current = field === 'name' ? state.name : state.fields[field];
+    const same = Object.is(current, value) || (typeof value === 'object' && value !== null && typeof current === 'object' && current !== null && isDeepStrictEqual(current, value));
+    if (!same) changes[field] = value;
+  }
   const events: ItemEvent[] = [];
   if (Object.keys(changes).length > 0) {
     const versioned = Object.keys(changes).some((field) => command.versionedFields.includes(field));

@@ -43,7 +43,8 @@ export const taskRoutes = (deps: TaskRoutesDeps): Router<AppState> => {
 
   router.post('/multiple_tasks', async (ctx) => {
     const body = validateRequest<{ task_lauis: string[] }>(MULTIPLE_SCHEMA, requireObjectBody(ctx.request.body));
-    const tasks = await Promise.all(body.task_lauis.map((laui) => deps.items.get(laui)));
+    // Peeked, not copied: the run pipeline only reads a task's document (runReads).
+    const tasks = await Promise.all(body.task_lauis.map((laui) => deps.items.peek(laui)));
     const missing = body.task_lauis.filter((_, index) => !tasks[index] || tasks[index]?.item_type !== 'task');
     if (missing.length > 0) throw notFound(`Item not found: ${missing.join(', ')}`);
     // As POST /task/run: running a task needs EDIT on it.

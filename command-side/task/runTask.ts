@@ -53,7 +53,8 @@ export const runTask = async (
     task = await createOrFind(deps, principal, body, metadata, settle);
   } else {
     if (!isLaui(body.item_laui)) throw unprocessable([{ type: 'value_error', loc: ['body', 'item_laui'], msg: 'Invalid ObjectId', input: body.item_laui }]);
-    const found = await deps.items.get(body.item_laui);
+    // Peeked, not copied: the run pipeline only reads a task's document (runReads).
+    const found = await deps.items.peek(body.item_laui);
     if (!found || found.is_deleted) throw notFound('Item not found');
     if (found.item_type !== 'task') throw unprocessable(ONLY_TASKS_DETAIL);
     task = found;
@@ -378,7 +379,7 @@ const createOrFind = async (
   try {
     const created = await createItem(deps, principal, { ...fields, item_type: 'task' }, metadata);
     await settle(created.position);
-    const task = await deps.items.get(created.laui);
+    const task = await deps.items.peek(created.laui);
     if (!task) throw new Error(`task ${created.laui} is not visible after creation`);
     return task;
   } catch (error) {

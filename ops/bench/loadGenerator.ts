@@ -42,13 +42,13 @@ export interface LoadSpec {
 export const runLoad = (spec: LoadSpec, completed?: (value: string) => Promise<void>): Promise<LoadResult> =>
   new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./loadWorker.mjs', import.meta.url), { workerData: spec });
-    worker.on('message', (message: (LoadResult & { result: true }) | { awaiting: string }) => {
+    worker.on('message', (message: (LoadResult & { result: true }) | { awaiting: string[]; key: number }) => {
       if ('result' in message) {
         resolve(message);
         return;
       }
       if (!completed) throw new Error('runLoad: awaitField needs a completed callback');
-      void completed(message.awaiting).then(() => worker.postMessage({ done: message.awaiting }), reject);
+      void Promise.all(message.awaiting.map(completed)).then(() => worker.postMessage({ done: message.key }), reject);
     });
     worker.once('error', reject);
   });

@@ -22,10 +22,13 @@ if (spec.awaitField) {
     waiting.delete(message.done);
   });
 }
-const completion = (value) =>
+// One message per request both ways, however many tasks it started (a batch names 16).
+let nextKey = 0;
+const completion = (values) =>
   new Promise((resolve) => {
-    waiting.set(value, resolve);
-    parentPort.postMessage({ awaiting: value });
+    const key = nextKey++;
+    waiting.set(key, resolve);
+    parentPort.postMessage({ awaiting: values, key });
   });
 
 const one = async (own) => {
@@ -38,7 +41,7 @@ const one = async (own) => {
     const value = (await response.body.json())[spec.awaitField];
     // An array names several pieces of work (multiple_tasks: [{task_laui}]): each is awaited and counted.
     const values = Array.isArray(value) ? value.map((entry) => String(entry?.task_laui ?? entry)) : [String(value)];
-    await Promise.all(values.map(completion));
+    await completion(values);
     completed += values.length;
   } else {
     await response.body.dump();
