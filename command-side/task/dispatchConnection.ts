@@ -182,17 +182,20 @@ export const leaseCompanions = (
         try {
           const leading = leadOf(lease.taskLaui, events);
           let decided: ItemState = { status: 'none' };
-          const entry = { prepared: null as PreparedLease | null, position: null as Position | null };
+          let onCommit = (_position: Position): void => {};
           const companion = await taskChangeCompanion(deps.eventStore, lease.taskLaui, leaseChanges(lease, metadata, leading), metadata, {
             fresh,
             decidedOn: (state) => (decided = state),
-            committed: (position) => (entry.position = position),
+            committed: (position) => onCommit(position),
           });
+          if (companion === null) return null;
           // Templated from the state the change was decided on: if that was a stale guess, the commit
           // fails on its expected revision and this plan runs again on the stream as it is.
-          entry.prepared = companion === null ? null : await prepareLease(deps, lease, metadata, leading, decided);
-          if (companion === null || entry.prepared === null) return null;
-          planned.set(lease.taskLaui, entry as { prepared: PreparedLease; position: Position | null });
+          const prepared = await prepareLease(deps, lease, metadata, leading, decided);
+          if (prepared === null) return null;
+          const entry = { prepared, position: null as Position | null };
+          onCommit = (position) => (entry.position = position);
+          planned.set(lease.taskLaui, entry);
           return companion;
         } catch (error) {
           planned.delete(lease.taskLaui);

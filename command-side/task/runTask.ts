@@ -90,11 +90,16 @@ export const runMany = async (
   const reads = runReads(deps);
   const byConnection = new Map<Laui, PreparedRun[]>();
   const kept: ItemDoc[] = [];
+  // The same task twice in one request runs once: the repeat is not prepared again (its pre-actions
+  // would run twice), and rule 8 would drop its enqueue anyway.
+  const seen = new Set<Laui>();
   let latest: Position | null = null;
   const later = (position: Position | null) => {
     if (position !== null && (latest === null || position > latest)) latest = position;
   };
   for (const task of tasks) {
+    if (seen.has(task.laui)) continue;
+    seen.add(task.laui);
     try {
       const prepared = await prepareRun(deps, task, {}, metadata, reads);
       if (!prepared.ready) {
@@ -103,8 +108,6 @@ export const runMany = async (
         continue;
       }
       const runs = byConnection.get(prepared.run.connectionLaui) ?? [];
-      // The same task twice in one request runs once (rule 8 would drop the second anyway).
-      if (runs.some((run) => run.task.laui === task.laui)) continue;
       runs.push(prepared.run);
       byConnection.set(prepared.run.connectionLaui, runs);
       kept.push(task);

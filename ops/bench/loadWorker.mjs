@@ -61,13 +61,13 @@ const ownBodies = (client) => {
   return { next: () => own[at++ % own.length] };
 };
 
-const loop = async (_, client) => {
+const loop = async (client) => {
   const own = ownBodies(client);
   while (performance.now() < deadline) await one(own);
 };
 
 const started = performance.now();
-await Promise.all(Array.from({ length: spec.concurrency }, (_, client) => loop(_, client)));
+await Promise.all(Array.from({ length: spec.concurrency }, (_, client) => loop(client)));
 const seconds = (performance.now() - started) / 1000;
 latencies.sort((a, b) => a - b);
 const at = (p) => Number((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN).toFixed(2));

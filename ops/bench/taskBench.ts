@@ -142,7 +142,7 @@ async function freshJavaScriptBaseline(dir: string, seconds: number): Promise<Re
 }
 
 /** A service on its own data directory with a workflow folder and a connection, logged in. */
-export async function openBed(dir: string, env: Record<string, string>) {
+async function openBed(dir: string, env: Record<string, string>) {
   const dataDir = mkdtempSync(join(dir, 'tasks-'));
   const service = await startService(
     loadConfig({ PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'bench-password-1', WORKER_CONCURRENCY: '64', WORKER_POOL_SIZE: '4', WORKER_POLL_INTERVAL_MS: '20', SQLITE_SYNCHRONOUS: process.env.SYNC ?? 'full', ...env }),
@@ -171,7 +171,7 @@ export async function openBed(dir: string, env: Record<string, string>) {
    * one timer on this thread watches the read model for them.
    * - 'create': 16 clients, each creating and running a new task of the operator (POST /task/run).
    * - 'batch': 4 clients, each running 16 existing tasks of the operator at once (POST
-   *   /task/multiple_tasks), 256 tasks in 16 batches taken in turn.
+   *   /task/multiple_tasks), 256 tasks in 16 batches, each client cycling through its own four.
    */
   const throughput = async (operatorLaui: string, phase: string, seconds: number, mode: 'create' | 'batch' = 'create') => {
     const watcher = terminalWatcher(service.readStore.collection('items'));
@@ -193,7 +193,7 @@ export async function openBed(dir: string, env: Record<string, string>) {
       watcher.stop();
     }
   };
-  /** 256 tasks of the operator, created (not run), as 16 multiple_tasks bodies of 16. */
+  /** 256 tasks of the operator, created (not run), as 16 multiple_tasks bodies of 16 (the load generator deals them out to its clients). */
   const batchBodies = async (operatorLaui: string, phase: string): Promise<string[]> => {
     const lauis: string[] = [];
     for (let index = 0; index < 256; index += 1) {
@@ -203,7 +203,6 @@ export async function openBed(dir: string, env: Record<string, string>) {
   };
   return {
     service,
-    headers,
     api,
     operator,
     createAndRun,
