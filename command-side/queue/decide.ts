@@ -73,6 +73,47 @@ export const queueDecider: Decider<QueueState, QueueCommand, QueueEvent> = {
   decide: decideQueue,
 };
 
+/**
+ * What a decision writes, from what it decided: a task enqueued and then leased in the same decision
+ * is one TaskLeased carrying its arrival (`enqueued`) at the lease's place, not a TaskEnqueued and a
+ * TaskLeased (a seventh of a run's events; the lease is what the task's run is planned from, and a
+ * task that arrives to a free slot never waits). Folding the written events gives the same waiting
+ * and running entries as folding the decided ones: the task was never waiting at any event of
+ * another task, and later arrivals keep their relative order (only their sequence numbers, which
+ * are just for ordering, differ by the arrivals merged). `from[i]` is the decided index of written
+ * event i (its metadata).
+ */
+export const writtenEvents = (decided: ReadonlyArray<QueueEvent>): { events: QueueEvent[]; from: number[] } => {
+  const arrivals = new Map<string, number>();
+  const merged = new Set<number>();
+  const leaseArrival = new Map<number, number>();
+  decided.forEach((event, index) => {
+    const laui = event.data.task_laui;
+    const arrival = arrivals.get(laui);
+    arrivals.delete(laui);
+    if (event.type === 'TaskEnqueued') arrivals.set(laui, index);
+    else if (event.type === 'TaskLeased' && arrival !== undefined) {
+      merged.add(arrival);
+      leaseArrival.set(index, arrival);
+    }
+  });
+  if (merged.size === 0) return { events: [...decided], from: decided.map((_, index) => index) };
+  const events: QueueEvent[] = [];
+  const from: number[] = [];
+  decided.forEach((event, index) => {
+    if (merged.has(index)) return;
+    const arrival = leaseArrival.get(index);
+    const enqueued = arrival === undefined ? undefined : (decided[arrival] as Extract<QueueEvent, { type: 'TaskEnqueued' }>).data;
+    events.push(
+      enqueued && event.type === 'TaskLeased'
+        ? { ...event, data: { ...event.data, enqueued: { priority: enqueued.priority, sort_values: enqueued.sort_values, at: enqueued.at } } }
+        : event,
+    );
+    from.push(index);
+  });
+  return { events, from };
+};
+
 /** What one group of commands of a merged queue decision came to: its events, or its own error. */
 export type GroupVerdict = { events: QueueEvent[] } | { events: []; error: unknown };
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { deciderSpecification } from '../../test/support/deciderSpecification.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import { inSequence } from '../kernel/handleCommand.ts';
-import { decideQueueGroups, queueDecider } from './decide.ts';
+import { decideQueueGroups, queueDecider, writtenEvents } from './decide.ts';
 import { evolveQueue, initialQueueState, queueDraft } from './evolve.ts';
 import { NOT_IN_QUEUE, type QueueCommand, type QueueEvent, type QueueState } from './queue.ts';
 
@@ -134,6 +134,47 @@ describe('connection queue decider', () => {
       expect(verdicts[0]?.events).to.have.length(1);
       expect(String((verdicts[1] as { error?: unknown }).error)).to.include(NOT_IN_QUEUE);
       expect(verdicts[2]?.events.map((event) => event.data.task_laui)).to.deep.equal([t(2)]);
+    });
+  });
+
+  describe('what a decision writes', () => {
+    const day = (d: number) => ({ logical_date: `2024-06-0${d}T00:00:00.000Z` });
+    const folded = (state: QueueState) => ({ waiting: [...state.waiting.values()].map((entry) => ({ ...entry, seq: 0 })), running: [...state.running.values()] });
+
+    it('given a batch where some tasks arrive to free slots and others wait, when written, then each leased arrival is one TaskLeased carrying it and the fold is that of the decided events', () => {
+      const state = [enqueued(1), leased(1), enqueued(2, 1, day(9))].reduce(evolveQueue, initialQueueState());
+      const decided = queueSequenceDecider.decide([enqueue(3, day(5)), enqueue(4, day(3)), enqueue(5, day(8)), enqueue(6, day(7)), dispatch(3)], state);
+
+      const written = writtenEvents(decided);
+
+      expect(written.events).to.deep.equal([
+        { type: 'TaskEnqueued', data: { task_laui: t(5), priority: 1, sort_values: day(8), at } },
+        { type: 'TaskEnqueued', data: { task_laui: t(6), priority: 1, sort_values: day(7), at } },
+        { type: 'TaskLeased', data: { task_laui: t(4), dispatch_id: 'x0', session_id: 'y0', at, enqueued: { priority: 1, sort_values: day(3), at } } },
+        { type: 'TaskLeased', data: { task_laui: t(3), dispatch_id: 'x1', session_id: 'y1', at, enqueued: { priority: 1, sort_values: day(5), at } } },
+      ]);
+      expect(written.from).to.deep.equal([2, 3, 4, 5]);
+      const fromWritten = written.events.reduce(evolveQueue, state);
+      expect(folded(fromWritten)).to.deep.equal(folded(decided.reduce(evolveQueue, state)));
+      // The waiting tasks keep their order: the next dispatch leases the same task either way.
+      const next = [{ kind: 'release', taskLaui: t(1), dispatchId: null, reason: 'finished', at } as QueueCommand, dispatch(3)];
+      expect(queueSequenceDecider.decide(next, fromWritten)).to.deep.equal(queueSequenceDecider.decide(next, decided.reduce(evolveQueue, state)));
+    });
+
+    it('given a task enqueued, dequeued and enqueued again before its lease, when written, then only its last arrival is merged into the lease', () => {
+      const decided: QueueEvent[] = [enqueued(1), { type: 'TaskDequeued', data: { task_laui: t(1), reason: 'reset', at } }, enqueued(1, 7), leased(1)];
+
+      const written = writtenEvents(decided);
+
+      expect(written.events.map((event) => event.type)).to.deep.equal(['TaskEnqueued', 'TaskDequeued', 'TaskLeased']);
+      expect(written.events[2]?.data).to.deep.include({ enqueued: { priority: 7, sort_values: {}, at } });
+      expect(written.from).to.deep.equal([0, 1, 3]);
+    });
+
+    it('given a lease of a task that arrived in an earlier decision, when written, then the events are written as decided', () => {
+      const decided = [leased(1), enqueued(2)];
+
+      expect(writtenEvents(decided)).to.deep.equal({ events: decided, from: [0, 1] });
     });
   });
 });

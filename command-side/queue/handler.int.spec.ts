@@ -128,7 +128,10 @@ describe('connection queue handler: companion appends', () => {
       { leases: 1, fresh: false },
       { leases: 1, fresh: true },
     ]);
-    expect((await store.readStream(`queue-${connection}`)).map((event) => event.type)).to.deep.equal(['TaskEnqueued', 'TaskLeased']);
+    // The arrival and its lease are one event on the stream (writtenEvents).
+    const written = await store.readStream(`queue-${connection}`);
+    expect(written.map((event) => event.type)).to.deep.equal(['TaskLeased']);
+    expect(written[0]?.data).to.deep.include({ task_laui: t(1), enqueued: { priority: 1, sort_values: {}, at: meta('a').at } });
     expect((await store.readStream('task-side')).map((event) => event.type)).to.deep.equal(['Other', 'Leased']);
   });
 

@@ -5,8 +5,9 @@ import type { Laui } from '../../shared/ids.ts';
 import { backOff, decideOnCache, handleCommand, loadRevision, lruStateCache, SPEC_RETRY } from '../kernel/handleCommand.ts';
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import type { Decider } from '../kernel/Decider.ts';
-import { decideQueueGroups, queueDecider, type GroupVerdict } from './decide.ts';
+import { decideQueueGroups, queueDecider, writtenEvents, type GroupVerdict } from './decide.ts';
 import { queueStream, type LeaseIds, type QueueCommand, type QueueEvent, type QueueState, type ReleaseReason, type SortDict } from './queue.ts';
+import { queueDraft } from './evolve.ts';
 import { keyedBatcher } from '../../shared/keyedBatcher.ts';
 
 /** A task as it joins a queue: its priority and the values of the connection's sort_dict fields. */
@@ -75,8 +76,12 @@ const batchDecision = () => {
     evolve: queueDecider.evolve,
     decide: (batch, state) => {
       verdicts = decideQueueGroups(batch.map((request) => request.commands), state);
-      metadataOf = verdicts.flatMap((verdict, index) => verdict.events.map(() => (batch[index] as QueueRequest).metadata));
-      return verdicts.flatMap((verdict) => verdict.events);
+      const decided = verdicts.flatMap((verdict) => verdict.events);
+      const metadata = verdicts.flatMap((verdict, index) => verdict.events.map(() => (batch[index] as QueueRequest).metadata));
+      // Callers get what was decided for them (verdicts); the stream gets the compact form.
+      const written = writtenEvents(decided);
+      metadataOf = written.from.map((index) => metadata[index] as EventMetadata);
+      return written.events;
     },
   };
   return { decider, verdicts: () => verdicts, metadataOf: (index: number): EventMetadata | undefined => metadataOf[index] };
@@ -166,9 +171,10 @@ export const queueHandler = (eventStore: EventStore) => {
       const byStream = new Map(appends.map((append, index) => [append.streamId, results[index] as AppendResult]));
       const queueResult = byStream.get(stream);
       if (queueResult) {
-        let state = decided.loaded.state;
-        for (const event of events) state = queueDecider.evolve(state, event);
-        cache.set(stream, { revision: queueResult.nextExpectedRevision, state });
+        // One copy of the queue for the whole batch (evolve copies its maps at each event).
+        const draft = queueDraft(decided.loaded.state);
+        for (const event of events) draft.apply(event);
+        cache.set(stream, { revision: queueResult.nextExpectedRevision, state: draft.state });
       }
       for (const companion of companions) companion.committed(byStream.get(companion.append.streamId) as AppendResult);
       const last = results.reduce<Position | null>((latest, result) => (latest === null || result.position > latest ? result.position : latest), null);

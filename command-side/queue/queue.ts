@@ -8,10 +8,17 @@ import type { Laui } from '../../shared/ids.ts';
  * finish, by reset, or by the reaper when the worker's heartbeat goes stale.
  */
 export type QueueEvent =
-  | DomainEvent<'TaskEnqueued', { task_laui: Laui; priority: number; sort_values: Record<string, unknown>; at: string }>
-  | DomainEvent<'TaskLeased', { task_laui: Laui; dispatch_id: string; session_id: string; at: string }>
+  | DomainEvent<'TaskEnqueued', { task_laui: Laui } & ArrivalData>
+  /**
+   * `enqueued`: the task joined the queue in the decision that leased it (its TaskEnqueued is folded
+   * into the lease: one event instead of two for a run that finds a free slot, the common case).
+   */
+  | DomainEvent<'TaskLeased', { task_laui: Laui; dispatch_id: string; session_id: string; at: string; enqueued?: ArrivalData }>
   | DomainEvent<'TaskSlotReleased', { task_laui: Laui; dispatch_id: string; reason: ReleaseReason; at: string }>
   | DomainEvent<'TaskDequeued', { task_laui: Laui; reason: ReleaseReason; at: string }>;
+
+/** A task's arrival in the queue, as TaskEnqueued records it. */
+export type ArrivalData = { priority: number; sort_values: Record<string, unknown>; at: string };
 
 export type ReleaseReason = 'finished' | 'stale' | 'reset';
 

@@ -85,7 +85,8 @@ describe('scheduler cycle: due tasks batched per connection', function () {
     let leased = 0;
     for (const [index, connection] of connections.entries()) {
       const events = await bed.store.readStream(queueStream(connection));
-      const enqueued = events.filter((event) => event.type === 'TaskEnqueued').map((event) => (event.data as { task_laui: string }).task_laui);
+      // Arrivals: TaskEnqueued, or a TaskLeased carrying the arrival it was decided with.
+      const enqueued = events.filter((event) => event.type === 'TaskEnqueued' || 'enqueued' in event.data).map((event) => (event.data as { task_laui: string }).task_laui);
       expect(new Set(enqueued).size, 'each task enqueued once').to.equal(enqueued.length);
       const queue = await queueHandler(bed.store).state(connection);
       expect(queue.running.size).to.equal(4);

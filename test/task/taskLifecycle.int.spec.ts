@@ -153,10 +153,11 @@ describe('task lifecycle: cancel, timeout, reset, finish, update, duplicates and
   });
 
   it('given multiple_tasks with an invalid task, a repeated one and two connections, then the invalid one is omitted, each other runs once in request order, one queue commit per connection; without EDIT 403', async () => {
-    const wide = await admin.createOk({ item_type: 'connection', name: 'wide', parent_laui: tree.folders.connection, content: {}, max_parallelism: 4 });
-    const create = (name: string, operatorLaui: string, connectionLaui: string) => admin.createOk({ item_type: 'task', ...bed.taskBody(name, operatorLaui, { connection_laui: connectionLaui }) });
+    const wide = await admin.createOk({ item_type: 'connection', name: 'wide', parent_laui: tree.folders.connection, content: {}, max_parallelism: 1 });
+    const create = (name: string, operatorLaui: string, connectionLaui: string, priority = 1) =>
+      admin.createOk({ item_type: 'task', ...bed.taskBody(name, operatorLaui, { connection_laui: connectionLaui, priority }) });
     const first = await create('batch-1', quick, wide);
-    const second = await create('batch-2', quick, wide);
+    const second = await create('batch-2', quick, wide, 5);
     const other = await create('batch-other', quick, connection);
     const doomed = await admin.createOk({ item_type: 'operator', name: 'doomed.operator', parent_laui: tree.folders.operator, codeblock: { language: 'javascript', content: JS_QUICK } });
     const invalid = await create('batch-invalid', doomed, wide);
@@ -171,12 +172,19 @@ describe('task lifecycle: cancel, timeout, reset, finish, update, duplicates and
     expect(reply.status, reply.text).to.equal(200);
     const results = (reply.json as { task_results: Array<{ task_laui: string; execution_result_id: string | null }> }).task_results;
     expect(results.map((result) => result.task_laui)).to.deep.equal([first, second, other]);
-    expect(results.slice(0, 2).every((result) => typeof result.execution_result_id === 'string')).to.equal(true);
+    // Second took the slot (its message id); first waits in the queue, not yet sent to a worker.
+    expect(results.map((result) => typeof result.execution_result_id)).to.deep.equal(['object', 'string', 'string']);
+    expect(results[0]?.execution_result_id).to.equal(null);
     for (const laui of [first, second, other]) await waitFor(laui, (candidate) => candidate.state === 'success' && candidate.iteration === 1);
     expect((await task(invalid)).state).to.not.match(/queued|running|success/);
 
-    // One decision for the wide connection: both runs joined its queue, then both were leased.
-    const queue = (await svc.service.eventStore.readStream(`queue-${wide}`)).map((event) => `${event.type} ${(event.data as { task_laui: string }).task_laui}`);
-    expect(queue.slice(0, 4)).to.deep.equal([`TaskEnqueued ${first}`, `TaskEnqueued ${second}`, `TaskLeased ${first}`, `TaskLeased ${second}`]);
+    // One decision for the connection's single slot: both runs joined its queue, and the slot went to
+    // the higher priority of the batch, not to the first to arrive (an arrival leased in the decision
+    // that enqueued it is written as one TaskLeased carrying it). First ran once the slot was free.
+    const queue = (await svc.service.eventStore.readStream(`queue-${wide}`)).map(
+      (event) => `${event.type} ${(event.data as { task_laui: string }).task_laui}${'enqueued' in event.data ? ' on arrival' : ''}`,
+    );
+    expect(queue.slice(0, 2)).to.deep.equal([`TaskEnqueued ${first}`, `TaskLeased ${second} on arrival`]);
+    expect(queue).to.include(`TaskLeased ${first}`);
   });
 });
