@@ -16,12 +16,29 @@ import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
  */
 const steps = inSequence(itemDecider);
 
-const taskCommands = (
-  taskLaui: Laui,
-  changes: Record<string, unknown> | ReadonlyArray<Record<string, unknown>>,
-  metadata: EventMetadata,
-  onlyIfStateIn: ReadonlyArray<string> | undefined,
-) => {
+/** One change, or several consecutive transitions written in one commit (each its own event). */
+type TaskChanges = Record<string, unknown> | ReadonlyArray<Record<string, unknown>>;
+
+/**
+ * The changes, or how to make them from the task as the commit is decided on (a run's terminal
+ * changes: the next logical date follows the stream's current one, whatever happened since the
+ * caller last looked). A function is called at each decision, the committed one last.
+ */
+export type ChangesOf = TaskChanges | ((state: ItemState) => TaskChanges);
+
+type TaskCommand = ReturnType<typeof taskCommands>[number];
+
+/** Decides the commands a builder makes from the state they are decided on. */
+const stepsOn = {
+  initialState: steps.initialState,
+  evolve: steps.evolve,
+  decide: (build: (state: ItemState) => TaskCommand[], state: ItemState) => steps.decide(build(state), state),
+};
+
+const commandsOf = (taskLaui: Laui, changes: ChangesOf, metadata: EventMetadata, onlyIfStateIn: ReadonlyArray<string> | undefined) => (state: ItemState) =>
+  taskCommands(taskLaui, typeof changes === 'function' ? changes(state) : changes, metadata, onlyIfStateIn);
+
+const taskCommands = (taskLaui: Laui, changes: TaskChanges, metadata: EventMetadata, onlyIfStateIn: ReadonlyArray<string> | undefined) => {
   const versionedFields = resolveItemType('task')?.versionedFields ?? [];
   return (Array.isArray(changes) ? changes : [changes]).map((change: Record<string, unknown>) => ({
     kind: 'update' as const,
@@ -39,12 +56,12 @@ const taskCommands = (
 export const changeTask = async (
   eventStore: EventStore,
   taskLaui: Laui,
-  changes: Record<string, unknown> | ReadonlyArray<Record<string, unknown>>,
+  changes: ChangesOf,
   metadata: EventMetadata,
   onlyIfStateIn?: ReadonlyArray<string>,
 ): Promise<Position | null> => {
-  const commands = taskCommands(taskLaui, changes, metadata, onlyIfStateIn);
-  const result = await handleCommand(eventStore, itemStream(taskLaui), steps, commands, metadata, SPEC_RETRY, itemStatesOf(eventStore));
+  const build = commandsOf(taskLaui, changes, metadata, onlyIfStateIn);
+  const result = await handleCommand(eventStore, itemStream(taskLaui), stepsOn, build, metadata, SPEC_RETRY, itemStatesOf(eventStore));
   return result.position;
 };
 
@@ -71,7 +88,7 @@ export const taskViewOf = (stored: ItemDoc | null, state: ItemState): ItemDoc | 
 export const taskChangeCompanion = async (
   eventStore: EventStore,
   taskLaui: Laui,
-  changes: Record<string, unknown> | ReadonlyArray<Record<string, unknown>>,
+  changes: ChangesOf,
   metadata: EventMetadata,
   options: {
     fresh: boolean;
@@ -87,8 +104,8 @@ export const taskChangeCompanion = async (
 ): Promise<CompanionAppend | null> => {
   const cache = itemStatesOf(eventStore);
   const stream = itemStream(taskLaui);
-  const commands = taskCommands(taskLaui, changes, metadata, options.onlyIfStateIn);
-  const { loaded, events, guessed } = await decideOnCache(eventStore, stream, steps, commands, cache, options.fresh);
+  const build = commandsOf(taskLaui, changes, metadata, options.onlyIfStateIn);
+  const { loaded, events, guessed } = await decideOnCache(eventStore, stream, stepsOn, build, cache, options.fresh);
   if (events.length === 0) return null;
   options.decidedOn?.(loaded.state);
   return {

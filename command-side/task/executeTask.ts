@@ -5,6 +5,7 @@ import type { OperatorOutcome } from '../../shared/ports/CodeRunner.ts';
 import { secretFieldOpener } from '../../shared/item-types/secretFields.ts';
 import { cancelledChanges, failChanges, failureChanges, successChanges, workerPickupChanges } from '../../shared/task/transitions.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
+import type { ItemState } from '../catalog/item.ts';
 import { changeTask, currentTaskState, taskChangeCompanion } from './changeTask.ts';
 import { actionsStatusAfter, hookReferences, runHookList, type ActionStatusEntry } from '../action/runHooks.ts';
 import { installStep, normaliseCodeBlock } from '../action/codeBlocks.ts';
@@ -132,16 +133,22 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
     const ended = deps.clock.now();
     // A failed pickup commit fails the message (the bus redelivers; the session check decides).
     await pickedUp;
-    // Decided on the stream (with this run's pickup), as the pickup was: not on a lagging read model.
-    const now = await currentTaskState(deps.eventStore, taskLaui);
-    const { changes, dispatchNow } = terminalChanges(now.status === 'live' ? (now.fields as TaskRecord) : { ...runtime, ...pickup }, outcome, ended);
-    const terminal = {
-      ...changes,
-      duration: Math.trunc((ended.getTime() - started.getTime()) / 1000),
-      last_run_output: outcome.output,
-      last_run_date: ended.toISOString(),
-      task_instance_end_date: ended.toISOString(),
-      latest_heartbeat: ended.toISOString(),
+    // Decided on the task as its stream holds it when the terminal commit is decided (this run's
+    // pickup included), not on a lagging read model nor on a read taken before: the next logical
+    // date follows whatever logical date the commit lands on (a change made meanwhile by another
+    // process fails the commit's expected revision, and the changes are made again on it). The
+    // last decision is the committed one: what the logging and post actions below use.
+    let { changes, dispatchNow } = terminalChanges({ ...runtime, ...pickup }, outcome, ended);
+    const terminal = (state: ItemState) => {
+      ({ changes, dispatchNow } = terminalChanges(state.status === 'live' ? (state.fields as TaskRecord) : { ...runtime, ...pickup }, outcome, ended));
+      return {
+        ...changes,
+        duration: Math.trunc((ended.getTime() - started.getTime()) / 1000),
+        last_run_output: outcome.output,
+        last_run_date: ended.toISOString(),
+        task_instance_end_date: ended.toISOString(),
+        latest_heartbeat: ended.toISOString(),
+      };
     };
     const finishMetadata = metadata();
     const ending = () => {

@@ -52,4 +52,32 @@ describe('task runs across processes: the run reads the task from its stream, no
     expect(done.last_run_output).to.deep.equal({ status: 'success', ds: isoDay(moved) });
     expect(done).to.include({ data_interval_start: moved.toISOString(), logical_date: new Date(moved.getTime() + DAY_MS).toISOString() });
   });
+
+  it('given a logical date changed by one service while the other runs the task, when the run succeeds, then the next logical date follows the changed one', async () => {
+    const api = catalogClient(first, firstToken);
+    const slow = await api.createOk({
+      item_type: 'operator',
+      name: 'slow-ds.operator',
+      parent_laui: project.tree.folders.operator,
+      codeblock: {
+        language: 'javascript',
+        code: "export async function run() { await new Promise((resolve) => setTimeout(resolve, 1500)); }\nexport function check_completion() { return { status: 'success' }; }\n",
+      },
+    });
+    const task = await project.dailyTask('moved-while-running', { operator_laui: slow });
+    const secondToken = (await second.login()).token;
+    const secondApi = catalogClient(second, secondToken);
+    await waitForItem<Item>(secondApi, task, (item) => item.laui === task);
+    const run = await second.client().post('/api/v1/task/run', { json: { item_laui: task }, token: secondToken });
+    expect(run.status, run.text).to.equal(200);
+    await waitForItem<Item>(api, task, (item) => item.state === 'running');
+
+    // The second service's last look at the stream is its own pickup: this change is after it.
+    const moved = new Date(utcMidnight(new Date()).getTime() - 9 * DAY_MS);
+    const updated = await first.client().post(`/api/v1/task/update/${task}`, { json: { logical_date: moved.toISOString() }, token: firstToken });
+    expect(updated.status, updated.text).to.equal(200);
+
+    const done = await waitForItem<Item>(api, task, (item) => item.state === 'success' && item.iteration === 1);
+    expect(done.logical_date).to.equal(new Date(moved.getTime() + DAY_MS).toISOString());
+  });
 });
