@@ -84,20 +84,18 @@ export const queueDecider: Decider<QueueState, QueueCommand, QueueEvent> = {
  * event i (its metadata).
  */
 export const writtenEvents = (decided: ReadonlyArray<QueueEvent>): { events: QueueEvent[]; from: number[] } => {
+  // A task's TaskEnqueued still open (no other event of it since), and each lease's merged arrival.
   const arrivals = new Map<string, number>();
-  const merged = new Set<number>();
   const leaseArrival = new Map<number, number>();
   decided.forEach((event, index) => {
     const laui = event.data.task_laui;
     const arrival = arrivals.get(laui);
     arrivals.delete(laui);
     if (event.type === 'TaskEnqueued') arrivals.set(laui, index);
-    else if (event.type === 'TaskLeased' && arrival !== undefined) {
-      merged.add(arrival);
-      leaseArrival.set(index, arrival);
-    }
+    else if (event.type === 'TaskLeased' && arrival !== undefined) leaseArrival.set(index, arrival);
   });
-  if (merged.size === 0) return { events: [...decided], from: decided.map((_, index) => index) };
+  if (leaseArrival.size === 0) return { events: [...decided], from: decided.map((_, index) => index) };
+  const merged = new Set(leaseArrival.values());
   const events: QueueEvent[] = [];
   const from: number[] = [];
   decided.forEach((event, index) => {

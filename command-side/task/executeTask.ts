@@ -137,12 +137,14 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
     // pickup included), not on a lagging read model nor on a read taken before: the next logical
     // date follows whatever logical date the commit lands on (a change made meanwhile by another
     // process fails the commit's expected revision, and the changes are made again on it). The
-    // last decision is the committed one: what the logging and post actions below use.
-    let { changes, dispatchNow } = terminalChanges({ ...runtime, ...pickup }, outcome, ended);
+    // last decision is the committed one: what the logging and post actions below use (a terminal
+    // change is decided before anything is written, so it is set by then).
+    const afterPickup = { ...runtime, ...pickup };
+    let end: ReturnType<typeof terminalChanges> | undefined;
     const terminal = (state: ItemState) => {
-      ({ changes, dispatchNow } = terminalChanges(state.status === 'live' ? (state.fields as TaskRecord) : { ...runtime, ...pickup }, outcome, ended));
+      end = terminalChanges(state.status === 'live' ? (state.fields as TaskRecord) : afterPickup, outcome, ended);
       return {
-        ...changes,
+        ...end.changes,
         duration: Math.trunc((ended.getTime() - started.getTime()) / 1000),
         last_run_output: outcome.output,
         last_run_date: ended.toISOString(),
@@ -157,8 +159,8 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
         outcome.status === 'success' ? 'info' : 'error',
         'TASK_HISTORY',
         'finish',
-        `Task ${task.name} ended ${String(changes.state)}${'message' in outcome ? `: ${outcome.message}` : ''}`,
-        { status: changes.state, duration_seconds: (ended.getTime() - started.getTime()) / 1000 },
+        `Task ${task.name} ended ${String(end?.changes.state)}${'message' in outcome ? `: ${outcome.message}` : ''}`,
+        { status: end?.changes.state, duration_seconds: (ended.getTime() - started.getTime()) / 1000 },
       );
     };
     if (deps.eventStore.appendAtomically) {
@@ -185,10 +187,10 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
     }
     // Post actions: after the operator finished, fire-and-forget; they never change the terminal state.
     if (hookReferences(task, 'post_actions').length > 0) {
-      void runHookList(deps, { ...task, ...changes }, 'post_actions', metadata(), merged.config.parameters)
+      void runHookList(deps, { ...task, ...end?.changes }, 'post_actions', metadata(), merged.config.parameters)
         .then((post) => recordHooks('post_actions', post.statuses))
         .catch((error: unknown) => log('error', 'TASK', 'post-action', `Post actions failed to run: ${String(error)}`));
     }
-    if (dispatchNow) log('info', 'TASK', 'catch-up', 'next_run_date already due: the scheduler dispatches the next run at once');
+    if (end?.dispatchNow) log('info', 'TASK', 'catch-up', 'next_run_date already due: the scheduler dispatches the next run at once');
   };
 };
