@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { MemoryEventStore } from '../../ops/event-store/memory/MemoryEventStore.ts';
-import type { AppendResult, EventStore, ExpectedRevision } from '../../shared/event-store/EventStore.ts';
+import type { EventStore, ExpectedRevision } from '../../shared/event-store/EventStore.ts';
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import { metadataFor } from '../../shared/events.ts';
 import { queueHandler } from './handler.ts';
 import { NOT_IN_QUEUE, type QueueEvent } from './queue.ts';
 import { withoutAtomicAppends } from '../../test/support/withoutAtomicAppends.ts';
+import { interceptAppends } from '../../test/support/interceptAppends.ts';
 
 const t = (n: number) => `65a0000000000000000000${String(n).padStart(2, '0')}`;
 const connection = '65a00000000000000000c0c0';
@@ -13,28 +14,10 @@ const meta = (caller: string) => metadataFor(null, new Date('2026-01-01T00:00:00
 
 /** A store counting its commits (appends, atomic or not): one per queue commit. */
 const countingStore = (wrap: (store: EventStore) => EventStore): { store: EventStore; appends(): number } => {
-  const inner = wrap(new MemoryEventStore());
   let commits = 0;
-  const atomically = inner.appendAtomically?.bind(inner);
-  const store: EventStore = {
-    append: (...args) => {
-      commits += 1;
-      return inner.append(...args);
-    },
-    ...(atomically
-      ? {
-          appendAtomically: (appends: Parameters<typeof atomically>[0]): Promise<AppendResult[]> => {
-            commits += 1;
-            return atomically(appends);
-          },
-        }
-      : {}),
-    readStream: (...args) => inner.readStream(...args),
-    readAll: (...args) => inner.readAll(...args),
-    subscribeToAll: (...args) => inner.subscribeToAll(...args),
-    headPosition: () => inner.headPosition(),
-    close: () => inner.close(),
-  };
+  const store = interceptAppends(wrap(new MemoryEventStore()), () => {
+    commits += 1;
+  });
   return { store, appends: () => commits };
 };
 

@@ -2,7 +2,7 @@ import type { EventMetadata } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
-import { changeTask, currentTaskState, taskChangeCompanion, taskViewOf } from './changeTask.ts';
+import { changeTask, taskChangeCompanion, taskViewOf } from './changeTask.ts';
 import type { ItemState } from '../catalog/item.ts';
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import type { QueueEvent } from '../queue/queue.ts';
@@ -66,12 +66,11 @@ export const dispatchConnection = async (
 export const maxParallelismOf = (connection: ItemDoc | null): number => (typeof connection?.max_parallelism === 'number' ? connection.max_parallelism : 1);
 export const sortDictOf = (connection: ItemDoc | null): Record<string, string> => (connection?.sort_dict as Record<string, string> | undefined) ?? {};
 
-/** A leased task made ready to send: its templated payload and the changes marking it queued_in_redis. */
+/** A leased task made ready to send: its templated payload (its queued_in_redis change: leaseChanges). */
 interface PreparedLease {
   lease: Lease;
   task: ItemDoc;
   payload: unknown;
-  changes: Array<Record<string, unknown>>;
 }
 
 /** The queued_in_redis step of a leased task (after its queued_for_connection step when it leads). */
@@ -99,7 +98,7 @@ const prepareLease = async (
   if (view === null) return null;
   const task: ItemDoc = { ...view, ...leading };
   const payload = await renderPayload(deps, task, metadata);
-  return { lease, task, payload, changes: leaseChanges(lease, metadata, leading) };
+  return { lease, task, payload };
 };
 
 /** Publishes `execute_task` for a leased task whose queued_in_redis change is committed (at `position`). */
@@ -147,9 +146,17 @@ export const sendLeases = async (
   let latest: Position | null = null;
   for (const lease of leases) {
     const leading = lead?.taskLaui === lease.taskLaui ? lead.changes : null;
-    const prepared = await prepareLease(deps, lease, metadata, leading, await currentTaskState(deps.eventStore, lease.taskLaui));
+    // Templated from the state the committed change was decided on (as leaseCompanions does), not
+    // from a read taken before the commit: a logical date changed in between by another process
+    // fails the commit's expected revision, and the change is decided again on it. A task that is
+    // gone gets no change and no message.
+    let decided: ItemState = { status: 'none' };
+    const changed = await changeTask(deps.eventStore, lease.taskLaui, (state) => {
+      decided = state;
+      return state.status === 'live' ? leaseChanges(lease, metadata, leading) : [];
+    }, metadata);
+    const prepared = await prepareLease(deps, lease, metadata, leading, decided);
     if (!prepared) continue;
-    const changed = await changeTask(deps.eventStore, prepared.task.laui, prepared.changes, metadata);
     if (changed !== null) latest = changed;
     sent.set(prepared.task.laui, await publishLease(deps, connectionLaui, prepared, changed, metadata));
   }

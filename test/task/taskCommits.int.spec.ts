@@ -4,6 +4,7 @@ import { startTestService, type TestService } from '../support/testService.ts';
 import { taskBed, type TaskBed } from '../support/taskBed.ts';
 import { catalogClient, waitForItem, type CatalogClient } from '../support/catalogFixture.ts';
 import { withoutAtomicAppends } from '../support/withoutAtomicAppends.ts';
+import { interceptAppends } from '../support/interceptAppends.ts';
 
 const PY_QUICK = `
 def run(connection, payload, context):
@@ -21,7 +22,28 @@ def check_completion(connection, payload, context):
     return {"status": "failed"}
 `;
 
+const PY_DS = `
+def run(connection, payload, context):
+    return None
+
+def check_completion(connection, payload, context):
+    return {"status": "success", "ds": payload["day"]}
+`;
+
 type Task = Record<string, unknown> & { state: string; retry_number?: number };
+
+/** Runs once, just before the next append that writes `queued_in_redis` to `stream` (either kind of append). */
+let beforeQueuedInRedis: { stream: string; run: () => Promise<void> } | null = null;
+const hooked = (store: EventStore): EventStore =>
+  interceptAppends(store, async (appends) => {
+    const hook = beforeQueuedInRedis;
+    const due = appends.some(
+      (append) => append.streamId === hook?.stream && append.events.some((event) => (event.data as { changes?: { state?: unknown } }).changes?.state === 'queued_in_redis'),
+    );
+    if (!hook || !due) return;
+    beforeQueuedInRedis = null;
+    await hook.run();
+  });
 const TERMINAL = ['success', 'error', 'timeout', 'cancelled', 'fail'];
 
 /**
@@ -49,7 +71,7 @@ for (const [kind, view] of [
     const states = (events: RecordedEvent[]) => events.flatMap((event) => ((event.data as { changes?: { state?: string } }).changes?.state ? [(event.data as { changes: { state: string } }).changes.state] : []));
 
     before(async () => {
-      svc = await startTestService({}, view ? { eventStoreView: (store: EventStore) => view(store) } : {});
+      svc = await startTestService({}, { eventStoreView: (store: EventStore) => hooked(view ? view(store) : store) });
       admin = catalogClient(svc, (await svc.login()).token);
       bed = await taskBed(admin, 'commits-co', { name: 'target', content: {}, max_parallelism: 3 });
     });
@@ -88,6 +110,34 @@ for (const [kind, view] of [
       expect(ended.retry_number).to.equal(1);
       const metrics = await waitForItem<Record<string, unknown>>(admin, bed.connection, (item) => item.current_parallelism === 0, 10_000);
       expect(metrics.queue_running).to.deep.equal([]);
+    });
+
+    it('given a logical date changed by another writer just before the lease commits, when the task runs, then its payload is templated for the new date', async () => {
+      const op = await operator('ds', PY_DS);
+      const day = 24 * 60 * 60 * 1000;
+      const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
+      const laui = await admin.createOk({
+        item_type: 'task',
+        ...bed.taskBody('moved-at-lease', op, { frequency: '0 0 * * *', start_date: new Date(today - 7 * day).toISOString(), end_date: new Date(today + 30 * day).toISOString(), payload: { day: '{{ds}}' } }),
+      });
+      const moved = new Date(today - 12 * day);
+      let updated = 0;
+      beforeQueuedInRedis = {
+        stream: `item-${laui}`,
+        run: async () => {
+          const reply = await svc.client().post(`/api/v1/task/update/${laui}`, { json: { logical_date: moved.toISOString() }, token: admin.token });
+          expect(reply.status, reply.text).to.equal(200);
+          updated += 1;
+        },
+      };
+
+      const run = await svc.client().post('/api/v1/task/run', { json: { item_laui: laui }, token: admin.token });
+      expect(run.status, run.text).to.equal(200);
+
+      const done = await waitForItem<Task>(admin, laui, (task) => task.state === 'success', 30_000);
+      expect(updated).to.equal(1);
+      expect(done.last_run_output).to.deep.equal({ status: 'success', ds: moved.toISOString().slice(0, 10) });
+      expect(done.logical_date).to.equal(new Date(moved.getTime() + day).toISOString());
     });
 
     if (!view) {
