@@ -58,7 +58,7 @@ import { loadKeys } from './keys/loadKeys.ts';
 import { AesSecretBox } from './keys/AesSecretBox.ts';
 import { JoseTokenSigner } from './auth/JoseTokenSigner.ts';
 import { scryptPasswords } from './auth/scryptPasswords.ts';
-import { isAllowedRedirect } from './auth/isAllowedRedirect.ts';
+import { resolveRedirect } from './auth/isAllowedRedirect.ts';
 
 export interface Service {
   url: string;
@@ -163,7 +163,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         clock,
         emailTotp: config.emailTotp,
         cookieSecure: config.cookieSecure,
-        isAllowedRedirect: (uri) => isAllowedRedirect(uri, config.allowedRedirectOrigins),
+        resolveRedirect: (uri, serviceOrigin) => resolveRedirect(uri, config.allowedRedirectOrigins, serviceOrigin),
       }),
     ],
     privateRoutes: [

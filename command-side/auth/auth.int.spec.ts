@@ -97,6 +97,40 @@ describe('authentication flow (HTTP, embedded service)', () => {
       expect(reply.cookies.oauth_flow).to.equal(undefined);
     });
 
+    it('given redirect_uri values a browser resolves to another host or scheme, when /auth is called, then 400 and no cookie', async () => {
+      for (const encoded of [
+        '/%09/evil.example/cb',
+        '/%0A/evil.example/cb',
+        '/%0D/evil.example/cb',
+        '%09//evil.example/cb',
+        '//evil.example/cb',
+        '/%5Cevil.example/cb',
+        '/%5C/evil.example/cb',
+        '%5C%5Cevil.example/cb',
+        'javascript:alert(1)',
+        'data:text/html,x',
+        'http://127.0.0.1.evil.example/cb',
+        'http://localhost@evil.example/cb',
+        'http://evil.example@localhost/cb',
+      ]) {
+        const reply = await svc.client().get(`/api/v1/auth?client_id=web&redirect_uri=${encoded}&state=s`);
+        expect(reply.status, encoded).to.equal(400);
+        expect(reply.json).to.deep.equal({ detail: 'Invalid argument: redirect_uri is not allowed' });
+        expect(reply.cookies.oauth_flow, encoded).to.equal(undefined);
+      }
+    });
+
+    it('given a same-origin path with a tab in it, when the flow runs, then the code goes to the service itself', async () => {
+      const client = svc.client();
+      const auth = await client.get('/api/v1/auth?client_id=web&redirect_uri=/c%09b?x=1&state=s');
+      expect(auth.status).to.equal(303);
+      const login = await client.post('/api/v1/login', { form: { username: ADMIN.username, password: ADMIN.password } });
+      const redirect = await client.get(login.headers.get('location') ?? '');
+      const target = new URL(redirect.headers.get('location') ?? '');
+      expect(target.origin + target.pathname).to.equal(`${svc.service.url}/cb`);
+      expect(target.searchParams.get('x')).to.equal('1');
+    });
+
     it('given the login page path, when fetched, then an HTML form posts to /api/v1/login', async () => {
       const reply = await svc.client().get('/public/login');
       expect(reply.status).to.equal(200);

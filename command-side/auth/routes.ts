@@ -21,8 +21,11 @@ export interface AuthRoutesDeps {
   clock: Clock;
   emailTotp: boolean;
   cookieSecure: boolean;
-  /** Origins a client's redirect_uri may point at; see docs/decisions.md. */
-  isAllowedRedirect(redirectUri: string): boolean;
+  /**
+   * The absolute URL a client's redirect_uri resolves to against the service's own origin, or null
+   * when it may not receive codes; see docs/decisions.md.
+   */
+  resolveRedirect(redirectUri: string, serviceOrigin: string): string | null;
 }
 
 const SESSION_TTL_SECONDS = 24 * 60 * 60;
@@ -49,6 +52,9 @@ const tokenSchema = {
   },
   required: ['grant_type', 'credentials'],
 } as const;
+
+/** The origin the browser reached the service on (Koa 3's ctx.origin is not it). */
+const serviceOrigin = (ctx: AppContext): string => `${ctx.protocol}://${ctx.host}`;
 
 /** Spent on an unknown username too, so response time does not reveal which names exist. */
 const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
@@ -91,8 +97,9 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
 
   router.get('/api/v1/auth', async (ctx) => {
     const query = validateRequest<{ client_id: string; redirect_uri: string; state: string }>(authQuerySchema, { ...ctx.query }, 'query');
-    if (!deps.isAllowedRedirect(query.redirect_uri)) throw badRequest('Invalid argument: redirect_uri is not allowed');
-    const flow = { client_id: query.client_id, redirect_uri: query.redirect_uri, state: query.state };
+    const redirectUri = deps.resolveRedirect(query.redirect_uri, serviceOrigin(ctx));
+    if (redirectUri === null) throw badRequest('Invalid argument: redirect_uri is not allowed');
+    const flow = { client_id: query.client_id, redirect_uri: redirectUri, state: query.state };
     cookie(ctx, 'oauth_flow', await deps.tokens.sign('oauth_flow', null, flow, OAUTH_FLOW_TTL_SECONDS), OAUTH_FLOW_TTL_SECONDS);
     const userLaui = await sessionUser(ctx);
     ctx.status = 303;
@@ -111,8 +118,11 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
     // The code must go to the user who logged in, not to whoever is named in the query string.
     if ((await sessionUser(ctx)) !== query.user_laui) throw unauthorized();
     const { client_id, redirect_uri, state } = flow.claims as { client_id: string; redirect_uri: string; state: string };
+    // Checked again: the allow-list may have changed since /auth signed the cookie.
+    const checked = deps.resolveRedirect(redirect_uri, serviceOrigin(ctx));
+    if (checked === null) throw badRequest('Invalid argument: redirect_uri is not allowed');
     const code = await deps.auth.issueCode(query.user_laui, client_id, meta(ctx, query.user_laui));
-    const target = new URL(redirect_uri, `${ctx.protocol}://${ctx.host}`);
+    const target = new URL(checked);
     target.searchParams.set('state', state);
     if (deps.emailTotp) {
       const user = await deps.users.get(query.user_laui);
