@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { generateKeyPair } from 'jose';
+import { SignJWT, generateKeyPair } from 'jose';
 import { fixedClock } from '../../shared/clock.ts';
 import { JoseTokenSigner } from '../../ops/auth/JoseTokenSigner.ts';
 import { loadKeys } from '../../ops/keys/loadKeys.ts';
@@ -221,6 +221,27 @@ describe('authentication flow (HTTP, embedded service)', () => {
       // The same key, audience and clock do work: the failures above are the token's, not the setup's.
       const good = await new JoseTokenSigner(keys.jwtPrivateKey, keys.jwtPublicKey, fixedClock(new Date())).sign('access', String(claims.sub), {}, 3600);
       expect((await me({ authorization: `Bearer ${good}` })).status).to.equal(200);
+    });
+  });
+
+  describe('token lifetime', () => {
+    it('given an access token signed with the service key but living a century, when used as Bearer, then 401', async () => {
+      const { token } = await svc.login();
+      const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as Record<string, unknown>;
+      const keys = await loadKeys({ dataDir: svc.dataDir, jwtPrivateKeyPem: null, jwtPublicKeyPem: null, encryptionKey: null });
+      const now = Math.floor(Date.now() / 1000);
+      const century = await new SignJWT({})
+        .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
+        .setIssuer('pipeline-orchestrator')
+        .setAudience('access')
+        .setSubject(String(claims.sub))
+        .setIssuedAt(now)
+        .setExpirationTime(now + 100 * 365 * 24 * 3600)
+        .sign(keys.jwtPrivateKey);
+      const reply = await svc.client().get('/api/v1/user/me', { token: century });
+      expect(reply.status).to.equal(401);
+      expect(reply.json).to.deep.equal({ detail: 'User not authenticated' });
+      expect((await svc.client().get('/api/v1/user/me', { token })).status).to.equal(200);
     });
   });
 
