@@ -45,6 +45,7 @@ import { readyToRunRoutes } from '../query-side/task/readyToRunRoutes.ts';
 import { diagnoseRoutes } from '../query-side/task/diagnoseRoutes.ts';
 import { cronStatusRoutes } from '../query-side/task/cronStatusRoutes.ts';
 import { USERS, usersProjection, type UserDoc } from '../projections/users/usersProjection.ts';
+import { ENDED_SESSIONS, endedSessionsProjection, type EndedSessionDoc } from '../projections/sessions/endedSessionsProjection.ts';
 import { MemoryReadStore } from '../projections/read-store/MemoryReadStore.ts';
 import type { Config } from './config.ts';
 import { openSqliteEventStore } from './event-store/sqlite/SqliteEventStore.ts';
@@ -112,12 +113,13 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     name: 'embedded',
     eventStore,
     readStore,
-    projections: [usersProjection, groupsProjection, groupMembersProjection, itemsProjection, linksProjection, queueMetricsProjection],
+    projections: [usersProjection, endedSessionsProjection, groupsProjection, groupMembersProjection, itemsProjection, linksProjection, queueMetricsProjection],
     onProgress: (progress) =>
       announce(`Rebuilding read models: ${progress.position}/${progress.head} (${progress.eventsPerSecond} events/s)`),
     onError: (error) => logger.log({ level: 'critical', category: 'API', message: `Projection failed: ${String(error)}` }),
   });
   const users = readStore.collection<UserDoc>(USERS, usersProjection.indexes);
+  const endedSessions = readStore.collection<EndedSessionDoc>(ENDED_SESSIONS, endedSessionsProjection.indexes);
   const userCommands = userHandler({ eventStore, passwords, secrets });
   const items = readStore.collection<ItemDoc>(ITEMS, itemsProjection.indexes);
   const links = readStore.collection<LinkDoc>(LINKS, linksProjection.indexes);
@@ -152,12 +154,15 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     logger,
     bodyLimit: config.bodyLimit,
     isReady: () => ready,
-    authenticate: authenticate({ tokens, users }),
+    authenticate: authenticate({ tokens, users, endedSessions }),
     publicRoutes: [
       authRoutes({
         auth: authHandler({ eventStore, clock }),
         tokens,
         users,
+        endedSessions,
+        readModels: projections,
+        readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
         passwords,
         mailer,
         clock,

@@ -269,6 +269,73 @@ describe('authentication flow (HTTP, embedded service)', () => {
       expect(refreshAfterLogout.status).to.equal(401);
     });
 
+    it('given a logged-out browser, when its old access token, session cookie and refresh token are replayed, then none works', async () => {
+      const { client, token } = await svc.login();
+      const session = client.jar.get('session') ?? '';
+      const refresh = client.jar.get('refresh_token') ?? '';
+      expect((await svc.client().get('/api/v1/user/me', { token })).status).to.equal(200);
+      expect((await client.post('/api/v1/logout')).status).to.equal(200);
+
+      const me = await svc.client().get('/api/v1/user/me', { token });
+      expect(me.status).to.equal(401);
+      expect(me.json).to.deep.equal({ detail: 'User not authenticated' });
+      const mcp = await svc.client().get('/api/v1/get-mcp-token', { headers: { cookie: `frontend_token=${token}` } });
+      expect(mcp.status).to.equal(401);
+      expect(mcp.json).to.deep.equal({ detail: 'Invalid token' });
+      const replayed = svc.client();
+      replayed.jar.set('session', session);
+      const auth = await replayed.get('/api/v1/auth?client_id=web&redirect_uri=http://localhost/cb&state=s');
+      expect(auth.headers.get('location')).to.equal('/public/login');
+      const userLaui = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).sub as string;
+      expect((await replayed.get(`/api/v1/redirect-with-code?user_laui=${userLaui}`)).status).to.equal(401);
+      const rotate = await svc.client().post('/api/v1/token', { json: { grant_type: 'refresh_token', credentials: { token_string: refresh } } });
+      expect(rotate.status).to.equal(401);
+    });
+
+    it('given a CLI that redeemed a code of a browser session, when the browser logs out, then the CLI tokens stop working too', async () => {
+      const browser = svc.client();
+      await browser.get('/api/v1/auth?client_id=cli&redirect_uri=http://localhost/cb&state=s');
+      const login = await browser.post('/api/v1/login', { form: { username: ADMIN.username, password: ADMIN.password } });
+      const code = () => browser.get(login.headers.get('location') ?? '').then((reply) => new URL(reply.headers.get('location') ?? '').searchParams.get('code'));
+      const cli = svc.client();
+      expect((await cli.post('/api/v1/token', { json: { grant_type: 'authorization_code', credentials: { code: await code() } } })).status).to.equal(200);
+      const cliToken = cli.jar.get('frontend_token') ?? '';
+      const cliRefresh = cli.jar.get('refresh_token') ?? '';
+      const unredeemed = await code();
+      expect((await svc.client().get('/api/v1/user/me', { token: cliToken })).status).to.equal(200);
+
+      expect((await browser.post('/api/v1/logout')).status).to.equal(200);
+
+      expect((await svc.client().get('/api/v1/user/me', { token: cliToken })).status).to.equal(401);
+      const rotate = await svc.client().post('/api/v1/token', { json: { grant_type: 'refresh_token', credentials: { token_string: cliRefresh } } });
+      expect(rotate.status).to.equal(401);
+      const redeem = await svc.client().post('/api/v1/token', { json: { grant_type: 'authorization_code', credentials: { code: unredeemed } } });
+      expect(redeem.status).to.equal(401);
+      expect(redeem.json).to.deep.equal({ detail: 'Invalid authorization code' });
+    });
+
+    it('given a client that logs out with only its Bearer token, when the token is used again, then 401; other sessions still work', async () => {
+      const mine = await svc.login();
+      const other = await svc.login();
+      const logout = await svc.client().post('/api/v1/logout', { token: mine.token });
+      expect(logout.status).to.equal(200);
+      expect((await svc.client().get('/api/v1/user/me', { token: mine.token })).status).to.equal(401);
+      expect((await svc.client().get('/api/v1/user/me', { token: other.token })).status).to.equal(200);
+      // A second logout of the same session changes nothing.
+      expect((await svc.client().post('/api/v1/logout', { token: mine.token })).status).to.equal(200);
+    });
+
+    it('given a session cookie without a session id, when /auth is called, then it counts as no session', async () => {
+      const { token } = await svc.login();
+      const sub = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).sub as string;
+      const keys = await loadKeys({ dataDir: svc.dataDir, jwtPrivateKeyPem: null, jwtPublicKeyPem: null, encryptionKey: null });
+      const legacy = await new JoseTokenSigner(keys.jwtPrivateKey, keys.jwtPublicKey, fixedClock(new Date())).sign('session', sub, { username: 'admin' }, 3600);
+      const client = svc.client();
+      client.jar.set('session', legacy);
+      const auth = await client.get('/api/v1/auth?client_id=web&redirect_uri=http://localhost/cb&state=s');
+      expect(auth.headers.get('location')).to.equal('/public/login');
+    });
+
     it('given no cookie or a bad cookie, when asking for the MCP token, then 401 Unauthorized or Invalid token', async () => {
       const missing = await svc.client().get('/api/v1/get-mcp-token');
       expect(missing.status).to.equal(401);
@@ -277,6 +344,25 @@ describe('authentication flow (HTTP, embedded service)', () => {
       expect(bad.status).to.equal(401);
       expect(bad.json).to.deep.equal({ detail: 'Invalid token' });
     });
+  });
+});
+
+describe('logout across a restart (HTTP, embedded service)', () => {
+  it('given a logged-out session, when the service restarts on the same data, then its token is still refused', async () => {
+    const first = await startTestService();
+    let second: TestService | null = null;
+    try {
+      const { client, token } = await first.login();
+      const kept = await first.login();
+      expect((await client.post('/api/v1/logout')).status).to.equal(200);
+      await first.stop({ keepData: true });
+      second = await startTestService({}, {}, first.dataDir);
+      expect((await second.client().get('/api/v1/user/me', { token })).status).to.equal(401);
+      expect((await second.client().get('/api/v1/user/me', { token: kept.token })).status).to.equal(200);
+    } finally {
+      // The second service owns the data directory once it runs; before that the first one does.
+      await (second ?? first).stop().catch(() => undefined);
+    }
   });
 });
 

@@ -9,13 +9,22 @@ import type { PasswordHasher } from '../../shared/ports/PasswordHasher.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, type TokenSigner } from '../../shared/ports/TokenSigner.ts';
 import { requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
 import type { UserDoc } from '../../projections/users/usersProjection.ts';
-import type { AuthHandler } from './handler.ts';
+import type { Position } from '../../shared/event-store/EventStore.ts';
+import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
+import type { EndedSessionDoc } from '../../projections/sessions/endedSessionsProjection.ts';
+import { sessionStillOpen } from '../../projections/sessions/sessionStillOpen.ts';
+import { newSessionId, type AuthHandler } from './handler.ts';
 import { loginPage } from './loginPage.ts';
 
 export interface AuthRoutesDeps {
   auth: AuthHandler;
   tokens: TokenSigner;
   users: Collection<UserDoc>;
+  /** Logged-out sessions (read model): their cookies and tokens are refused. */
+  endedSessions: Collection<EndedSessionDoc>;
+  /** Logout answers once the ended session is in the read model, so the old token fails at once. */
+  readModels: ReadModelProgress;
+  readYourWritesTimeoutMs: number;
   passwords: PasswordHasher;
   mailer: Mailer;
   clock: Clock;
@@ -71,16 +80,19 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
       overwrite: true,
     });
   const meta = (ctx: AppContext, userLaui: string | null) => metadataFor(userLaui, deps.clock.now(), ctx.state.correlationId);
-  const sessionUser = async (ctx: AppContext): Promise<string | null> => {
+  /** The session cookie's user and session, unless it is missing, invalid, without a sid or logged out. */
+  const sessionOf = async (ctx: AppContext): Promise<{ userLaui: string; sessionId: string } | null> => {
     const token = ctx.cookies.get('session');
     if (!token) return null;
     const verified = await deps.tokens.verify('session', token).catch(() => null);
-    return verified?.subject ?? null;
+    if (!verified?.subject || !(await sessionStillOpen(deps.endedSessions, verified.claims, true))) return null;
+    return { userLaui: verified.subject, sessionId: String(verified.claims.sid) };
   };
-  const grantAccess = async (ctx: AppContext, userLaui: string, refreshToken: string) => {
+  const grantAccess = async (ctx: AppContext, userLaui: string, sessionId: string, refreshToken: string) => {
     const user = await deps.users.get(userLaui);
     if (!user) throw unauthorized(LOGIN_FAILED);
-    cookie(ctx, 'frontend_token', await deps.tokens.sign('access', userLaui, {}, ACCESS_TOKEN_TTL_SECONDS), ACCESS_TOKEN_TTL_SECONDS);
+    const access = await deps.tokens.sign('access', userLaui, { sid: sessionId }, ACCESS_TOKEN_TTL_SECONDS);
+    cookie(ctx, 'frontend_token', access, ACCESS_TOKEN_TTL_SECONDS);
     cookie(ctx, 'refresh_token', refreshToken, 30 * 24 * 60 * 60, '/api/v1');
     ctx.body = { must_change_password: user.must_change_password };
   };
@@ -90,7 +102,8 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
     const [user] = await deps.users.find({ where: { username_key: form.username.toLowerCase() }, limit: 1 });
     const matches = await deps.passwords.verify(form.password, user?.password_hash ?? DUMMY_HASH);
     if (!user || !matches) throw unauthorized(LOGIN_FAILED);
-    cookie(ctx, 'session', await deps.tokens.sign('session', user.laui, { username: user.username }, SESSION_TTL_SECONDS), SESSION_TTL_SECONDS);
+    const session = await deps.tokens.sign('session', user.laui, { username: user.username, sid: newSessionId() }, SESSION_TTL_SECONDS);
+    cookie(ctx, 'session', session, SESSION_TTL_SECONDS);
     ctx.status = 303;
     ctx.redirect(`/api/v1/redirect-with-code?user_laui=${encodeURIComponent(user.laui)}`);
   });
@@ -101,9 +114,9 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
     if (redirectUri === null) throw badRequest('Invalid argument: redirect_uri is not allowed');
     const flow = { client_id: query.client_id, redirect_uri: redirectUri, state: query.state };
     cookie(ctx, 'oauth_flow', await deps.tokens.sign('oauth_flow', null, flow, OAUTH_FLOW_TTL_SECONDS), OAUTH_FLOW_TTL_SECONDS);
-    const userLaui = await sessionUser(ctx);
+    const session = await sessionOf(ctx);
     ctx.status = 303;
-    ctx.redirect(userLaui ? `/api/v1/redirect-with-code?user_laui=${encodeURIComponent(userLaui)}` : '/public/login');
+    ctx.redirect(session ? `/api/v1/redirect-with-code?user_laui=${encodeURIComponent(session.userLaui)}` : '/public/login');
   });
 
   router.get('/api/v1/redirect-with-code', async (ctx) => {
@@ -116,12 +129,13 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
       'query',
     );
     // The code must go to the user who logged in, not to whoever is named in the query string.
-    if ((await sessionUser(ctx)) !== query.user_laui) throw unauthorized();
+    const session = await sessionOf(ctx);
+    if (session?.userLaui !== query.user_laui) throw unauthorized();
     const { client_id, redirect_uri, state } = flow.claims as { client_id: string; redirect_uri: string; state: string };
     // Checked again: the allow-list may have changed since /auth signed the cookie.
     const checked = deps.resolveRedirect(redirect_uri, serviceOrigin(ctx));
     if (checked === null) throw badRequest('Invalid argument: redirect_uri is not allowed');
-    const code = await deps.auth.issueCode(query.user_laui, client_id, meta(ctx, query.user_laui));
+    const code = await deps.auth.issueCode(query.user_laui, client_id, session.sessionId, meta(ctx, query.user_laui));
     const target = new URL(checked);
     target.searchParams.set('state', state);
     if (deps.emailTotp) {
@@ -154,7 +168,7 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
         throw badRequest('For grant type refresh_token, token_string must be passed in credentials');
       }
       const rotated = await deps.auth.rotateRefreshToken(credentials.token_string, meta(ctx, null));
-      await grantAccess(ctx, rotated.userLaui, rotated.token);
+      await grantAccess(ctx, rotated.userLaui, rotated.sessionId, rotated.token);
       return;
     }
     if (typeof credentials.code !== 'string') {
@@ -163,21 +177,45 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
     if (credentials.provider !== undefined && credentials.provider !== 'local') {
       throw badRequest(`Invalid argument: unknown provider ${String(credentials.provider)}`);
     }
-    const userLaui = await deps.auth.redeemCode(credentials.code, meta(ctx, null));
-    await grantAccess(ctx, userLaui, await deps.auth.startRefreshFamily(userLaui, meta(ctx, userLaui)));
+    const { userLaui, sessionId } = await deps.auth.redeemCode(credentials.code, meta(ctx, null));
+    await grantAccess(ctx, userLaui, sessionId, await deps.auth.startRefreshFamily(userLaui, sessionId, meta(ctx, userLaui)));
   });
 
   router.get('/api/v1/get-mcp-token', async (ctx) => {
     const token = ctx.cookies.get('frontend_token');
     if (!token) throw unauthorized('Unauthorized');
     const verified = await deps.tokens.verify('access', token).catch(() => null);
-    if (!verified) throw unauthorized('Invalid token');
+    if (!verified || !(await sessionStillOpen(deps.endedSessions, verified.claims, false))) throw unauthorized('Invalid token');
     ctx.body = { access_token: token };
   });
 
+  /**
+   * Logout ends every login session the request proves it holds: the session cookie's, the access
+   * token's (cookie or Bearer, for clients without cookies) and the refresh token's. Only verified
+   * tokens name a session, so nobody can end another's session without holding its token. The
+   * answer waits until the ended sessions are in the read model the auth middleware consults.
+   */
   router.post('/api/v1/logout', async (ctx) => {
+    const sessions = new Map<string, string | null>();
     const refresh = ctx.cookies.get('refresh_token');
-    if (refresh) await deps.auth.revokeRefreshToken(refresh, meta(ctx, null));
+    if (refresh) {
+      const family = await deps.auth.revokeRefreshToken(refresh, meta(ctx, null));
+      if (family?.sessionId) sessions.set(family.sessionId, family.userLaui);
+    }
+    const tokens: Array<['session' | 'access', string | undefined]> = [
+      ['session', ctx.cookies.get('session')],
+      ['access', ctx.cookies.get('frontend_token')],
+      ['access', /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'))?.[1]],
+    ];
+    for (const [audience, token] of tokens) {
+      const verified = token ? await deps.tokens.verify(audience, token).catch(() => null) : null;
+      if (typeof verified?.claims.sid === 'string') sessions.set(verified.claims.sid, verified.subject);
+    }
+    let last: Position | null = null;
+    for (const [sessionId, userLaui] of sessions) {
+      last = (await deps.auth.endSession(sessionId, userLaui, 'logout', meta(ctx, userLaui))) ?? last;
+    }
+    if (last !== null) await deps.readModels.waitFor(last, deps.readYourWritesTimeoutMs);
     for (const name of ['frontend_token', 'oauth_flow', 'session']) cookie(ctx, name, null, 0);
     cookie(ctx, 'refresh_token', null, 0, '/api/v1');
     ctx.type = 'application/json';
