@@ -60,6 +60,7 @@ import { AesSecretBox } from './keys/AesSecretBox.ts';
 import { JoseTokenSigner } from './auth/JoseTokenSigner.ts';
 import { scryptPasswords } from './auth/scryptPasswords.ts';
 import { resolveRedirect } from './auth/isAllowedRedirect.ts';
+import { failureThrottle, loginThrottle, memoryLimiters } from './auth/rateLimiterThrottles.ts';
 
 export interface Service {
   url: string;
@@ -149,11 +150,24 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const cronDeps = { ...taskDeps, liveness };
   const cron = createCronScheduler(cronDeps, { ownership: busCronOwnership(bus) });
 
+  // Brute-force counters live in this process (embedded mode); see LimiterFactory for a shared store.
+  const throttles = {
+    login: loginThrottle(memoryLimiters, config.throttle.login),
+    token: failureThrottle(memoryLimiters, 'token-address', { ...config.throttle.login.perUserAddress, maxFailures: config.throttle.tokenMaxFailuresPerAddress }, 'release'),
+    passwordChange: failureThrottle(
+      memoryLimiters,
+      'password-change',
+      { ...config.throttle.login.perUserAddress, maxFailures: config.throttle.passwordChangeMaxFailures },
+      'reset',
+    ),
+  };
+
   let ready = false;
   const app = createApp({
     logger,
     bodyLimit: config.bodyLimit,
     isReady: () => ready,
+    trustProxyHops: config.trustProxyHops,
     authenticate: authenticate({ tokens, users, endedSessions }),
     publicRoutes: [
       authRoutes({
@@ -167,6 +181,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         mailer,
         clock,
         emailTotp: config.emailTotp,
+        loginThrottle: throttles.login,
+        tokenThrottle: throttles.token,
         cookieSecure: config.cookieSecure,
         resolveRedirect: (uri, serviceOrigin) => resolveRedirect(uri, config.allowedRedirectOrigins, serviceOrigin),
       }),
@@ -189,7 +205,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       }),
       catalogCommandRoutes({ eventStore, items, links, access, clock, secrets, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       userQueryRoutes({ users, secrets }),
-      userCommandRoutes({ users: userCommands, clock, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
+      userCommandRoutes({ users: userCommands, passwordChangeThrottle: throttles.passwordChange, clock, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       groupQueryRoutes({ readStore }),
       groupCommandRoutes({
         groups: groupHandler({ eventStore, readStore }),

@@ -1,5 +1,7 @@
 import Router from '@koa/router';
-import { AppError, badRequest, unauthorized, unprocessable } from '../../shared/errors.ts';
+import { AppError, TooManyRequestsError, badRequest, unauthorized, unprocessable } from '../../shared/errors.ts';
+import { clientAddress } from '../../shared/http/clientAddress.ts';
+import type { AttemptThrottle, LoginAttempt } from '../../shared/ports/AttemptThrottle.ts';
 import { metadataFor } from '../../shared/events.ts';
 import type { AppContext, AppState } from '../../shared/http/AppState.ts';
 import type { Clock } from '../../shared/clock.ts';
@@ -29,6 +31,10 @@ export interface AuthRoutesDeps {
   mailer: Mailer;
   clock: Clock;
   emailTotp: boolean;
+  /** Failed logins, per username and address (429 with Retry-After when over). */
+  loginThrottle: AttemptThrottle<LoginAttempt>;
+  /** Failed code and refresh-token grants, per client address. */
+  tokenThrottle: AttemptThrottle<string>;
   cookieSecure: boolean;
   /**
    * The absolute URL a client's redirect_uri resolves to against the service's own origin, or null
@@ -40,6 +46,8 @@ export interface AuthRoutesDeps {
 const SESSION_TTL_SECONDS = 24 * 60 * 60;
 const OAUTH_FLOW_TTL_SECONDS = 10 * 60;
 const LOGIN_FAILED = 'Invalid username or password';
+const TOO_MANY_LOGINS = 'Too many failed login attempts, try again later';
+const TOO_MANY_GRANTS = 'Too many failed token requests, try again later';
 
 const loginSchema = {
   type: 'object',
@@ -99,9 +107,13 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
 
   router.post('/api/v1/login', async (ctx) => {
     const form = validateRequest<{ username: string; password: string }>(loginSchema, requireObjectBody(ctx.request.body ?? {}));
+    // Counted before the check, so that parallel guesses are counted before any is answered.
+    const attempt = await deps.loginThrottle.begin({ username: form.username, address: clientAddress(ctx.ip) });
+    if (!attempt.allowed) throw new TooManyRequestsError(attempt.retryAfterSeconds, TOO_MANY_LOGINS);
     const [user] = await deps.users.find({ where: { username_key: form.username.toLowerCase() }, limit: 1 });
     const matches = await deps.passwords.verify(form.password, user?.password_hash ?? DUMMY_HASH);
     if (!user || !matches) throw unauthorized(LOGIN_FAILED);
+    await attempt.succeeded();
     const session = await deps.tokens.sign('session', user.laui, { username: user.username, sid: newSessionId() }, SESSION_TTL_SECONDS);
     cookie(ctx, 'session', session, SESSION_TTL_SECONDS);
     ctx.status = 303;
@@ -163,11 +175,20 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
       requireObjectBody(ctx.request.body),
     );
     const { credentials } = body;
+    // Codes (128 bits) and refresh tokens (256 bits) cannot be guessed; the limit keeps a client
+    // that tries anyway from spending the service's reads on it.
+    const attemptFor = async () => {
+      const attempt = await deps.tokenThrottle.begin(clientAddress(ctx.ip));
+      if (!attempt.allowed) throw new TooManyRequestsError(attempt.retryAfterSeconds, TOO_MANY_GRANTS);
+      return attempt;
+    };
     if (body.grant_type === 'refresh_token') {
       if (typeof credentials.token_string !== 'string') {
         throw badRequest('For grant type refresh_token, token_string must be passed in credentials');
       }
+      const attempt = await attemptFor();
       const rotated = await deps.auth.rotateRefreshToken(credentials.token_string, meta(ctx, null));
+      await attempt.succeeded();
       await grantAccess(ctx, rotated.userLaui, rotated.sessionId, rotated.token);
       return;
     }
@@ -177,7 +198,9 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
     if (credentials.provider !== undefined && credentials.provider !== 'local') {
       throw badRequest(`Invalid argument: unknown provider ${String(credentials.provider)}`);
     }
+    const attempt = await attemptFor();
     const { userLaui, sessionId } = await deps.auth.redeemCode(credentials.code, meta(ctx, null));
+    await attempt.succeeded();
     await grantAccess(ctx, userLaui, sessionId, await deps.auth.startRefreshFamily(userLaui, sessionId, meta(ctx, userLaui)));
   });
 
