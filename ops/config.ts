@@ -63,7 +63,7 @@ export interface ThrottleConfig {
 const throttleConfig = (env: NodeJS.ProcessEnv): ThrottleConfig => {
   const windowSeconds = integer(env, 'LOGIN_FAILURE_WINDOW_SECONDS', 15 * 60, 1, 7 * 24 * 3600);
   const blockSeconds = integer(env, 'LOGIN_BLOCK_SECONDS', 60, 1, 7 * 24 * 3600);
-  const maxBlockSeconds = integer(env, 'LOGIN_MAX_BLOCK_SECONDS', 3600, 1, 30 * 24 * 3600);
+  const maxBlockSeconds = integer(env, 'LOGIN_MAX_BLOCK_SECONDS', 3600, 1, 7 * 24 * 3600);
   if (maxBlockSeconds < blockSeconds) throw new Error(`LOGIN_MAX_BLOCK_SECONDS must be at least LOGIN_BLOCK_SECONDS (${blockSeconds}), got ${maxBlockSeconds}`);
   const growing = { windowSeconds, blockSeconds, maxBlockSeconds };
   return {
@@ -71,7 +71,8 @@ const throttleConfig = (env: NodeJS.ProcessEnv): ThrottleConfig => {
       perUserAddress: { ...growing, maxFailures: integer(env, 'LOGIN_MAX_FAILURES', 5, 1, 1_000_000) },
       maxFailuresPerAddress: integer(env, 'LOGIN_MAX_FAILURES_PER_ADDRESS', 50, 1, 1_000_000_000),
       maxFailuresPerUsername: integer(env, 'LOGIN_MAX_FAILURES_PER_USERNAME', 500, 1, 1_000_000_000),
-      knownAddressSeconds: integer(env, 'LOGIN_KNOWN_ADDRESS_DAYS', 30, 1, 3650) * 24 * 3600,
+      // At most 24 days: the in-memory limiter expires keys with a timer, and Node's timers hold 24.8 days.
+      knownAddressSeconds: integer(env, 'LOGIN_KNOWN_ADDRESS_DAYS', 14, 1, 24) * 24 * 3600,
     },
     tokenMaxFailuresPerAddress: integer(env, 'TOKEN_MAX_FAILURES_PER_ADDRESS', 100, 1, 1_000_000_000),
     passwordChangeMaxFailures: integer(env, 'PASSWORD_CHANGE_MAX_FAILURES', 5, 1, 1_000_000),
