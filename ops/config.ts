@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import type { LoginThrottleSettings } from './auth/rateLimiterThrottles.ts';
 
 /**
  * Every setting comes from the environment; the README's configuration table lists them all.
@@ -41,7 +42,42 @@ export interface Config {
   workerRunAs: { uid: number; gid: number } | null;
   /** The message bus: in the process (embedded mode) or Kafka (distributed mode). */
   bus: BusConfig;
+  /**
+   * Reverse proxies in front of the service (TRUST_PROXY_HOPS): with n > 0 the client address is
+   * the one the n-th proxy from the service saw (X-Forwarded-For, right to left) and the protocol is
+   * X-Forwarded-Proto; with 0 those headers are ignored and the address is the socket's peer.
+   */
+  trustProxyHops: number;
+  /** Brute-force limits on credential checks; see ops/auth/rateLimiterThrottles.ts. */
+  throttle: ThrottleConfig;
 }
+
+export interface ThrottleConfig {
+  login: LoginThrottleSettings;
+  /** Failed code and refresh-token grants per client address within the login window. */
+  tokenMaxFailuresPerAddress: number;
+  /** Consecutive wrong current passwords per user on change-password before a (growing) block. */
+  passwordChangeMaxFailures: number;
+}
+
+const throttleConfig = (env: NodeJS.ProcessEnv): ThrottleConfig => {
+  const windowSeconds = integer(env, 'LOGIN_FAILURE_WINDOW_SECONDS', 15 * 60, 1, 7 * 24 * 3600);
+  const blockSeconds = integer(env, 'LOGIN_BLOCK_SECONDS', 60, 1, 7 * 24 * 3600);
+  const maxBlockSeconds = integer(env, 'LOGIN_MAX_BLOCK_SECONDS', 3600, 1, 7 * 24 * 3600);
+  if (maxBlockSeconds < blockSeconds) throw new Error(`LOGIN_MAX_BLOCK_SECONDS must be at least LOGIN_BLOCK_SECONDS (${blockSeconds}), got ${maxBlockSeconds}`);
+  const growing = { windowSeconds, blockSeconds, maxBlockSeconds };
+  return {
+    login: {
+      perUserAddress: { ...growing, maxFailures: integer(env, 'LOGIN_MAX_FAILURES', 5, 1, 1_000_000) },
+      maxFailuresPerAddress: integer(env, 'LOGIN_MAX_FAILURES_PER_ADDRESS', 50, 1, 1_000_000_000),
+      maxFailuresPerUsername: integer(env, 'LOGIN_MAX_FAILURES_PER_USERNAME', 500, 1, 1_000_000_000),
+      // At most 24 days: the in-memory limiter expires keys with a timer, and Node's timers hold 24.8 days.
+      knownAddressSeconds: integer(env, 'LOGIN_KNOWN_ADDRESS_DAYS', 14, 1, 24) * 24 * 3600,
+    },
+    tokenMaxFailuresPerAddress: integer(env, 'TOKEN_MAX_FAILURES_PER_ADDRESS', 100, 1, 1_000_000_000),
+    passwordChangeMaxFailures: integer(env, 'PASSWORD_CHANGE_MAX_FAILURES', 5, 1, 1_000_000),
+  };
+};
 
 export type BusConfig = { kind: 'in-process' } | { kind: 'kafka'; brokers: ReadonlyArray<string>; clientId: string };
 
@@ -131,6 +167,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     slaMinuteMs: integer(env, 'SLA_MINUTE_MS', 60_000, 1, 60_000),
     workerRunAs: runAs(env),
     bus: busConfig(env),
+    trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 10),
+    throttle: throttleConfig(env),
     allowedRedirectOrigins: (text(env, 'OAUTH_REDIRECT_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())

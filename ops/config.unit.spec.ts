@@ -32,6 +32,28 @@ describe('configuration', () => {
     expect(() => loadConfig({ SQLITE_SYNCHRONOUS: 'off' })).to.throw(/SQLITE_SYNCHRONOUS must be full or normal/);
   });
 
+  it('given no throttle settings, when loaded, then the documented login limits apply and no proxy is trusted', () => {
+    const config = loadConfig({});
+    expect(config.trustProxyHops).to.equal(0);
+    expect(config.throttle).to.deep.equal({
+      login: {
+        perUserAddress: { maxFailures: 5, windowSeconds: 900, blockSeconds: 60, maxBlockSeconds: 3600 },
+        maxFailuresPerAddress: 50,
+        maxFailuresPerUsername: 500,
+        knownAddressSeconds: 14 * 24 * 3600,
+      },
+      tokenMaxFailuresPerAddress: 100,
+      passwordChangeMaxFailures: 5,
+    });
+  });
+
+  it('given inconsistent or out-of-range throttle settings, when loaded, then the error names the variable', () => {
+    expect(() => loadConfig({ LOGIN_BLOCK_SECONDS: '600', LOGIN_MAX_BLOCK_SECONDS: '60' })).to.throw(/LOGIN_MAX_BLOCK_SECONDS must be at least/);
+    expect(() => loadConfig({ LOGIN_KNOWN_ADDRESS_DAYS: '30' })).to.throw(/LOGIN_KNOWN_ADDRESS_DAYS must be an integer between 1 and 24/);
+    expect(() => loadConfig({ LOGIN_MAX_FAILURES: '0' })).to.throw(/LOGIN_MAX_FAILURES must be an integer/);
+    expect(() => loadConfig({ TRUST_PROXY_HOPS: 'yes' })).to.throw(/TRUST_PROXY_HOPS must be an integer/);
+  });
+
   it('given no bus settings, when loaded, then the bus is in process', () => {
     expect(loadConfig({}).bus).to.deep.equal({ kind: 'in-process' });
     expect(loadConfig({ BUS: 'in-process' }).bus).to.deep.equal({ kind: 'in-process' });

@@ -45,6 +45,7 @@ import { readyToRunRoutes } from '../query-side/task/readyToRunRoutes.ts';
 import { diagnoseRoutes } from '../query-side/task/diagnoseRoutes.ts';
 import { cronStatusRoutes } from '../query-side/task/cronStatusRoutes.ts';
 import { USERS, usersProjection, type UserDoc } from '../projections/users/usersProjection.ts';
+import { ENDED_SESSIONS, endedSessionsProjection, type EndedSessionDoc } from '../projections/sessions/endedSessionsProjection.ts';
 import { MemoryReadStore } from '../projections/read-store/MemoryReadStore.ts';
 import type { Config } from './config.ts';
 import { openSqliteEventStore } from './event-store/sqlite/SqliteEventStore.ts';
@@ -58,7 +59,8 @@ import { loadKeys } from './keys/loadKeys.ts';
 import { AesSecretBox } from './keys/AesSecretBox.ts';
 import { JoseTokenSigner } from './auth/JoseTokenSigner.ts';
 import { scryptPasswords } from './auth/scryptPasswords.ts';
-import { isAllowedRedirect } from './auth/isAllowedRedirect.ts';
+import { resolveRedirect } from './auth/isAllowedRedirect.ts';
+import { failureThrottle, loginThrottle, memoryLimiters } from './auth/rateLimiterThrottles.ts';
 
 export interface Service {
   url: string;
@@ -112,12 +114,13 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     name: 'embedded',
     eventStore,
     readStore,
-    projections: [usersProjection, groupsProjection, groupMembersProjection, itemsProjection, linksProjection, queueMetricsProjection],
+    projections: [usersProjection, endedSessionsProjection, groupsProjection, groupMembersProjection, itemsProjection, linksProjection, queueMetricsProjection],
     onProgress: (progress) =>
       announce(`Rebuilding read models: ${progress.position}/${progress.head} (${progress.eventsPerSecond} events/s)`),
     onError: (error) => logger.log({ level: 'critical', category: 'API', message: `Projection failed: ${String(error)}` }),
   });
   const users = readStore.collection<UserDoc>(USERS, usersProjection.indexes);
+  const endedSessions = readStore.collection<EndedSessionDoc>(ENDED_SESSIONS, endedSessionsProjection.indexes);
   const userCommands = userHandler({ eventStore, passwords, secrets });
   const items = readStore.collection<ItemDoc>(ITEMS, itemsProjection.indexes);
   const links = readStore.collection<LinkDoc>(LINKS, linksProjection.indexes);
@@ -147,23 +150,41 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const cronDeps = { ...taskDeps, liveness };
   const cron = createCronScheduler(cronDeps, { ownership: busCronOwnership(bus) });
 
+  // Brute-force counters live in this process (embedded mode); see LimiterFactory for a shared store.
+  const throttles = {
+    login: loginThrottle(memoryLimiters, config.throttle.login),
+    token: failureThrottle(memoryLimiters, 'token-address', { ...config.throttle.login.perUserAddress, maxFailures: config.throttle.tokenMaxFailuresPerAddress }, 'release'),
+    passwordChange: failureThrottle(
+      memoryLimiters,
+      'password-change',
+      { ...config.throttle.login.perUserAddress, maxFailures: config.throttle.passwordChangeMaxFailures },
+      'reset',
+    ),
+  };
+
   let ready = false;
   const app = createApp({
     logger,
     bodyLimit: config.bodyLimit,
     isReady: () => ready,
-    authenticate: authenticate({ tokens, users }),
+    trustProxyHops: config.trustProxyHops,
+    authenticate: authenticate({ tokens, users, endedSessions }),
     publicRoutes: [
       authRoutes({
         auth: authHandler({ eventStore, clock }),
         tokens,
         users,
+        endedSessions,
+        readModels: projections,
+        readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
         passwords,
         mailer,
         clock,
         emailTotp: config.emailTotp,
+        loginThrottle: throttles.login,
+        tokenThrottle: throttles.token,
         cookieSecure: config.cookieSecure,
-        isAllowedRedirect: (uri) => isAllowedRedirect(uri, config.allowedRedirectOrigins),
+        resolveRedirect: (uri, serviceOrigin) => resolveRedirect(uri, config.allowedRedirectOrigins, serviceOrigin),
       }),
     ],
     privateRoutes: [
@@ -184,7 +205,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       }),
       catalogCommandRoutes({ eventStore, items, links, access, clock, secrets, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       userQueryRoutes({ users, secrets }),
-      userCommandRoutes({ users: userCommands, clock, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
+      userCommandRoutes({ users: userCommands, passwordChangeThrottle: throttles.passwordChange, clock, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       groupQueryRoutes({ readStore }),
       groupCommandRoutes({
         groups: groupHandler({ eventStore, readStore }),

@@ -15,6 +15,17 @@ export class AppError extends Error {
   }
 }
 
+/** 429 with a Retry-After header (whole seconds): the error middleware sets it. */
+export class TooManyRequestsError extends AppError {
+  constructor(
+    readonly retryAfterSeconds: number,
+    detail: string,
+  ) {
+    super(429, detail);
+    this.name = 'TooManyRequestsError';
+  }
+}
+
 /** One entry of a 422 list body, in the shape clients already parse. */
 export interface ValidationEntry {
   type: string;

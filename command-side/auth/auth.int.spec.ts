@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { generateKeyPair } from 'jose';
+import { SignJWT, generateKeyPair } from 'jose';
 import { fixedClock } from '../../shared/clock.ts';
 import { JoseTokenSigner } from '../../ops/auth/JoseTokenSigner.ts';
 import { loadKeys } from '../../ops/keys/loadKeys.ts';
@@ -97,6 +97,40 @@ describe('authentication flow (HTTP, embedded service)', () => {
       expect(reply.cookies.oauth_flow).to.equal(undefined);
     });
 
+    it('given redirect_uri values a browser resolves to another host or scheme, when /auth is called, then 400 and no cookie', async () => {
+      for (const encoded of [
+        '/%09/evil.example/cb',
+        '/%0A/evil.example/cb',
+        '/%0D/evil.example/cb',
+        '%09//evil.example/cb',
+        '//evil.example/cb',
+        '/%5Cevil.example/cb',
+        '/%5C/evil.example/cb',
+        '%5C%5Cevil.example/cb',
+        'javascript:alert(1)',
+        'data:text/html,x',
+        'http://127.0.0.1.evil.example/cb',
+        'http://localhost@evil.example/cb',
+        'http://evil.example@localhost/cb',
+      ]) {
+        const reply = await svc.client().get(`/api/v1/auth?client_id=web&redirect_uri=${encoded}&state=s`);
+        expect(reply.status, encoded).to.equal(400);
+        expect(reply.json).to.deep.equal({ detail: 'Invalid argument: redirect_uri is not allowed' });
+        expect(reply.cookies.oauth_flow, encoded).to.equal(undefined);
+      }
+    });
+
+    it('given a same-origin path with a tab in it, when the flow runs, then the code goes to the service itself', async () => {
+      const client = svc.client();
+      const auth = await client.get('/api/v1/auth?client_id=web&redirect_uri=/c%09b?x=1&state=s');
+      expect(auth.status).to.equal(303);
+      const login = await client.post('/api/v1/login', { form: { username: ADMIN.username, password: ADMIN.password } });
+      const redirect = await client.get(login.headers.get('location') ?? '');
+      const target = new URL(redirect.headers.get('location') ?? '');
+      expect(target.origin + target.pathname).to.equal(`${svc.service.url}/cb`);
+      expect(target.searchParams.get('x')).to.equal('1');
+    });
+
     it('given the login page path, when fetched, then an HTML form posts to /api/v1/login', async () => {
       const reply = await svc.client().get('/public/login');
       expect(reply.status).to.equal(200);
@@ -190,6 +224,27 @@ describe('authentication flow (HTTP, embedded service)', () => {
     });
   });
 
+  describe('token lifetime', () => {
+    it('given an access token signed with the service key but living a century, when used as Bearer, then 401', async () => {
+      const { token } = await svc.login();
+      const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as Record<string, unknown>;
+      const keys = await loadKeys({ dataDir: svc.dataDir, jwtPrivateKeyPem: null, jwtPublicKeyPem: null, encryptionKey: null });
+      const now = Math.floor(Date.now() / 1000);
+      const century = await new SignJWT({})
+        .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
+        .setIssuer('pipeline-orchestrator')
+        .setAudience('access')
+        .setSubject(String(claims.sub))
+        .setIssuedAt(now)
+        .setExpirationTime(now + 100 * 365 * 24 * 3600)
+        .sign(keys.jwtPrivateKey);
+      const reply = await svc.client().get('/api/v1/user/me', { token: century });
+      expect(reply.status).to.equal(401);
+      expect(reply.json).to.deep.equal({ detail: 'User not authenticated' });
+      expect((await svc.client().get('/api/v1/user/me', { token })).status).to.equal(200);
+    });
+  });
+
   describe('cookie helpers and logout', () => {
     it('given no frontend_token cookie, when checked, then 422 with the cookie location', async () => {
       const reply = await svc.client().get('/api/v1/check_frontend_token_present');
@@ -214,6 +269,73 @@ describe('authentication flow (HTTP, embedded service)', () => {
       expect(refreshAfterLogout.status).to.equal(401);
     });
 
+    it('given a logged-out browser, when its old access token, session cookie and refresh token are replayed, then none works', async () => {
+      const { client, token } = await svc.login();
+      const session = client.jar.get('session') ?? '';
+      const refresh = client.jar.get('refresh_token') ?? '';
+      expect((await svc.client().get('/api/v1/user/me', { token })).status).to.equal(200);
+      expect((await client.post('/api/v1/logout')).status).to.equal(200);
+
+      const me = await svc.client().get('/api/v1/user/me', { token });
+      expect(me.status).to.equal(401);
+      expect(me.json).to.deep.equal({ detail: 'User not authenticated' });
+      const mcp = await svc.client().get('/api/v1/get-mcp-token', { headers: { cookie: `frontend_token=${token}` } });
+      expect(mcp.status).to.equal(401);
+      expect(mcp.json).to.deep.equal({ detail: 'Invalid token' });
+      const replayed = svc.client();
+      replayed.jar.set('session', session);
+      const auth = await replayed.get('/api/v1/auth?client_id=web&redirect_uri=http://localhost/cb&state=s');
+      expect(auth.headers.get('location')).to.equal('/public/login');
+      const userLaui = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).sub as string;
+      expect((await replayed.get(`/api/v1/redirect-with-code?user_laui=${userLaui}`)).status).to.equal(401);
+      const rotate = await svc.client().post('/api/v1/token', { json: { grant_type: 'refresh_token', credentials: { token_string: refresh } } });
+      expect(rotate.status).to.equal(401);
+    });
+
+    it('given a CLI that redeemed a code of a browser session, when the browser logs out, then the CLI tokens stop working too', async () => {
+      const browser = svc.client();
+      await browser.get('/api/v1/auth?client_id=cli&redirect_uri=http://localhost/cb&state=s');
+      const login = await browser.post('/api/v1/login', { form: { username: ADMIN.username, password: ADMIN.password } });
+      const code = () => browser.get(login.headers.get('location') ?? '').then((reply) => new URL(reply.headers.get('location') ?? '').searchParams.get('code'));
+      const cli = svc.client();
+      expect((await cli.post('/api/v1/token', { json: { grant_type: 'authorization_code', credentials: { code: await code() } } })).status).to.equal(200);
+      const cliToken = cli.jar.get('frontend_token') ?? '';
+      const cliRefresh = cli.jar.get('refresh_token') ?? '';
+      const unredeemed = await code();
+      expect((await svc.client().get('/api/v1/user/me', { token: cliToken })).status).to.equal(200);
+
+      expect((await browser.post('/api/v1/logout')).status).to.equal(200);
+
+      expect((await svc.client().get('/api/v1/user/me', { token: cliToken })).status).to.equal(401);
+      const rotate = await svc.client().post('/api/v1/token', { json: { grant_type: 'refresh_token', credentials: { token_string: cliRefresh } } });
+      expect(rotate.status).to.equal(401);
+      const redeem = await svc.client().post('/api/v1/token', { json: { grant_type: 'authorization_code', credentials: { code: unredeemed } } });
+      expect(redeem.status).to.equal(401);
+      expect(redeem.json).to.deep.equal({ detail: 'Invalid authorization code' });
+    });
+
+    it('given a client that logs out with only its Bearer token, when the token is used again, then 401; other sessions still work', async () => {
+      const mine = await svc.login();
+      const other = await svc.login();
+      const logout = await svc.client().post('/api/v1/logout', { token: mine.token });
+      expect(logout.status).to.equal(200);
+      expect((await svc.client().get('/api/v1/user/me', { token: mine.token })).status).to.equal(401);
+      expect((await svc.client().get('/api/v1/user/me', { token: other.token })).status).to.equal(200);
+      // A second logout of the same session changes nothing.
+      expect((await svc.client().post('/api/v1/logout', { token: mine.token })).status).to.equal(200);
+    });
+
+    it('given a session cookie without a session id, when /auth is called, then it counts as no session', async () => {
+      const { token } = await svc.login();
+      const sub = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).sub as string;
+      const keys = await loadKeys({ dataDir: svc.dataDir, jwtPrivateKeyPem: null, jwtPublicKeyPem: null, encryptionKey: null });
+      const legacy = await new JoseTokenSigner(keys.jwtPrivateKey, keys.jwtPublicKey, fixedClock(new Date())).sign('session', sub, { username: 'admin' }, 3600);
+      const client = svc.client();
+      client.jar.set('session', legacy);
+      const auth = await client.get('/api/v1/auth?client_id=web&redirect_uri=http://localhost/cb&state=s');
+      expect(auth.headers.get('location')).to.equal('/public/login');
+    });
+
     it('given no cookie or a bad cookie, when asking for the MCP token, then 401 Unauthorized or Invalid token', async () => {
       const missing = await svc.client().get('/api/v1/get-mcp-token');
       expect(missing.status).to.equal(401);
@@ -222,6 +344,25 @@ describe('authentication flow (HTTP, embedded service)', () => {
       expect(bad.status).to.equal(401);
       expect(bad.json).to.deep.equal({ detail: 'Invalid token' });
     });
+  });
+});
+
+describe('logout across a restart (HTTP, embedded service)', () => {
+  it('given a logged-out session, when the service restarts on the same data, then its token is still refused', async () => {
+    const first = await startTestService();
+    let second: TestService | null = null;
+    try {
+      const { client, token } = await first.login();
+      const kept = await first.login();
+      expect((await client.post('/api/v1/logout')).status).to.equal(200);
+      await first.stop({ keepData: true });
+      second = await startTestService({}, {}, first.dataDir);
+      expect((await second.client().get('/api/v1/user/me', { token })).status).to.equal(401);
+      expect((await second.client().get('/api/v1/user/me', { token: kept.token })).status).to.equal(200);
+    } finally {
+      // The second service owns the data directory once it runs; before that the first one does.
+      await (second ?? first).stop().catch(() => undefined);
+    }
   });
 });
 

@@ -9,15 +9,16 @@ import type { Decider } from '../kernel/Decider.ts';
  * Redeeming appends at the issued revision, so of two concurrent redemptions exactly one wins.
  */
 export type AuthorizationCodeEvent =
-  | DomainEvent<'AuthorizationCodeIssued', { user_laui: Laui; client_id: string; expires_at: string }>
+  /** session_id: the login session the code was issued in (absent on codes issued before sessions had ids). */
+  | DomainEvent<'AuthorizationCodeIssued', { user_laui: Laui; client_id: string; expires_at: string; session_id?: string }>
   | DomainEvent<'AuthorizationCodeRedeemed', { at: string }>;
 
 export type AuthorizationCodeState =
   | { status: 'none' }
-  | { status: 'issued' | 'redeemed'; userLaui: Laui; expiresAt: string };
+  | { status: 'issued' | 'redeemed'; userLaui: Laui; expiresAt: string; sessionId: string | null };
 
 export type AuthorizationCodeCommand =
-  | { kind: 'issue'; userLaui: Laui; clientId: string; expiresAt: string }
+  | { kind: 'issue'; userLaui: Laui; clientId: string; expiresAt: string; sessionId: string }
   | { kind: 'redeem'; at: string };
 
 export const INVALID_CODE = 'Invalid authorization code';
@@ -27,7 +28,7 @@ export const authorizationCodeDecider: Decider<AuthorizationCodeState, Authoriza
   evolve: (state, event) => {
     switch (event.type) {
       case 'AuthorizationCodeIssued':
-        return { status: 'issued', userLaui: event.data.user_laui, expiresAt: event.data.expires_at };
+        return { status: 'issued', userLaui: event.data.user_laui, expiresAt: event.data.expires_at, sessionId: event.data.session_id ?? null };
       case 'AuthorizationCodeRedeemed':
         return state.status === 'none' ? state : { ...state, status: 'redeemed' };
       default:
@@ -39,7 +40,10 @@ export const authorizationCodeDecider: Decider<AuthorizationCodeState, Authoriza
       case 'issue':
         if (state.status !== 'none') throw conflict('Authorization code collision');
         return [
-          { type: 'AuthorizationCodeIssued', data: { user_laui: command.userLaui, client_id: command.clientId, expires_at: command.expiresAt } },
+          {
+            type: 'AuthorizationCodeIssued',
+            data: { user_laui: command.userLaui, client_id: command.clientId, expires_at: command.expiresAt, session_id: command.sessionId },
+          },
         ];
       case 'redeem':
         if (state.status !== 'issued' || Date.parse(command.at) > Date.parse(state.expiresAt)) throw unauthorized(INVALID_CODE);

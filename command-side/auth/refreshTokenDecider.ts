@@ -11,18 +11,20 @@ import { INVALID_CODE } from './authorizationCodeDecider.ts';
  * (stream `refreshfamily-<id>`), which logs out the thief and the victim alike.
  */
 export type RefreshTokenEvent =
-  | DomainEvent<'RefreshTokenIssued', { user_laui: Laui; family_id: string; expires_at: string }>
+  /** session_id: the login session the family descends from (absent on tokens issued before sessions had ids). */
+  | DomainEvent<'RefreshTokenIssued', { user_laui: Laui; family_id: string; expires_at: string; session_id?: string }>
   | DomainEvent<'RefreshTokenRotated', { at: string }>
   | DomainEvent<'RefreshTokenReuseDetected', { at: string; family_id: string }>
   | DomainEvent<'RefreshTokenRevoked', { at: string }>;
 
 export type RefreshTokenState =
   | { status: 'none' }
-  | { status: 'active' | 'rotated' | 'revoked'; userLaui: Laui; familyId: string; expiresAt: string };
+  | { status: 'active' | 'rotated' | 'revoked'; userLaui: Laui; familyId: string; expiresAt: string; sessionId: string | null };
 
 export type RefreshTokenCommand =
-  | { kind: 'issue'; userLaui: Laui; familyId: string; expiresAt: string }
-  | { kind: 'redeem'; at: string; familyRevoked: boolean }
+  | { kind: 'issue'; userLaui: Laui; familyId: string; expiresAt: string; sessionId: string }
+  /** sessionEnded: the family's login session was ended (logout): its tokens are dead like a revoked family's. */
+  | { kind: 'redeem'; at: string; familyRevoked: boolean; sessionEnded: boolean }
   | { kind: 'revoke'; at: string };
 
 export const refreshTokenDecider: Decider<RefreshTokenState, RefreshTokenCommand, RefreshTokenEvent> = {
@@ -30,7 +32,13 @@ export const refreshTokenDecider: Decider<RefreshTokenState, RefreshTokenCommand
   evolve: (state, event) => {
     switch (event.type) {
       case 'RefreshTokenIssued':
-        return { status: 'active', userLaui: event.data.user_laui, familyId: event.data.family_id, expiresAt: event.data.expires_at };
+        return {
+          status: 'active',
+          userLaui: event.data.user_laui,
+          familyId: event.data.family_id,
+          expiresAt: event.data.expires_at,
+          sessionId: event.data.session_id ?? null,
+        };
       case 'RefreshTokenRotated':
         return state.status === 'none' ? state : { ...state, status: 'rotated' };
       case 'RefreshTokenReuseDetected':
@@ -45,13 +53,16 @@ export const refreshTokenDecider: Decider<RefreshTokenState, RefreshTokenCommand
       case 'issue':
         if (state.status !== 'none') throw conflict('Refresh token collision');
         return [
-          { type: 'RefreshTokenIssued', data: { user_laui: command.userLaui, family_id: command.familyId, expires_at: command.expiresAt } },
+          {
+            type: 'RefreshTokenIssued',
+            data: { user_laui: command.userLaui, family_id: command.familyId, expires_at: command.expiresAt, session_id: command.sessionId },
+          },
         ];
       case 'redeem':
         if (state.status === 'rotated') {
           return [{ type: 'RefreshTokenReuseDetected', data: { at: command.at, family_id: state.familyId } }];
         }
-        if (state.status !== 'active' || command.familyRevoked || Date.parse(command.at) > Date.parse(state.expiresAt)) {
+        if (state.status !== 'active' || command.familyRevoked || command.sessionEnded || Date.parse(command.at) > Date.parse(state.expiresAt)) {
           throw unauthorized(INVALID_CODE);
         }
         return [{ type: 'RefreshTokenRotated', data: { at: command.at } }];

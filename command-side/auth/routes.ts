@@ -1,5 +1,7 @@
 import Router from '@koa/router';
-import { AppError, badRequest, unauthorized, unprocessable } from '../../shared/errors.ts';
+import { AppError, TooManyRequestsError, badRequest, unauthorized, unprocessable } from '../../shared/errors.ts';
+import { clientAddress } from '../../shared/http/clientAddress.ts';
+import type { AttemptThrottle, LoginAttempt } from '../../shared/ports/AttemptThrottle.ts';
 import { metadataFor } from '../../shared/events.ts';
 import type { AppContext, AppState } from '../../shared/http/AppState.ts';
 import type { Clock } from '../../shared/clock.ts';
@@ -9,25 +11,43 @@ import type { PasswordHasher } from '../../shared/ports/PasswordHasher.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, type TokenSigner } from '../../shared/ports/TokenSigner.ts';
 import { requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
 import type { UserDoc } from '../../projections/users/usersProjection.ts';
-import type { AuthHandler } from './handler.ts';
+import type { Position } from '../../shared/event-store/EventStore.ts';
+import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
+import type { EndedSessionDoc } from '../../projections/sessions/endedSessionsProjection.ts';
+import { sessionStillOpen } from '../../projections/sessions/sessionStillOpen.ts';
+import { newSessionId, type AuthHandler } from './handler.ts';
 import { loginPage } from './loginPage.ts';
 
 export interface AuthRoutesDeps {
   auth: AuthHandler;
   tokens: TokenSigner;
   users: Collection<UserDoc>;
+  /** Logged-out sessions (read model): their cookies and tokens are refused. */
+  endedSessions: Collection<EndedSessionDoc>;
+  /** Logout answers once the ended session is in the read model, so the old token fails at once. */
+  readModels: ReadModelProgress;
+  readYourWritesTimeoutMs: number;
   passwords: PasswordHasher;
   mailer: Mailer;
   clock: Clock;
   emailTotp: boolean;
+  /** Failed logins, per username and address (429 with Retry-After when over). */
+  loginThrottle: AttemptThrottle<LoginAttempt>;
+  /** Failed code and refresh-token grants, per client address. */
+  tokenThrottle: AttemptThrottle<string>;
   cookieSecure: boolean;
-  /** Origins a client's redirect_uri may point at; see docs/decisions.md. */
-  isAllowedRedirect(redirectUri: string): boolean;
+  /**
+   * The absolute URL a client's redirect_uri resolves to against the service's own origin, or null
+   * when it may not receive codes; see docs/decisions.md.
+   */
+  resolveRedirect(redirectUri: string, serviceOrigin: string): string | null;
 }
 
 const SESSION_TTL_SECONDS = 24 * 60 * 60;
 const OAUTH_FLOW_TTL_SECONDS = 10 * 60;
 const LOGIN_FAILED = 'Invalid username or password';
+const TOO_MANY_LOGINS = 'Too many failed login attempts, try again later';
+const TOO_MANY_GRANTS = 'Too many failed token requests, try again later';
 
 const loginSchema = {
   type: 'object',
@@ -50,6 +70,9 @@ const tokenSchema = {
   required: ['grant_type', 'credentials'],
 } as const;
 
+/** The origin the browser reached the service on (Koa 3's ctx.origin is not it). */
+const serviceOrigin = (ctx: AppContext): string => `${ctx.protocol}://${ctx.host}`;
+
 /** Spent on an unknown username too, so response time does not reveal which names exist. */
 const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
@@ -65,38 +88,47 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
       overwrite: true,
     });
   const meta = (ctx: AppContext, userLaui: string | null) => metadataFor(userLaui, deps.clock.now(), ctx.state.correlationId);
-  const sessionUser = async (ctx: AppContext): Promise<string | null> => {
+  /** The session cookie's user and session, unless it is missing, invalid, without a sid or logged out. */
+  const sessionOf = async (ctx: AppContext): Promise<{ userLaui: string; sessionId: string } | null> => {
     const token = ctx.cookies.get('session');
     if (!token) return null;
     const verified = await deps.tokens.verify('session', token).catch(() => null);
-    return verified?.subject ?? null;
+    if (!verified?.subject || !(await sessionStillOpen(deps.endedSessions, verified.claims, true))) return null;
+    return { userLaui: verified.subject, sessionId: String(verified.claims.sid) };
   };
-  const grantAccess = async (ctx: AppContext, userLaui: string, refreshToken: string) => {
+  const grantAccess = async (ctx: AppContext, userLaui: string, sessionId: string, refreshToken: string) => {
     const user = await deps.users.get(userLaui);
     if (!user) throw unauthorized(LOGIN_FAILED);
-    cookie(ctx, 'frontend_token', await deps.tokens.sign('access', userLaui, {}, ACCESS_TOKEN_TTL_SECONDS), ACCESS_TOKEN_TTL_SECONDS);
+    const access = await deps.tokens.sign('access', userLaui, { sid: sessionId }, ACCESS_TOKEN_TTL_SECONDS);
+    cookie(ctx, 'frontend_token', access, ACCESS_TOKEN_TTL_SECONDS);
     cookie(ctx, 'refresh_token', refreshToken, 30 * 24 * 60 * 60, '/api/v1');
     ctx.body = { must_change_password: user.must_change_password };
   };
 
   router.post('/api/v1/login', async (ctx) => {
     const form = validateRequest<{ username: string; password: string }>(loginSchema, requireObjectBody(ctx.request.body ?? {}));
+    // Counted before the check, so that parallel guesses are counted before any is answered.
+    const attempt = await deps.loginThrottle.begin({ username: form.username, address: clientAddress(ctx.ip) });
+    if (!attempt.allowed) throw new TooManyRequestsError(attempt.retryAfterSeconds, TOO_MANY_LOGINS);
     const [user] = await deps.users.find({ where: { username_key: form.username.toLowerCase() }, limit: 1 });
     const matches = await deps.passwords.verify(form.password, user?.password_hash ?? DUMMY_HASH);
     if (!user || !matches) throw unauthorized(LOGIN_FAILED);
-    cookie(ctx, 'session', await deps.tokens.sign('session', user.laui, { username: user.username }, SESSION_TTL_SECONDS), SESSION_TTL_SECONDS);
+    await attempt.succeeded();
+    const session = await deps.tokens.sign('session', user.laui, { username: user.username, sid: newSessionId() }, SESSION_TTL_SECONDS);
+    cookie(ctx, 'session', session, SESSION_TTL_SECONDS);
     ctx.status = 303;
     ctx.redirect(`/api/v1/redirect-with-code?user_laui=${encodeURIComponent(user.laui)}`);
   });
 
   router.get('/api/v1/auth', async (ctx) => {
     const query = validateRequest<{ client_id: string; redirect_uri: string; state: string }>(authQuerySchema, { ...ctx.query }, 'query');
-    if (!deps.isAllowedRedirect(query.redirect_uri)) throw badRequest('Invalid argument: redirect_uri is not allowed');
-    const flow = { client_id: query.client_id, redirect_uri: query.redirect_uri, state: query.state };
+    const redirectUri = deps.resolveRedirect(query.redirect_uri, serviceOrigin(ctx));
+    if (redirectUri === null) throw badRequest('Invalid argument: redirect_uri is not allowed');
+    const flow = { client_id: query.client_id, redirect_uri: redirectUri, state: query.state };
     cookie(ctx, 'oauth_flow', await deps.tokens.sign('oauth_flow', null, flow, OAUTH_FLOW_TTL_SECONDS), OAUTH_FLOW_TTL_SECONDS);
-    const userLaui = await sessionUser(ctx);
+    const session = await sessionOf(ctx);
     ctx.status = 303;
-    ctx.redirect(userLaui ? `/api/v1/redirect-with-code?user_laui=${encodeURIComponent(userLaui)}` : '/public/login');
+    ctx.redirect(session ? `/api/v1/redirect-with-code?user_laui=${encodeURIComponent(session.userLaui)}` : '/public/login');
   });
 
   router.get('/api/v1/redirect-with-code', async (ctx) => {
@@ -109,10 +141,14 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
       'query',
     );
     // The code must go to the user who logged in, not to whoever is named in the query string.
-    if ((await sessionUser(ctx)) !== query.user_laui) throw unauthorized();
+    const session = await sessionOf(ctx);
+    if (session?.userLaui !== query.user_laui) throw unauthorized();
     const { client_id, redirect_uri, state } = flow.claims as { client_id: string; redirect_uri: string; state: string };
-    const code = await deps.auth.issueCode(query.user_laui, client_id, meta(ctx, query.user_laui));
-    const target = new URL(redirect_uri, `${ctx.protocol}://${ctx.host}`);
+    // Checked again: the allow-list may have changed since /auth signed the cookie.
+    const checked = deps.resolveRedirect(redirect_uri, serviceOrigin(ctx));
+    if (checked === null) throw badRequest('Invalid argument: redirect_uri is not allowed');
+    const code = await deps.auth.issueCode(query.user_laui, client_id, session.sessionId, meta(ctx, query.user_laui));
+    const target = new URL(checked);
     target.searchParams.set('state', state);
     if (deps.emailTotp) {
       const user = await deps.users.get(query.user_laui);
@@ -139,12 +175,21 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
       requireObjectBody(ctx.request.body),
     );
     const { credentials } = body;
+    // Codes (128 bits) and refresh tokens (256 bits) cannot be guessed; the limit keeps a client
+    // that tries anyway from spending the service's reads on it.
+    const attemptFor = async () => {
+      const attempt = await deps.tokenThrottle.begin(clientAddress(ctx.ip));
+      if (!attempt.allowed) throw new TooManyRequestsError(attempt.retryAfterSeconds, TOO_MANY_GRANTS);
+      return attempt;
+    };
     if (body.grant_type === 'refresh_token') {
       if (typeof credentials.token_string !== 'string') {
         throw badRequest('For grant type refresh_token, token_string must be passed in credentials');
       }
+      const attempt = await attemptFor();
       const rotated = await deps.auth.rotateRefreshToken(credentials.token_string, meta(ctx, null));
-      await grantAccess(ctx, rotated.userLaui, rotated.token);
+      await attempt.succeeded();
+      await grantAccess(ctx, rotated.userLaui, rotated.sessionId, rotated.token);
       return;
     }
     if (typeof credentials.code !== 'string') {
@@ -153,21 +198,47 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
     if (credentials.provider !== undefined && credentials.provider !== 'local') {
       throw badRequest(`Invalid argument: unknown provider ${String(credentials.provider)}`);
     }
-    const userLaui = await deps.auth.redeemCode(credentials.code, meta(ctx, null));
-    await grantAccess(ctx, userLaui, await deps.auth.startRefreshFamily(userLaui, meta(ctx, userLaui)));
+    const attempt = await attemptFor();
+    const { userLaui, sessionId } = await deps.auth.redeemCode(credentials.code, meta(ctx, null));
+    await attempt.succeeded();
+    await grantAccess(ctx, userLaui, sessionId, await deps.auth.startRefreshFamily(userLaui, sessionId, meta(ctx, userLaui)));
   });
 
   router.get('/api/v1/get-mcp-token', async (ctx) => {
     const token = ctx.cookies.get('frontend_token');
     if (!token) throw unauthorized('Unauthorized');
     const verified = await deps.tokens.verify('access', token).catch(() => null);
-    if (!verified) throw unauthorized('Invalid token');
+    if (!verified || !(await sessionStillOpen(deps.endedSessions, verified.claims, false))) throw unauthorized('Invalid token');
     ctx.body = { access_token: token };
   });
 
+  /**
+   * Logout ends every login session the request proves it holds: the session cookie's, the access
+   * token's (cookie or Bearer, for clients without cookies) and the refresh token's. Only verified
+   * tokens name a session, so nobody can end another's session without holding its token. The
+   * answer waits until the ended sessions are in the read model the auth middleware consults.
+   */
   router.post('/api/v1/logout', async (ctx) => {
+    const sessions = new Map<string, string | null>();
     const refresh = ctx.cookies.get('refresh_token');
-    if (refresh) await deps.auth.revokeRefreshToken(refresh, meta(ctx, null));
+    if (refresh) {
+      const family = await deps.auth.revokeRefreshToken(refresh, meta(ctx, null));
+      if (family?.sessionId) sessions.set(family.sessionId, family.userLaui);
+    }
+    const tokens: Array<['session' | 'access', string | undefined]> = [
+      ['session', ctx.cookies.get('session')],
+      ['access', ctx.cookies.get('frontend_token')],
+      ['access', /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'))?.[1]],
+    ];
+    for (const [audience, token] of tokens) {
+      const verified = token ? await deps.tokens.verify(audience, token).catch(() => null) : null;
+      if (typeof verified?.claims.sid === 'string') sessions.set(verified.claims.sid, verified.subject);
+    }
+    let last: Position | null = null;
+    for (const [sessionId, userLaui] of sessions) {
+      last = (await deps.auth.endSession(sessionId, userLaui, 'logout', meta(ctx, userLaui))) ?? last;
+    }
+    if (last !== null) await deps.readModels.waitFor(last, deps.readYourWritesTimeoutMs);
     for (const name of ['frontend_token', 'oauth_flow', 'session']) cookie(ctx, name, null, 0);
     cookie(ctx, 'refresh_token', null, 0, '/api/v1');
     ctx.type = 'application/json';

@@ -1,5 +1,6 @@
 import Router from '@koa/router';
-import { forbidden } from '../../shared/errors.ts';
+import { AppError, TooManyRequestsError, forbidden } from '../../shared/errors.ts';
+import type { AttemptThrottle } from '../../shared/ports/AttemptThrottle.ts';
 import { metadataFor } from '../../shared/events.ts';
 import { principalOf, type AppContext, type AppState } from '../../shared/http/AppState.ts';
 import type { Clock } from '../../shared/clock.ts';
@@ -10,6 +11,11 @@ import type { UserHandler } from './handler.ts';
 
 export interface UserRoutesDeps {
   users: UserHandler;
+  /**
+   * Wrong current passwords, per user: a stolen access token must not become a password oracle
+   * (the password outlives the token and may open other doors).
+   */
+  passwordChangeThrottle: AttemptThrottle<string>;
   clock: Clock;
   readModels: ReadModelProgress;
   readYourWritesTimeoutMs: number;
@@ -44,7 +50,16 @@ export const userCommandRoutes = (deps: UserRoutesDeps): Router<AppState> => {
       stringFields('current_password', 'new_password'),
       requireObjectBody(ctx.request.body),
     );
-    await settle(await deps.users.changePassword(principalOf(ctx).laui, body.current_password, body.new_password, meta(ctx)));
+    const principal = principalOf(ctx);
+    const attempt = await deps.passwordChangeThrottle.begin(principal.laui);
+    if (!attempt.allowed) throw new TooManyRequestsError(attempt.retryAfterSeconds, 'Too many failed password changes, try again later');
+    const position = await deps.users.changePassword(principal.laui, body.current_password, body.new_password, meta(ctx)).catch(async (error: unknown) => {
+      // A 400 (new password too short) comes only after the current password matched: not a guess.
+      if (error instanceof AppError && error.status === 400) await attempt.succeeded();
+      throw error;
+    });
+    await attempt.succeeded();
+    await settle(position);
     ctx.body = { message: 'Password changed successfully' };
   });
 

@@ -1,15 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, type CryptoKey } from 'jose';
 import type { Clock } from '../../shared/clock.ts';
-import { InvalidTokenError, type TokenAudience, type TokenSigner, type VerifiedToken } from '../../shared/ports/TokenSigner.ts';
+import { InvalidTokenError, MAX_TOKEN_TTL_SECONDS, type TokenAudience, type TokenSigner, type VerifiedToken } from '../../shared/ports/TokenSigner.ts';
 
 const ISSUER = 'pipeline-orchestrator';
+
+/**
+ * How far a token's iat may lie ahead of this process's clock: several processes sign and verify
+ * each other's tokens and their clocks differ a little. Not more: an iat in the future would stretch
+ * the time a token lives past its bounded lifetime.
+ */
+const CLOCK_SKEW_SECONDS = 60;
 
 /** Verified tokens kept (all audiences together) so that a client's every request does not pay an RSA verification. */
 const CACHE_SIZE = 10_000;
 
 /**
  * RS256 only: verification pins the algorithm, so `alg: none` and HMAC-with-public-key tricks fail.
+ * Lifetimes are bounded per audience (MAX_TOKEN_TTL_SECONDS) on both sides: sign refuses a longer
+ * ttl, verify refuses a token whose exp - iat is longer or whose iat lies in the future.
  * A successful verification is cached by (audience, token) until the token expires: the same
  * bytes verify the same way, and WebCrypto RSA verification dominated request CPU without it.
  */
@@ -27,6 +36,9 @@ export class JoseTokenSigner implements TokenSigner {
   ) {}
 
   async sign(audience: TokenAudience, subject: string | null, claims: Record<string, unknown>, ttlSeconds: number): Promise<string> {
+    if (!Number.isInteger(ttlSeconds) || ttlSeconds <= 0 || ttlSeconds > MAX_TOKEN_TTL_SECONDS[audience]) {
+      throw new Error(`A ${audience} token may live 1 to ${MAX_TOKEN_TTL_SECONDS[audience]} seconds, not ${ttlSeconds}`);
+    }
     const now = Math.floor(this.clock.now().getTime() / 1000);
     const jwt = new SignJWT(claims)
       .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
@@ -76,10 +88,16 @@ export class JoseTokenSigner implements TokenSigner {
         currentDate: this.clock.now(),
         requiredClaims: ['exp', 'iat'],
       });
+      // jose has checked both are numbers and that exp has not passed; JSON's 1e400 is Infinity, though.
+      const issuedAt = payload.iat as number;
+      const expiresAt = payload.exp as number;
+      if (!Number.isFinite(issuedAt) || !Number.isFinite(expiresAt)) throw new Error('token dates must be finite');
+      if (expiresAt - issuedAt > MAX_TOKEN_TTL_SECONDS[audience]) throw new Error('token lifetime exceeds the maximum');
+      if (issuedAt > this.clock.now().getTime() / 1000 + CLOCK_SKEW_SECONDS) throw new Error('token issued in the future');
       return {
         subject: typeof payload.sub === 'string' ? payload.sub : null,
         claims: payload as Record<string, unknown>,
-        expiresAt: new Date((payload.exp ?? 0) * 1000),
+        expiresAt: new Date(expiresAt * 1000),
       };
     } catch (error) {
       throw new InvalidTokenError(error instanceof Error ? error.message : 'invalid token');

@@ -4,10 +4,14 @@ import type { AppState } from '../../shared/http/AppState.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import type { TokenSigner, TokenAudience } from '../../shared/ports/TokenSigner.ts';
 import type { UserDoc } from '../../projections/users/usersProjection.ts';
+import type { EndedSessionDoc } from '../../projections/sessions/endedSessionsProjection.ts';
+import { sessionStillOpen } from '../../projections/sessions/sessionStillOpen.ts';
 
 export interface AuthenticateOptions {
   tokens: TokenSigner;
   users: Collection<UserDoc>;
+  /** Logged-out sessions: a token whose `sid` is here is refused. */
+  endedSessions: Collection<EndedSessionDoc>;
   /** The query route also accepts the login session cookie (spec 5.2). */
   acceptSessionCookie?: boolean;
   /** Paths a user with must_change_password may still call. */
@@ -20,7 +24,8 @@ const bearer = (header: string | undefined): string | null => {
 };
 
 /**
- * Private routes: a Bearer RS256 access token naming an existing user. Every failure is the same
+ * Private routes: a Bearer RS256 access token naming an existing user, of a login session that has
+ * not been logged out. Every failure is the same
  * 401 `User not authenticated` so that the answer does not tell which check failed.
  */
 export const authenticate = (options: AuthenticateOptions): Middleware<AppState> => {
@@ -35,6 +40,7 @@ export const authenticate = (options: AuthenticateOptions): Middleware<AppState>
     if (token === null) throw unauthorized();
     const verified = await options.tokens.verify(audience, token).catch(() => null);
     if (!verified?.subject) throw unauthorized();
+    if (!(await sessionStillOpen(options.endedSessions, verified.claims, audience === 'session'))) throw unauthorized();
     // peek: read-only use, no copy on every request.
     const user = await options.users.peek(verified.subject);
     if (!user) throw unauthorized();

@@ -15,6 +15,13 @@ export interface AppParts {
   privateRoutes: ReadonlyArray<Router<AppState>>;
   authenticate: Koa.Middleware<AppState>;
   isReady(): boolean;
+  /**
+   * Reverse proxies in front (TRUST_PROXY_HOPS). 0: X-Forwarded-* is ignored and ctx.ip is the
+   * socket's peer, so a client cannot pick the address it is throttled under. n: ctx.ip is the
+   * address the outermost trusted proxy saw (the n-th X-Forwarded-For entry from the right; entries
+   * further left are the client's own say).
+   */
+  trustProxyHops?: number;
 }
 
 /**
@@ -25,6 +32,8 @@ export interface AppParts {
 export const createApp = (parts: AppParts): Koa<AppState> => {
   const app = new Koa<AppState>();
   app.silent = true;
+  app.proxy = (parts.trustProxyHops ?? 0) > 0;
+  app.maxIpsCount = parts.trustProxyHops ?? 0;
   app.use(requestLog({ logger: parts.logger }));
   app.use(errorMiddleware({ logger: parts.logger }));
   app.use(async function health(ctx, next) {

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { AppError } from '../../shared/errors.ts';
+import { AppError, TooManyRequestsError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/ports/Logger.ts';
 import type { AppState } from '../../shared/http/AppState.ts';
 
@@ -35,6 +35,7 @@ export const errorMiddleware = ({ logger }: { logger: Logger }): Middleware<AppS
     } catch (caught) {
       if (caught instanceof AppError) {
         ctx.status = caught.status;
+        if (caught instanceof TooManyRequestsError) ctx.set('Retry-After', String(Math.max(1, Math.ceil(caught.retryAfterSeconds))));
         // The spec's 403 for a missing oauth_flow cookie has an empty body: detail null means none.
         if (caught.detail === null) ctx.body = '';
         else ctx.body = { detail: caught.detail };
