@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import { AppError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/ports/Logger.ts';
 import type { AppState } from '../../shared/http/AppState.ts';
+import { boundedDetail } from '../../shared/validation/boundedDetail.ts';
 
 interface HttpLikeError {
   status?: unknown;
@@ -37,7 +38,8 @@ export const errorMiddleware = ({ logger }: { logger: Logger }): Middleware<AppS
         ctx.status = caught.status;
         // The spec's 403 for a missing oauth_flow cookie has an empty body: detail null means none.
         if (caught.detail === null) ctx.body = '';
-        else ctx.body = { detail: caught.detail };
+        // Bounded: a 422 entry echoes its input, which may be a 1 MB string or a wide object.
+        else ctx.body = { detail: boundedDetail(caught.detail) };
         return;
       }
       const error = (caught ?? {}) as HttpLikeError;
@@ -48,11 +50,11 @@ export const errorMiddleware = ({ logger }: { logger: Logger }): Middleware<AppS
       } else if (status !== null && (error.type === 'entity.parse.failed' || /json/i.test(String(error.message)))) {
         ctx.status = 422;
         ctx.body = {
-          detail: [{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: String(error.message) } }],
+          detail: boundedDetail([{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: String(error.message) } }]),
         };
       } else if (status !== null) {
         ctx.status = status;
-        ctx.body = { detail: error.expose === false ? 'Bad request' : String(error.message) };
+        ctx.body = { detail: error.expose === false ? 'Bad request' : boundedDetail(String(error.message)) };
       } else {
         const message = caught instanceof Error ? caught.message : String(caught);
         logger.log({
@@ -63,7 +65,7 @@ export const errorMiddleware = ({ logger }: { logger: Logger }): Middleware<AppS
           correlation_id: ctx.state.correlationId,
         });
         ctx.status = 500;
-        ctx.body = { detail: `Internal server error: ${message}` };
+        ctx.body = { detail: boundedDetail(`Internal server error: ${message}`) };
       }
     }
   };
