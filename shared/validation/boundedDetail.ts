@@ -45,3 +45,13 @@ export const bounded = (value: unknown, bounds: Bounds = INPUT_BOUNDS, inInput =
 
 /** An error body's detail, bounded for rendering: 422 entries echo at most a summary of their input. */
 export const boundedDetail = (detail: ErrorDetail): ErrorDetail => (detail === null ? null : (bounded(detail, DETAIL_BOUNDS) as ErrorDetail));
+
+/**
+ * A caller's value quoted in a message: strings as they are (cut at 200 characters), anything else
+ * as bounded JSON. Never `String(value)`: an object whose `toString` is not a function (`{"toString":
+ * "x"}` from a JSON body) makes that throw, and turned 422s into 500s.
+ */
+export const quoted = (value: unknown): string => {
+  if (typeof value === 'string') return truncate(value, INPUT_BOUNDS.chars);
+  return JSON.stringify(bounded(value)) ?? 'undefined';
+};
