@@ -134,6 +134,20 @@ describe('Bad input never gets a 500', () => {
       expect(entries(reply.json)[0]).to.deep.include({ type: 'string_type', loc: ['body', 'credentials', 'provider'] });
     });
 
+    it('given a primary-key field {"toString": "x"} in a get_by_pk search, then 422 in the list form at that field', async () => {
+      const filter = { item_type: 'task', get_by_pk: true, name: 'n', project_laui: bed.tree.project_laui, account_laui: bed.tree.account_laui, partition: { toString: 'x' } };
+      const reply = await postJson('/api/v1/catalog/search', JSON.stringify({ item_filter: filter }));
+      expect(reply.status, reply.text).to.equal(422);
+      expect(entries(reply.json)[0]).to.deep.include({ type: 'value_error', loc: ['body', 'item_filter', 'partition'] });
+    });
+
+    it('given codeblock.language {"toString": "x"} on /action/run, then 422 naming codeblock.language (the endpoint\'s summary form)', async () => {
+      const body = { item_type: 'action', name: 'lang.action', parent_laui: bed.tree.folders.action, connection_laui: bed.connection, codeblock: { language: { toString: 'x' }, code: 'return 1' } };
+      const reply = await postJson('/api/v1/action/run', JSON.stringify(body));
+      expect(reply.status, reply.text).to.equal(422);
+      expect((reply.json as { detail: { summary: string } }).detail.summary).to.include('codeblock.language: Input should be a valid string');
+    });
+
     it('given a __proto__ or constructor key, when posted, then a 4xx and no prototype is touched', async () => {
       const proto = await postJson('/api/v1/user/create', '{"__proto__":{"isAdmin":true},"username":"p","email":"p@example.com","password":"pw-123456"}');
       expect(proto.status).to.be.within(400, 499);

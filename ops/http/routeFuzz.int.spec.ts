@@ -17,6 +17,9 @@ import { rawRequest, type RawReply } from '../../test/support/rawRequest.ts';
  * route with the known offenders (deep nesting, prototype keys, values whose toString is no function).
  */
 
+/** Stands in a valid body for the hostile value spliced into its JSON text. */
+const HOSTILE = '\u0000HOSTILE';
+
 const SEED = Number(process.env.FUZZ_SEED ?? 190_419);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 250);
 const TIME_LIMIT_MS = 25_000;
@@ -191,6 +194,7 @@ describe('Bad input never gets a 500 (route fuzzing)', function () {
       { item_laui: task, task_laui: task, task_lauis: [task], item_lauis: [payload], logical_date: '2024-01-01T00:00:00Z' },
       { item_type: 'payload', name: 'fuzz-payload-2', parent_laui: bed.tree.folders.payload, content: { a: 1 }, item_laui: payload },
       { item_filter: { item_type: 'payload', name: 'fuzz-payload', parent_laui: bed.tree.folders.payload, get_by_pk: true }, pagination: { page: 1 } },
+      { item_filter: { item_type: 'task', name: 'fuzz-task', project_laui: bed.tree.project_laui, account_laui: bed.tree.account_laui, partition: 'p', get_by_pk: true } },
       { grant_type: 'authorization_code', credentials: { code: 'x', provider: 'local' }, username: 'admin', password: 'x' },
       { project_laui: bed.tree.project_laui, action: 'status', name: 'fuzz-group', account_name: 'fuzz-account', current_password: 'x', new_password: 'y' },
       { item_type: 'action', name: 'fuzz-action', action_variables: { a: 1 }, connection_laui: bed.connection, codeblock: { language: 'javascript', code: 'return 1' } },
@@ -250,12 +254,15 @@ describe('Bad input never gets a 500 (route fuzzing)', function () {
     // {"toString": "x"} breaks String(), template literals and string concatenation; a list breaks
     // code that expects a string's methods. ({"valueOf": 1} breaks nothing String() does.)
     const hostile = ['{"toString":"x"}', '["x"]'];
+    // Every field of every body, and every field of the objects in it (item_filter.partition...).
+    const mutations = validBodies.flatMap((body) =>
+      Object.entries(body).flatMap(([field, value]) => [
+        { ...body, [field]: HOSTILE },
+        ...(value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value).map((inner) => ({ ...body, [field]: { ...value, [inner]: HOSTILE } })) : []),
+      ]),
+    );
     const cases = routes.flatMap((route) =>
-      validBodies.flatMap((body) =>
-        Object.keys(body).flatMap((field) =>
-          hostile.map((value) => ({ route, text: JSON.stringify({ ...body, [field]: '\u0000HOSTILE' }).replace('"\\u0000HOSTILE"', value), authorization: `Bearer ${token}` })),
-        ),
-      ),
+      mutations.flatMap((body) => hostile.map((value) => ({ route, text: JSON.stringify(body).replace(JSON.stringify(HOSTILE), value), authorization: `Bearer ${token}` }))),
     );
     const failures = await sendAll(cases);
     expect(failures, failures.slice(0, 5).join('\n')).to.deep.equal([]);
