@@ -148,6 +148,15 @@ describe('Bad input never gets a 500', () => {
       expect((reply.json as { detail: { summary: string } }).detail.summary).to.include('codeblock.language: Input should be a valid string');
     });
 
+    it('given a task whose stored actions_status holds {"toString": "x"} values, when it is diagnosed, then 200', async () => {
+      const task = await admin.createOk({ item_type: 'task', ...bed.taskBody('diagnosed', operator) });
+      const hostile = { toString: 'x' };
+      const update = await postJson(`/api/v1/task/update/${task}`, JSON.stringify({ actions_status: { pre_actions: [{ state: hostile, status: hostile, name: hostile, laui: hostile }] } }));
+      expect(update.status, update.text).to.equal(200);
+      const diagnosis = await svc.client().get(`/api/v1/task/diagnose/${task}`, { token });
+      expect(diagnosis.status, diagnosis.text).to.equal(200);
+    });
+
     it('given a __proto__ or constructor key, when posted, then a 4xx and no prototype is touched', async () => {
       const proto = await postJson('/api/v1/user/create', '{"__proto__":{"isAdmin":true},"username":"p","email":"p@example.com","password":"pw-123456"}');
       expect(proto.status).to.be.within(400, 499);
