@@ -167,6 +167,20 @@ describe('Bad input never gets a 500', () => {
     });
   });
 
+  describe('methods', () => {
+    it('given a method the router does not know (PROPFIND), when sent to a route, then 405; to an unknown path, 404 (never 501)', async () => {
+      for (const [path, status, detail] of [
+        ['/api/v1/login', 405, 'Method Not Allowed'],
+        ['/api/v1/catalog/search', 405, 'Method Not Allowed'],
+        ['/api/v1/nowhere', 404, 'Not Found'],
+      ] as const) {
+        const reply = await rawRequest(svc.service.url, { method: 'PROPFIND', path, headers: [['Authorization', `Bearer ${token}`]] });
+        expect(reply.status, path).to.equal(status);
+        expect(JSON.parse(reply.body)).to.deep.equal({ detail });
+      }
+    });
+  });
+
   describe('error bodies are bounded', () => {
     it('given a 200,000-character value of the wrong type, when rejected, then the 422 echoes a summary of it', async () => {
       const reply = await postJson('/api/v1/user/create', JSON.stringify({ username: ['x'.repeat(200_000)], email: 'e@example.com', password: 'pw-123456' }));

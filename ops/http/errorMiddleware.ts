@@ -32,6 +32,13 @@ export const errorMiddleware = ({ logger }: { logger: Logger }): Middleware<AppS
       } else if (ctx.status === 405 && (ctx.body === undefined || typeof ctx.body === 'string')) {
         ctx.status = 405;
         ctx.body = { detail: 'Method Not Allowed' };
+      } else if (ctx.status === 501 && ctx.body === undefined) {
+        // The router's answer to a method it does not know (PROPFIND, TRACE...), on any path: a 5xx
+        // for a client's mistake. A path some route serves answers 405 (its Allow header kept),
+        // any other 404, as for the methods it knows.
+        const allowed = ctx.response.get('Allow');
+        ctx.status = allowed === '' ? 404 : 405;
+        ctx.body = { detail: allowed === '' ? 'Not Found' : 'Method Not Allowed' };
       }
     } catch (caught) {
       if (caught instanceof AppError) {
