@@ -9,7 +9,7 @@ interface Bounds {
 /** The `input` a 422 entry echoes: enough to recognise the value, never the whole of a big one. */
 export const INPUT_BOUNDS: Bounds = { depth: 3, items: 10, chars: 200 };
 /** Everything else in an error body (messages, lists of allowed values) is ours, but may quote input. */
-const DETAIL_BOUNDS: Bounds = { depth: 8, items: 1000, chars: 2000 };
+const DETAIL_BOUNDS: Bounds = { depth: 8, items: 1000, chars: 32_768 };
 
 const truncate = (text: string, chars: number): string => (text.length <= chars ? text : `${text.slice(0, chars)}… (${text.length} characters)`);
 
