@@ -2,12 +2,14 @@ import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import type Koa from 'koa';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import { metadataFor } from '../shared/events.ts';
 import type { EventStore } from '../shared/event-store/EventStore.ts';
 import type { Collection, ReadStore } from '../shared/read-store/ReadStore.ts';
 import { AppError } from '../shared/errors.ts';
 import type { MessageBus } from '../shared/bus/MessageBus.ts';
+import type { AppState } from '../shared/http/AppState.ts';
 import type { Mailer } from '../shared/ports/Mailer.ts';
 import type { PasswordHasher } from '../shared/ports/PasswordHasher.ts';
 import { authHandler } from '../command-side/auth/handler.ts';
@@ -65,6 +67,8 @@ import { failureThrottle, loginThrottle, memoryLimiters } from './auth/rateLimit
 export interface Service {
   url: string;
   server: Server;
+  /** The Koa application behind `server` (tests enumerate its routes). */
+  app: Koa<AppState>;
   eventStore: EventStore;
   readStore: ReadStore;
   bus: MessageBus;
@@ -246,6 +250,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   return {
     url,
     server,
+    app,
     eventStore,
     readStore,
     bus,

@@ -1,3 +1,5 @@
+import { bounded } from './validation/boundedDetail.ts';
+
 /**
  * Typed errors that the HTTP facade renders as `{detail}` bodies with the spec's status codes.
  * Domain code throws these; it never builds HTTP responses itself.
@@ -10,7 +12,8 @@ export class AppError extends Error {
     readonly detail: ErrorDetail,
     message?: string,
   ) {
-    super(message ?? (typeof detail === 'string' ? detail : JSON.stringify(detail)));
+    // The message quotes the detail bounded: a 422 detail echoes its input, which may be big.
+    super(message ?? (typeof detail === 'string' ? detail : JSON.stringify(bounded(detail))));
     this.name = 'AppError';
   }
 }

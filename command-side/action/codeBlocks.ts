@@ -5,7 +5,8 @@ export const normaliseCodeBlock = (value: unknown): CodeBlock | null => {
   if (value === null || typeof value !== 'object') return null;
   const block = value as { language?: unknown; code?: unknown; content?: unknown };
   const code = typeof block.code === 'string' ? block.code : typeof block.content === 'string' ? block.content : null;
-  const language = String(block.language ?? '').toLowerCase();
+  // Not String(): a language of another JSON type (`{"toString": "x"}`) is no language, not a 500.
+  const language = typeof block.language === 'string' ? block.language.toLowerCase() : '';
   const normalised = language === 'py' || language === 'python3' ? 'python' : language === 'js' || language === 'node' || language === 'typescript' ? 'javascript' : language;
   if (code === null || (normalised !== 'python' && normalised !== 'javascript')) return null;
   return { language: normalised, code };

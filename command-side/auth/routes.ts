@@ -10,6 +10,7 @@ import type { Mailer } from '../../shared/ports/Mailer.ts';
 import type { PasswordHasher } from '../../shared/ports/PasswordHasher.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, type TokenSigner } from '../../shared/ports/TokenSigner.ts';
 import { requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
+import { quoted } from '../../shared/validation/boundedDetail.ts';
 import type { UserDoc } from '../../projections/users/usersProjection.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
@@ -65,7 +66,8 @@ const tokenSchema = {
   type: 'object',
   properties: {
     grant_type: { type: 'string', enum: ['authorization_code', 'refresh_token'] },
-    credentials: { type: 'object' },
+    // provider is quoted back in a 400: a value of another JSON type is a 422 entry instead.
+    credentials: { type: 'object', properties: { provider: { type: 'string' } } },
   },
   required: ['grant_type', 'credentials'],
 } as const;
@@ -196,7 +198,7 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
       throw badRequest('For grant type authorization_code, code must be passed in credentials');
     }
     if (credentials.provider !== undefined && credentials.provider !== 'local') {
-      throw badRequest(`Invalid argument: unknown provider ${String(credentials.provider)}`);
+      throw badRequest(`Invalid argument: unknown provider ${quoted(credentials.provider)}`);
     }
     const attempt = await attemptFor();
     const { userLaui, sessionId } = await deps.auth.redeemCode(credentials.code, meta(ctx, null));

@@ -4,12 +4,19 @@ import type { Decider } from '../kernel/Decider.ts';
 import { evolveQueue, initialQueueState, queueDraft } from './evolve.ts';
 import { NOT_IN_QUEUE, type QueueCommand, type QueueEvent, type QueueState, type SortDict, type WaitingEntry } from './queue.ts';
 
+/**
+ * A sort value as text. Sort fields are any task field (a payload too), so a value may be an object
+ * whose `toString` is no function (`{"toString": "x"}`): String() of it throws, which broke every
+ * dispatch of the connection. Objects compare by their JSON (task documents are depth-clamped).
+ */
+const sortText = (value: unknown): string => (typeof value === 'object' && value !== null ? (JSON.stringify(value) ?? '') : String(value));
+
 const compareValues = (left: unknown, right: unknown): number => {
   if (left === right) return 0;
   if (left === undefined || left === null) return 1;
   if (right === undefined || right === null) return -1;
   if (typeof left === 'number' && typeof right === 'number') return left - right;
-  return String(left) < String(right) ? -1 : 1;
+  return sortText(left) < sortText(right) ? -1 : 1;
 };
 
 /**

@@ -58,6 +58,13 @@ describe('connection queue decider', () => {
       .then([{ type: 'TaskLeased', data: { task_laui: t(1), dispatch_id: 'x0', session_id: 'y0', at } }]);
   });
 
+  it('given sort values of any JSON type (an object whose toString is no function), when dispatching, then the queue is still ordered', () => {
+    const hostile = JSON.parse('{"toString":"x"}') as unknown;
+    given(enqueued(1, 1, { payload: hostile }), enqueued(2, 1, { payload: 'a' }), enqueued(3, 1, { payload: ['b'] }))
+      .when({ kind: 'dispatch', maxParallelism: 1, sortDict: { payload: 'ascending' }, leases: leases(1), at })
+      .then([{ type: 'TaskLeased', data: { task_laui: t(3), dispatch_id: 'x0', session_id: 'y0', at } }]);
+  });
+
   it('given a running lease, when released by its holder, by anyone, or by a stale holder, then only a current release frees the slot', () => {
     const release = { type: 'TaskSlotReleased', data: { task_laui: t(1), dispatch_id: 'd1', reason: 'finished', at } } as QueueEvent;
     given(enqueued(1), leased(1)).when({ kind: 'release', taskLaui: t(1), dispatchId: 'd1', reason: 'finished', at }).then([release]);

@@ -10,6 +10,7 @@ import type { SystemSettings } from '../../shared/task/systemSettings.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { createItem, UNIQUE_KEY_EXISTS } from '../catalog/createItem.ts';
 import { uniqueKeyOf } from '../../shared/item-types/primaryKey.ts';
+import { validateItem } from '../../shared/item-types/itemTypes.ts';
 import { changeTask, taskChangeCompanion } from './changeTask.ts';
 import { actionsStatusAfter, runHookList } from '../action/runHooks.ts';
 import { leaseCompanions, maxParallelismOf, sendLeases, sortDictOf } from './dispatchConnection.ts';
@@ -20,6 +21,9 @@ import { loadSystemSettings, type TaskDeps } from './taskDeps.ts';
 
 const TERMINAL_STATES = new Set(['success', 'error', 'timeout', 'cancelled', 'fail']);
 const NOT_IN_FLIGHT = ['created', 'scheduled', 'success', 'error', 'timeout', 'cancelled', 'fail', 'queued_for_connection'];
+/** The entry types of a value of the wrong JSON type (string_type, int_type, dict_type...). */
+const WRONG_TYPE = /^(string|int|float|bool|dict|list)_type$/;
+
 const CREATE_REQUIRED = ['name', 'parent_laui', 'project_laui', 'account_laui', 'operator_laui', 'connection_laui'];
 
 export interface RunOutcome {
@@ -47,6 +51,10 @@ export const runTask = async (
   if (body.item_laui === undefined) {
     const missing = CREATE_REQUIRED.filter((field) => body[field] === undefined || body[field] === null);
     if (missing.length > 0) throw unprocessable(missing.map((field) => ({ type: 'missing', loc: ['body', field], msg: 'Field required', input: null })));
+    // A field of the wrong JSON type is a 422 list entry, as create reports it, before the run
+    // rules below quote the value in a string detail (`{"frequency": {"toString": "x"}}` was a 500).
+    const wrongTypes = validateItem('task', body, 'update').filter((entry) => WRONG_TYPE.test(entry.type));
+    if (wrongTypes.length > 0) throw unprocessable(wrongTypes);
     // Rules that need no lookup are checked before anything is written.
     const early = validateTask({ ...body, item_type: 'task' }, { enforce_connection_operator_mapping: false, connection_operator_mapping: {}, items: new Map() });
     if (!early.ok && !early.detail.includes('item not found')) throw unprocessable(early.detail);

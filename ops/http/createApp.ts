@@ -1,8 +1,8 @@
 import Koa from 'koa';
 import Router from '@koa/router';
-import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { AppState } from '../../shared/http/AppState.ts';
 import type { Logger } from '../../shared/ports/Logger.ts';
+import { bodyParser } from './bodyParser.ts';
 import { errorMiddleware } from './errorMiddleware.ts';
 import { requestLog } from './requestLog.ts';
 
@@ -49,16 +49,7 @@ export const createApp = (parts: AppParts): Koa<AppState> => {
     }
     await next();
   });
-  app.use(
-    koaBody({
-      jsonLimit: parts.bodyLimit,
-      formLimit: parts.bodyLimit,
-      textLimit: parts.bodyLimit,
-      multipart: false,
-      jsonStrict: false,
-      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-    }),
-  );
+  app.use(bodyParser({ limit: parts.bodyLimit }));
   // The hot path: a request that hits a private route goes straight to the one feature router that
   // owns it, behind the wall. Through koa-router's nesting it met every public router, then one
   // dispatch per feature router ahead of its own (each matching the path against all its routes),

@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import { AppError, TooManyRequestsError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/ports/Logger.ts';
 import type { AppState } from '../../shared/http/AppState.ts';
+import { boundedDetail } from '../../shared/validation/boundedDetail.ts';
 
 interface HttpLikeError {
   status?: unknown;
@@ -31,6 +32,13 @@ export const errorMiddleware = ({ logger }: { logger: Logger }): Middleware<AppS
       } else if (ctx.status === 405 && (ctx.body === undefined || typeof ctx.body === 'string')) {
         ctx.status = 405;
         ctx.body = { detail: 'Method Not Allowed' };
+      } else if (ctx.status === 501 && ctx.body === undefined) {
+        // The router's answer to a method it does not know (PROPFIND, TRACE...), on any path: a 5xx
+        // for a client's mistake. A path some route serves answers 405 (its Allow header kept),
+        // any other 404, as for the methods it knows.
+        const allowed = ctx.response.get('Allow');
+        ctx.status = allowed === '' ? 404 : 405;
+        ctx.body = { detail: allowed === '' ? 'Not Found' : 'Method Not Allowed' };
       }
     } catch (caught) {
       if (caught instanceof AppError) {
@@ -38,7 +46,8 @@ export const errorMiddleware = ({ logger }: { logger: Logger }): Middleware<AppS
         if (caught instanceof TooManyRequestsError) ctx.set('Retry-After', String(Math.max(1, Math.ceil(caught.retryAfterSeconds))));
         // The spec's 403 for a missing oauth_flow cookie has an empty body: detail null means none.
         if (caught.detail === null) ctx.body = '';
-        else ctx.body = { detail: caught.detail };
+        // Bounded: a 422 entry echoes its input, which may be a 1 MB string or a wide object.
+        else ctx.body = { detail: boundedDetail(caught.detail) };
         return;
       }
       const error = (caught ?? {}) as HttpLikeError;
@@ -49,11 +58,11 @@ export const errorMiddleware = ({ logger }: { logger: Logger }): Middleware<AppS
       } else if (status !== null && (error.type === 'entity.parse.failed' || /json/i.test(String(error.message)))) {
         ctx.status = 422;
         ctx.body = {
-          detail: [{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: String(error.message) } }],
+          detail: boundedDetail([{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: String(error.message) } }]),
         };
       } else if (status !== null) {
         ctx.status = status;
-        ctx.body = { detail: error.expose === false ? 'Bad request' : String(error.message) };
+        ctx.body = { detail: error.expose === false ? 'Bad request' : boundedDetail(String(error.message)) };
       } else {
         const message = caught instanceof Error ? caught.message : String(caught);
         logger.log({
@@ -64,7 +73,7 @@ export const errorMiddleware = ({ logger }: { logger: Logger }): Middleware<AppS
           correlation_id: ctx.state.correlationId,
         });
         ctx.status = 500;
-        ctx.body = { detail: `Internal server error: ${message}` };
+        ctx.body = { detail: boundedDetail(`Internal server error: ${message}`) };
       }
     }
   };

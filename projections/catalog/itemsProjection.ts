@@ -3,6 +3,7 @@ import type { RecordedEvent } from '../../shared/event-store/EventStore.ts';
 import type { Laui } from '../../shared/ids.ts';
 import { primaryKeyOf } from '../../shared/item-types/primaryKey.ts';
 import type { Projection } from '../runner/Projection.ts';
+import { clampDepth } from '../../shared/validation/jsonDepth.ts';
 
 /** The items read model: one flat document per live or soft-deleted item (hard-deleted ones leave). */
 export interface ItemDoc {
@@ -29,6 +30,22 @@ export interface ItemDoc {
 export const ITEMS = 'items';
 
 const data = (event: RecordedEvent) => event.data as Record<string, unknown>;
+
+/**
+ * Field values are clamped to JSON_MAX_DEPTH: the body parser refuses deeper bodies, but a log
+ * written before it did (or a task output) may hold one, and a document nested thousands deep
+ * overflows the stack of every read that serialises it (listing its folder, searching its type).
+ * The usual value is returned as it is after one bounded walk.
+ */
+const clampedChanges = (changes: Record<string, unknown>): Record<string, unknown> => {
+  let copy: Record<string, unknown> | null = null;
+  for (const key in changes) {
+    const value = changes[key];
+    const clamped = clampDepth(value);
+    if (clamped !== value) Object.defineProperty((copy ??= { ...changes }), key, { value: clamped, enumerable: true, writable: true, configurable: true });
+  }
+  return copy ?? changes;
+};
 
 export const itemsProjection: Projection<ItemDoc> = {
   name: 'items',
@@ -77,14 +94,14 @@ export const itemsProjection: Projection<ItemDoc> = {
         created_seq: Number(event.position),
       };
       const fields = payload.fields as Record<string, unknown>;
-      for (const key in fields) if (!(key in created)) created[key] = fields[key];
+      for (const key in fields) if (!(key in created)) created[key] = clampDepth(fields[key]);
       created.pk = primaryKeyOf(created.item_type, created);
       return created;
     }
     if (!doc) return null;
     switch (event.type) {
       case 'ItemUpdated': {
-        const updated = { ...doc, ...(payload.changes as Record<string, unknown>), updated_at: at, updated_by: by, version: Number(payload.version) };
+        const updated = { ...doc, ...clampedChanges(payload.changes as Record<string, unknown>), updated_at: at, updated_by: by, version: Number(payload.version) };
         updated.pk = primaryKeyOf(updated.item_type, updated);
         return updated;
       }

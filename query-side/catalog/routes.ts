@@ -8,6 +8,7 @@ import { flatItem, flatReadLaui, getItems, type GetDeps, type GetQuery } from '.
 import { ItemJsonCache } from './ItemJsonCache.ts';
 import { searchItems, type SearchBody } from './searchItems.ts';
 import { itemHistory, itemRevisions } from './itemHistory.ts';
+import { clampDepth } from '../../shared/validation/jsonDepth.ts';
 
 const booleanQuery = { type: 'boolean' } as const;
 const integerQuery = { type: 'integer' } as const;
@@ -116,7 +117,8 @@ export const catalogQueryRoutes = (deps: GetDeps & { eventStore: EventStore }): 
       coerceQuery(ctx.query, [], ['version']),
       'query',
     );
-    ctx.body = await itemRevisions(deps.eventStore, query.item_laui, query.version);
+    // Read from the log itself, which may predate the body parser's depth bound: clamped.
+    ctx.body = clampDepth(await itemRevisions(deps.eventStore, query.item_laui, query.version));
   });
 
   router.get('/get/item_history', async (ctx) => {
@@ -133,7 +135,7 @@ export const catalogQueryRoutes = (deps: GetDeps & { eventStore: EventStore }): 
     } else if (!principal.isAdmin) {
       throw notFound(`Item not found with laui: ${query.item_laui}`);
     }
-    ctx.body = await itemHistory(deps.eventStore, query.item_laui);
+    ctx.body = clampDepth(await itemHistory(deps.eventStore, query.item_laui));
   });
 
   router.post('/search', async (ctx) => {

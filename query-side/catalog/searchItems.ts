@@ -38,6 +38,13 @@ const project = (view: Record<string, unknown>, projection: SearchBody['projecti
   return Object.fromEntries(fields.map((field) => [field, view[field]]));
 };
 
+const nonScalarEntry = (field: string, value: unknown) => ({
+  type: 'value_error',
+  loc: ['body', 'item_filter', field],
+  msg: 'Filter values must be strings, numbers, booleans or null',
+  input: value,
+});
+
 /** The equality filter an item_filter describes, with get_by_pk resolved to the pk index. */
 const itemWhere = (filter: Record<string, unknown>): { where: FindOptions['where']; lauis: Laui[] | null } => {
   const { get_by_pk: byPk, item_lauis: lauis, item_laui: laui, ...rest } = filter;
@@ -56,6 +63,9 @@ const itemWhere = (filter: Record<string, unknown>): { where: FindOptions['where
         },
       ]);
     }
+    // Quoted into the key: a value of another JSON type is refused first (String() of
+    // `{"toString": "x"}` throws; of a list it would match a key the list never named).
+    for (const field of fields) if (!isScalar(rest[field])) throw unprocessable([nonScalarEntry(field, rest[field])]);
     where.pk = fields.map((field) => String(rest[field])).join('-');
     where.item_type = definition.type;
     for (const field of fields) delete rest[field];
@@ -63,9 +73,7 @@ const itemWhere = (filter: Record<string, unknown>): { where: FindOptions['where
   }
   if (laui !== undefined) where.id = laui as string;
   for (const [field, value] of Object.entries(rest)) {
-    if (!isScalar(value)) {
-      throw unprocessable([{ type: 'value_error', loc: ['body', 'item_filter', field], msg: 'Filter values must be strings, numbers, booleans or null', input: value }]);
-    }
+    if (!isScalar(value)) throw unprocessable([nonScalarEntry(field, value)]);
     where[field] = value;
   }
   return { where, lauis: Array.isArray(lauis) ? (lauis as Laui[]) : null };

@@ -48,8 +48,11 @@ const failedPreActions = (task: Record<string, unknown>): string[] => {
   return entries.flatMap((entry) => {
     if (entry === null || typeof entry !== 'object') return [];
     const record = entry as Record<string, unknown>;
-    const state = String(record.state ?? record.status ?? '').toLowerCase();
-    return PRE_ACTION_FAILURES.has(state) ? [`${String(record.name ?? record.laui ?? 'pre-action')} (${state})`] : [];
+    // actions_status is whatever POST /task/update stored (any object): only strings are read, as
+    // String() of `{"toString": "x"}` throws and made this task's diagnosis a 500 for good.
+    const text = (...values: unknown[]): string | undefined => values.find((value): value is string => typeof value === 'string');
+    const state = (text(record.state, record.status) ?? '').toLowerCase();
+    return PRE_ACTION_FAILURES.has(state) ? [`${text(record.name, record.laui) ?? 'pre-action'} (${state})`] : [];
   });
 };
 

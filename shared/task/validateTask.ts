@@ -1,6 +1,7 @@
 import { ADHOC, isValidFrequency } from './cron.ts';
 import { toInstant } from './dates.ts';
 import type { ConnectionOperatorMapping } from './systemSettings.ts';
+import { quoted } from '../validation/boundedDetail.ts';
 
 /**
  * Task validation before a run (spec 4.2 Execution rules 2-5 and the 422 rows of POST /task/run).
@@ -13,7 +14,7 @@ export const ONLY_TASKS_DETAIL = 'only tasks can be executed';
 export const DATES_REQUIRED_DETAIL = 'start_date and end_date required for scheduled tasks';
 export const END_BEFORE_START_DETAIL = 'end_date must be greater than or equal to start_date';
 
-export const invalidCronDetail = (value: unknown): string => `invalid cron expression: ${String(value)}`;
+export const invalidCronDetail = (value: unknown): string => `invalid cron expression: ${quoted(value)}`;
 
 export const mappingDetail = (connectionSubtype: string, operatorSubtype: string, allowed: readonly string[]): string =>
   `connection subtype ${connectionSubtype} does not support operator subtype ${operatorSubtype}; ` +

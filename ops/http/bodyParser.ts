@@ -1,0 +1,61 @@
+import type { Middleware } from 'koa';
+import { HttpMethodEnum, koaBody } from 'koa-body';
+import { AppError, unprocessable } from '../../shared/errors.ts';
+import type { AppState } from '../../shared/http/AppState.ts';
+import { exceedsDepth, JSON_MAX_DEPTH } from '../../shared/validation/jsonDepth.ts';
+
+/** The JSON entry of a body nested deeper than JSON_MAX_DEPTH (the parser refuses it like bad JSON). */
+export const tooDeepEntry = () => ({
+  type: 'json_invalid',
+  loc: ['body', 0],
+  msg: `JSON nested deeper than ${JSON_MAX_DEPTH} levels`,
+  input: null,
+  ctx: { error: `nested deeper than ${JSON_MAX_DEPTH} levels`, max_depth: JSON_MAX_DEPTH },
+});
+
+const shown = (text: string): string => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
+
+/**
+ * What a failure of the decompressing stream means: the body is not what its Content-Encoding says
+ * (zlib: `Z_DATA_ERROR`, `Z_BUF_ERROR`; brotli: `ERR_BROTLI_*`...). raw-body hands such errors on
+ * without a status, which made them 500s. Errors with a 4xx status (size, length mismatch, charset,
+ * syntax, the 415 of an unknown encoding) are the error middleware's to render.
+ */
+const refusal = (error: Error & { status?: unknown; code?: unknown }, encoding: string): Error => {
+  if (typeof error.status === 'number' && error.status >= 400 && error.status < 500) {
+    if (error.status === 415 && /content-encoding/i.test(error.message)) return new AppError(415, `Unsupported Content-Encoding: ${shown(encoding)}`);
+    return error;
+  }
+  if (encoding !== 'identity' && (typeof error.code === 'string' || typeof (error as { errno?: unknown }).errno === 'number')) {
+    return new AppError(400, `Request body is not valid ${shown(encoding)} data (Content-Encoding)`);
+  }
+  return error;
+};
+
+/**
+ * The body parser: JSON, urlencoded forms and text, up to `limit` (after decompression), gzip,
+ * deflate and br bodies decoded. Bodies nested deeper than JSON_MAX_DEPTH are refused here, before
+ * any route, validator, log line or error body walks them. JSON.parse itself is iterative in V8,
+ * and the check recurses at most JSON_MAX_DEPTH + 1 frames, so neither overflows on a 1 MB `[[[[`.
+ * Forms nest through qs, capped at 5 levels (qs's default, spelled out).
+ */
+export const bodyParser = ({ limit }: { limit: string }): Middleware<AppState> => {
+  const parse = koaBody({
+    jsonLimit: limit,
+    formLimit: limit,
+    textLimit: limit,
+    multipart: false,
+    jsonStrict: false,
+    queryString: { depth: 5, parameterLimit: 1000, arrayLimit: 20 },
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+    onError: (error, ctx) => {
+      throw refusal(error, String(ctx.get('content-encoding') || 'identity'));
+    },
+  });
+  const noop = () => Promise.resolve();
+  return async function parseBody(ctx, next) {
+    await parse(ctx, noop);
+    if (exceedsDepth(ctx.request.body, JSON_MAX_DEPTH)) throw unprocessable([tooDeepEntry()]);
+    await next();
+  };
+};
