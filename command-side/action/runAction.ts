@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { AppError, forbidden, notFound, unprocessable } from '../../shared/errors.ts';
 import type { EventMetadata } from '../../shared/events.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
-import { isLaui } from '../../shared/ids.ts';
+import { isLaui, newSessionId } from '../../shared/ids.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
 import { checkRootRules, OBJECT_ID_PATTERN, resolveItemType, validateItem } from '../../shared/item-types/itemTypes.ts';
 import type { CatalogValidationEntry } from '../../shared/item-types/types.ts';
@@ -155,7 +154,7 @@ export const runAction = async (
   const now = deps.clock.now();
   const variables = templateVariables(body, null, now);
   const rawVariables = isObject(body.action_variables) ? body.action_variables : isObject(action.action_variables) ? action.action_variables : {};
-  const sessionId = randomUUID();
+  const sessionId = newSessionId();
   const outcome = await executeAction(deps, {
     action,
     connection: openConnection(connection, deps.secrets),
