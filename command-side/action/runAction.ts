@@ -8,7 +8,7 @@ import type { CatalogValidationEntry } from '../../shared/item-types/types.ts';
 import { renderTemplates, templateVariables } from '../../shared/task/templating.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { createItem } from '../catalog/createItem.ts';
-import { normaliseCodeBlock } from './codeBlocks.ts';
+import { NO_RUNNABLE_CODE, runnableCodeBlock } from './codeBlocks.ts';
 import { loadSystemSettings, type TaskDeps } from '../task/taskDeps.ts';
 import { connectionNotFound, executeAction, loadConnection, openConnection, type ActionRunDeps } from './executeAction.ts';
 
@@ -70,11 +70,11 @@ export const newActionEntries = (body: Record<string, unknown>): CatalogValidati
   for (const field of NEW_ACTION_REQUIRED) {
     if (!given(body[field])) add({ type: 'missing', loc: ['body', field], msg: 'Field required', input: null, expected_format: expectedFormatOf(field) });
   }
-  if (isObject(body.codeblock) && normaliseCodeBlock(body.codeblock) === null) {
+  if (isObject(body.codeblock) && runnableCodeBlock(body.codeblock) === null) {
     add({
       type: 'value_error',
       loc: ['body', 'codeblock'],
-      msg: 'codeblock needs a language (python or javascript) and its code under `code` or `content`',
+      msg: NO_RUNNABLE_CODE,
       input: body.codeblock,
       expected_format: expectedFormatOf('codeblock'),
     });
@@ -111,6 +111,7 @@ export const runAction = async (
     if (found.item_type !== 'action') throw unprocessable(ONLY_ACTION);
     // Running code is a write-level act (it may touch the connection's target): EDIT, as for tasks.
     if (!(await deps.access.can(principal, found, 'EDIT'))) throw forbidden();
+    if (runnableCodeBlock(found.codeblock) === null) throw unprocessable(`Action ${found.name} cannot be run: ${NO_RUNNABLE_CODE}`);
     existing = found;
   } else {
     const entries = newActionEntries(body);
