@@ -95,8 +95,11 @@ export const createItem = async (
   principal: Principal,
   body: Record<string, unknown>,
   metadata: EventMetadata,
+  /** A reservation for an item that has no unique key of its own (a bootstrap's account root). */
+  options: { uniqueKey?: string } = {},
 ): Promise<{ laui: Laui; position: Position }> => {
-  const plan = await planItem(deps, principal, body);
+  const planned = await planItem(deps, principal, body);
+  const plan = planned.uniqueKey === null && options.uniqueKey !== undefined ? { ...planned, uniqueKey: options.uniqueKey } : planned;
   const now = new Date(metadata.at);
   const laui = newLaui(now);
   const stream = itemStream(laui);
