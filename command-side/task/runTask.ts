@@ -17,6 +17,7 @@ import type { CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import { mergedConfigOf } from './mergedConfig.ts';
 import { taskHoldingKey } from './taskHoldingKey.ts';
 import { validateNewTask } from './validateNewTask.ts';
+import { assertManualRun } from './assertManualRun.ts';
 import { loadSystemSettings, type TaskDeps } from './taskDeps.ts';
 
 const TERMINAL_STATES = new Set(['success', 'error', 'timeout', 'cancelled', 'fail']);
@@ -59,6 +60,7 @@ export const runTask = async (
     task = found;
   }
   if (!(await deps.access.can(principal, task, 'EDIT'))) throw forbidden();
+  assertManualRun([task]);
   return enqueueAndDispatch(deps, task, body, metadata);
 };
 
@@ -86,6 +88,7 @@ export const runMany = async (
   tasks: ReadonlyArray<ItemDoc>,
   metadata: EventMetadata,
 ): Promise<{ results: RunOutcome[]; position: Position | null }> => {
+  assertManualRun(tasks);
   const reads = runReads(deps);
   const byConnection = new Map<Laui, PreparedRun[]>();
   const kept: ItemDoc[] = [];
