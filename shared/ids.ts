@@ -16,3 +16,10 @@ export const newLaui = (now: Date = new Date()): Laui => {
   const seconds = Math.floor(now.getTime() / 1000).toString(16).padStart(8, '0');
   return seconds + processUnique + counter.toString(16).padStart(6, '0');
 };
+
+/**
+ * A run's session id (task runs, action runs, hooks): an ObjectId, so the session's log lines go to
+ * logs/sessions/<day>/<HHMMSS>.jsonl of the second it started (ops/logging/sessionLogFile.ts reads
+ * that second from the id's first 4 bytes; a UUID sent every line to one `other.jsonl` per day).
+ */
+export const newSessionId = (now: Date = new Date()): string => newLaui(now);

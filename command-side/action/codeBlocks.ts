@@ -19,3 +19,16 @@ export const installStep = (value: unknown): { code: string } | null => {
   const code = typeof block.code === 'string' ? block.code : typeof block.content === 'string' ? block.content : null;
   return code !== null && code.trim() !== '' ? { code } : null;
 };
+
+/**
+ * A codeblock an action or operator can run: normalised, with code that is not blank. An action is
+ * its codeblock's `run` (spec 4.4 answers what it returns); a bashblock is only the install step run
+ * before it, so an action whose codeblock is empty has nothing to run (422, not the runner's 500).
+ */
+export const runnableCodeBlock = (value: unknown): CodeBlock | null => {
+  const block = normaliseCodeBlock(value);
+  return block !== null && block.code.trim() !== '' ? block : null;
+};
+
+export const NO_RUNNABLE_CODE =
+  'codeblock needs a language (python or javascript) and its code under `code` or `content`; a bashblock alone cannot be run: it is the install step run before the codeblock';

@@ -1,15 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import { AppError, forbidden, notFound, unprocessable } from '../../shared/errors.ts';
 import type { EventMetadata } from '../../shared/events.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
-import { isLaui } from '../../shared/ids.ts';
+import { isLaui, newSessionId } from '../../shared/ids.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
 import { checkRootRules, OBJECT_ID_PATTERN, resolveItemType, validateItem } from '../../shared/item-types/itemTypes.ts';
 import type { CatalogValidationEntry } from '../../shared/item-types/types.ts';
 import { renderTemplates, templateVariables } from '../../shared/task/templating.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { createItem } from '../catalog/createItem.ts';
-import { normaliseCodeBlock } from './codeBlocks.ts';
+import { NO_RUNNABLE_CODE, runnableCodeBlock } from './codeBlocks.ts';
 import { loadSystemSettings, type TaskDeps } from '../task/taskDeps.ts';
 import { connectionNotFound, executeAction, loadConnection, openConnection, type ActionRunDeps } from './executeAction.ts';
 
@@ -71,11 +70,11 @@ export const newActionEntries = (body: Record<string, unknown>): CatalogValidati
   for (const field of NEW_ACTION_REQUIRED) {
     if (!given(body[field])) add({ type: 'missing', loc: ['body', field], msg: 'Field required', input: null, expected_format: expectedFormatOf(field) });
   }
-  if (isObject(body.codeblock) && normaliseCodeBlock(body.codeblock) === null) {
+  if (isObject(body.codeblock) && runnableCodeBlock(body.codeblock) === null) {
     add({
       type: 'value_error',
       loc: ['body', 'codeblock'],
-      msg: 'codeblock needs a language (python or javascript) and its code under `code` or `content`',
+      msg: NO_RUNNABLE_CODE,
       input: body.codeblock,
       expected_format: expectedFormatOf('codeblock'),
     });
@@ -112,6 +111,7 @@ export const runAction = async (
     if (found.item_type !== 'action') throw unprocessable(ONLY_ACTION);
     // Running code is a write-level act (it may touch the connection's target): EDIT, as for tasks.
     if (!(await deps.access.can(principal, found, 'EDIT'))) throw forbidden();
+    if (runnableCodeBlock(found.codeblock) === null) throw unprocessable(`Action ${found.name} cannot be run: ${NO_RUNNABLE_CODE}`);
     existing = found;
   } else {
     const entries = newActionEntries(body);
@@ -155,7 +155,7 @@ export const runAction = async (
   const now = deps.clock.now();
   const variables = templateVariables(body, null, now);
   const rawVariables = isObject(body.action_variables) ? body.action_variables : isObject(action.action_variables) ? action.action_variables : {};
-  const sessionId = randomUUID();
+  const sessionId = newSessionId();
   const outcome = await executeAction(deps, {
     action,
     connection: openConnection(connection, deps.secrets),

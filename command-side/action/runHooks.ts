@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { EventMetadata } from '../../shared/events.ts';
-import { isLaui } from '../../shared/ids.ts';
+import { isLaui, newSessionId } from '../../shared/ids.ts';
 import { effectiveActionTimeout } from '../../shared/task/systemSettings.ts';
 import { renderString, renderTemplates, templateVariables } from '../../shared/task/templating.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
@@ -93,7 +92,7 @@ const runHook = async (
   parameters: Readonly<Record<string, unknown>>,
   settings: Awaited<ReturnType<typeof loadSystemSettings>>,
 ): Promise<ActionStatusEntry> => {
-  const sessionId = randomUUID();
+  const sessionId = newSessionId();
   const laui = String(reference.laui ?? '');
   const taskFields = {
     task_laui: typeof task.laui === 'string' ? task.laui : null,

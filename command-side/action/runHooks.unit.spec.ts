@@ -112,7 +112,7 @@ describe('task hooks: runHookList (spec 2.5, rule 7) with a scripted runner', ()
       ['second.action', 'failed', false],
     ]);
     expect(outcome.statuses[1]).to.include({ laui: second, action_type: 'pre_actions', started_at: NOW.toISOString(), ended_at: NOW.toISOString() });
-    expect(outcome.statuses[1]?.session_id).to.match(/^[0-9a-f-]{36}$/);
+    expect(outcome.statuses[1]?.session_id).to.match(/^[0-9a-f]{24}$/);
   });
 
   it('given values other than false (null, 0, "", {}), when run as pre-actions, then all pass', async () => {

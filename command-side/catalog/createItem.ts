@@ -25,6 +25,7 @@ import { typeFields, type CatalogDeps } from './catalogDeps.ts';
 import { itemNotFound, itemStream, type ItemEvent } from './item.ts';
 import { itemStatesOf } from './itemStates.ts';
 import { itemDecider } from './decide.ts';
+import { initialScheduleChanges } from '../cron/scheduleChanges.ts';
 
 export const UNIQUE_KEY_EXISTS = 'Item already exists with the same unique key';
 
@@ -76,6 +77,10 @@ export const planItem = async (deps: CatalogDeps, principal: Principal, body: Re
   const owner: AccessMaps = { ...emptyAccess(), owners: { [principal.laui]: 'true' } };
   const access = body.access_patch === undefined ? owner : applyAccessPatch(owner, parseAccessPatch(body.access_patch));
   const fields = applyDefaults(definition.type, typeFields(body));
+  // Spec 2.4: a scheduled task's logical_date starts at its start_date (floored to the cron
+  // granularity), and its next_run_date is the first fire from it, from its creation on: ready-to-run
+  // and diagnose see them whether or not a cron ever ran (the scheduler fills only what is missing).
+  if (definition.base === 'task') Object.assign(fields, initialScheduleChanges(fields));
   const name = String(body.name);
   const uniqueKey = uniqueKeyOf(definition.type, { ...fields, name, parent_laui: parent?.laui ?? null });
   return { itemType: definition.type, name, parent, fields, access, uniqueKey };
@@ -90,8 +95,11 @@ export const createItem = async (
   principal: Principal,
   body: Record<string, unknown>,
   metadata: EventMetadata,
+  /** A reservation for an item that has no unique key of its own (a bootstrap's account root). */
+  options: { uniqueKey?: string } = {},
 ): Promise<{ laui: Laui; position: Position }> => {
-  const plan = await planItem(deps, principal, body);
+  const planned = await planItem(deps, principal, body);
+  const plan = planned.uniqueKey === null && options.uniqueKey !== undefined ? { ...planned, uniqueKey: options.uniqueKey } : planned;
   const now = new Date(metadata.at);
   const laui = newLaui(now);
   const stream = itemStream(laui);

@@ -2,11 +2,26 @@ import { isDeepStrictEqual } from 'node:util';
 import { assertNever } from '../../shared/assertNever.ts';
 import { badRequest, conflict, notFound } from '../../shared/errors.ts';
 import type { Decider } from '../kernel/Decider.ts';
+import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
+import { allowedTransition, refusedTransitionDetail } from '../../shared/task/transitions.ts';
 import { evolveItem, initialItemState } from './evolve.ts';
 import { itemNotFound, type ItemCommand, type ItemEvent, type ItemState } from './item.ts';
 
+/**
+ * A task's `state` changes only as the task state table allows (spec 3.1, shared/task/transitions.ts),
+ * checked here, on the state the change is decided on, so no route, worker or scheduler can make a
+ * transition the table refuses, however requests interleave: 409 with the from and to states.
+ */
+const refuseTaskTransition = (command: Extract<ItemCommand, { kind: 'update' }>, state: Extract<ItemState, { laui: string }>): void => {
+  if (!('state' in command.changes) || resolveItemType(state.itemType)?.base !== 'task') return;
+  const from = String(state.fields.state ?? 'scheduled');
+  const to = String(command.changes.state);
+  if (from !== to && !allowedTransition(from, to, command.trigger)) throw conflict(refusedTransitionDetail(from, to));
+};
+
 const decideUpdate = (command: Extract<ItemCommand, { kind: 'update' }>, state: Extract<ItemState, { laui: string }>): ItemEvent[] => {
   if (command.onlyIfStateIn && !command.onlyIfStateIn.includes(String(state.fields.state))) return [];
+  refuseTaskTransition(command, state);
   if (command.expectedVersion !== null && command.expectedVersion !== state.version) {
     throw conflict(`Item version conflict: expected version ${command.expectedVersion}, current version ${state.version}`);
   }

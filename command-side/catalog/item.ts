@@ -1,6 +1,7 @@
 import type { AccessMaps } from '../../shared/access/permissions.ts';
 import type { DomainEvent } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
+import type { TaskTrigger } from '../../shared/task/transitions.ts';
 
 /**
  * Events of `item-<laui>` streams: every catalog item, tasks included. Type-specific fields
@@ -68,6 +69,8 @@ export type ItemCommand =
       revisionLaui: Laui;
       /** Apply only while the item's `state` is one of these (a stale transition is skipped). */
       onlyIfStateIn?: ReadonlyArray<string>;
+      /** The task state table's row a `state` change goes through (shared/task/transitions.ts), when its caller names one. */
+      trigger?: TaskTrigger;
     }
   | { kind: 'soft-delete'; laui: Laui; at: string }
   | { kind: 'hard-delete'; laui: Laui; at: string }

@@ -102,7 +102,16 @@ const releaseDecider: Decider<ItemState, { previousState: string; revisionLaui: 
   decide: (command, state) => {
     if (state.status !== 'live' || state.fields.state !== 'queued_for_connection') return [];
     return itemDecider.decide(
-      { kind: 'update', laui: state.laui, changes: { state: command.previousState }, versionedFields: [], expectedVersion: null, access: null, revisionLaui: command.revisionLaui },
+      {
+        kind: 'update',
+        laui: state.laui,
+        changes: { state: command.previousState },
+        versionedFields: [],
+        expectedVersion: null,
+        access: null,
+        revisionLaui: command.revisionLaui,
+        trigger: 'claim_released',
+      },
       state,
     );
   },

@@ -5,11 +5,10 @@ import type { TaskRecord } from '../../shared/task/taskFields.ts';
 /**
  * Field changes the scheduler makes to a task's schedule before it claims the task. Pure.
  *
- * Initialisation: a scheduled (non-ADHOC) task has no next_run_date until the scheduler first sees
- * it; then next_run_date = the first cron fire at or after start_date and, when absent,
- * logical_date = the first logical date (both from shared/task/cron). Doing it at first sight keeps
- * one place that owns the schedule, whichever way the task was created (catalog create, task run,
- * marketplace import).
+ * Initialisation: next_run_date = the first cron fire at or after start_date and, when absent,
+ * logical_date = the first logical date (both from shared/task/cron). Applied when a scheduled
+ * (non-ADHOC) task is created (command-side/catalog/createItem.ts: every way a task is created goes
+ * through it), and by the scheduler to a task that still lacks them (tasks created before that).
  *
  * Catch-up bound: after downtime the spec dispatches run after run while next_run_date is not later
  * than now. A task may bound that with the field `max_catchup_runs` (default 100): when more runs

@@ -27,9 +27,15 @@ export interface SaveGroup {
   access_patch?: AccessPatch;
 }
 
-/** Rounds of "reserve the name, else update its holder" before a create-or-update gives up with 503. */
-const SAVE_ATTEMPTS = 6;
+/**
+ * How long a create-or-update keeps trying "reserve the name, else update its holder" before it
+ * gives up with 503. A time budget, not a count of rounds: N concurrent upserts of one group are N
+ * writes to one stream, and each round only one of them lands, so the last needs about N rounds
+ * (100 callers exhausted a fixed 6 rounds of 5 attempts and got 503). Backoff is jittered and capped.
+ */
+const SAVE_BUDGET_MS = 30_000;
 const BASE_DELAY_MS = 25;
+const MAX_DELAY_MS = 250;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const hasStatus = (error: unknown, status: number): boolean => error instanceof AppError && error.status === status;
 const later = (a: Position | null, b: Position | null): Position | null => (a === null ? b : b === null || a >= b ? a : b);
@@ -80,27 +86,34 @@ export const groupHandler = ({ eventStore, readStore }: GroupHandlerDeps) => {
       };
       // Refuse a bad patch before the name is reserved, so a refusal never blocks the name.
       groupDecider.decide(create, groupDecider.initialState());
-      for (let attempt = 1; attempt <= SAVE_ATTEMPTS; attempt += 1) {
-        const holder = await reserve(key, groupStream(laui), metadata);
-        if (holder === groupStream(laui)) return (await run(holder, create, metadata)).position;
-        if (holder === null) continue; // released between our reservation and our look: try again at once
-        const state = await loadState(eventStore, holder, groupDecider);
-        if (state.status === 'active') {
-          const update: GroupCommand = { kind: 'update', description: input.description, patch: input.access_patch, actor: await actorOf(caller) };
-          try {
-            return (await run(holder, update, metadata)).position;
-          } catch (error) {
-            // Deleted since we looked: the name is about to be free.
-            if (!hasStatus(error, 404)) throw error;
+      const deadline = Date.now() + SAVE_BUDGET_MS;
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          const holder = await reserve(key, groupStream(laui), metadata);
+          if (holder === groupStream(laui)) return (await run(holder, create, metadata)).position;
+          if (holder === null) continue; // released between our reservation and our look: try again at once
+          const state = await loadState(eventStore, holder, groupDecider);
+          if (state.status === 'active') {
+            const update: GroupCommand = { kind: 'update', description: input.description, patch: input.access_patch, actor: await actorOf(caller) };
+            try {
+              return (await run(holder, update, metadata)).position;
+            } catch (error) {
+              // Deleted since we looked: the name is about to be free.
+              if (!hasStatus(error, 404)) throw error;
+            }
+          } else if (state.status === 'deleted') {
+            // A deletion that stopped before releasing the name (a crash): finish it for them.
+            await releaseUniqueKey(eventStore, { key, ownerStream: holder, metadata });
+            continue;
           }
-        } else if (state.status === 'deleted') {
-          // A deletion that stopped before releasing the name (a crash): finish it for them.
-          await releaseUniqueKey(eventStore, { key, ownerStream: holder, metadata });
-          continue;
+        } catch (error) {
+          // Other savers of this name won the stream this round (write_conflict): the next round
+          // decides again on what they wrote.
+          if (!hasStatus(error, 503) || Date.now() >= deadline) throw error;
         }
-        if (attempt < SAVE_ATTEMPTS) await sleep(BASE_DELAY_MS * 2 ** (attempt - 1));
+        if (Date.now() >= deadline) throw writeConflict();
+        await sleep(Math.random() * Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** (attempt - 1)));
       }
-      throw writeConflict();
     },
 
     /** DELETE /group/delete: owners (and admins) only; the name is released for reuse. */

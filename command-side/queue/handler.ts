@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventMetadata } from '../../shared/events.ts';
 import { WrongExpectedVersionError, type AppendResult, type EventStore, type Position } from '../../shared/event-store/EventStore.ts';
-import type { Laui } from '../../shared/ids.ts';
+import { newSessionId, type Laui } from '../../shared/ids.ts';
 import { backOff, decideOnCache, handleCommand, loadRevision, lruStateCache, SPEC_RETRY } from '../kernel/handleCommand.ts';
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import type { Decider } from '../kernel/Decider.ts';
@@ -194,7 +194,7 @@ export const queueHandler = (eventStore: EventStore) => {
   const enqueueCommand = (task: QueueEntry, at: string): QueueCommand => ({ kind: 'enqueue', taskLaui: task.laui, priority: task.priority, sortValues: task.sortValues, at });
   const newLeases = (maxParallelism: number): LeaseIds => {
     const made: Array<{ dispatchId: string; sessionId: string }> = [];
-    return { length: Math.max(0, Math.min(maxParallelism, 1000)), at: (index) => (made[index] ??= { dispatchId: randomUUID(), sessionId: randomUUID() }) };
+    return { length: Math.max(0, Math.min(maxParallelism, 1000)), at: (index) => (made[index] ??= { dispatchId: randomUUID(), sessionId: newSessionId() }) };
   };
   /**
    * Many runs of one connection in one commit: leases of finished runs that are still held are

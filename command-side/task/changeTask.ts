@@ -8,6 +8,7 @@ import { itemDecider } from '../catalog/decide.ts';
 import { itemStream, type ItemState } from '../catalog/item.ts';
 import { itemStatesOf } from '../catalog/itemStates.ts';
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
+import type { TaskTrigger } from '../../shared/task/transitions.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 
 /**
@@ -35,10 +36,10 @@ const stepsOn = {
   decide: (build: (state: ItemState) => TaskCommand[], state: ItemState) => steps.decide(build(state), state),
 };
 
-const commandsOf = (taskLaui: Laui, changes: ChangesOf, metadata: EventMetadata, onlyIfStateIn: ReadonlyArray<string> | undefined) => (state: ItemState) =>
-  taskCommands(taskLaui, typeof changes === 'function' ? changes(state) : changes, metadata, onlyIfStateIn);
+const commandsOf = (taskLaui: Laui, changes: ChangesOf, metadata: EventMetadata, onlyIfStateIn: ReadonlyArray<string> | undefined, trigger?: TaskTrigger) => (state: ItemState) =>
+  taskCommands(taskLaui, typeof changes === 'function' ? changes(state) : changes, metadata, onlyIfStateIn, trigger);
 
-const taskCommands = (taskLaui: Laui, changes: TaskChanges, metadata: EventMetadata, onlyIfStateIn: ReadonlyArray<string> | undefined) => {
+const taskCommands = (taskLaui: Laui, changes: TaskChanges, metadata: EventMetadata, onlyIfStateIn: ReadonlyArray<string> | undefined, trigger?: TaskTrigger) => {
   const versionedFields = resolveItemType('task')?.versionedFields ?? [];
   return (Array.isArray(changes) ? changes : [changes]).map((change: Record<string, unknown>) => ({
     kind: 'update' as const,
@@ -49,6 +50,7 @@ const taskCommands = (taskLaui: Laui, changes: TaskChanges, metadata: EventMetad
     access: null,
     revisionLaui: newLaui(new Date(metadata.at)),
     onlyIfStateIn,
+    trigger,
   }));
 };
 
@@ -59,8 +61,10 @@ export const changeTask = async (
   changes: ChangesOf,
   metadata: EventMetadata,
   onlyIfStateIn?: ReadonlyArray<string>,
+  /** The state table's row a state change goes through, for the rows only their trigger may take (dangerously_reset). */
+  trigger?: TaskTrigger,
 ): Promise<Position | null> => {
-  const build = commandsOf(taskLaui, changes, metadata, onlyIfStateIn);
+  const build = commandsOf(taskLaui, changes, metadata, onlyIfStateIn, trigger);
   const result = await handleCommand(eventStore, itemStream(taskLaui), stepsOn, build, metadata, SPEC_RETRY, itemStatesOf(eventStore));
   return result.position;
 };

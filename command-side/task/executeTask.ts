@@ -3,7 +3,7 @@ import { metadataFor } from '../../shared/events.ts';
 import type { BusMessage } from '../../shared/bus/MessageBus.ts';
 import type { OperatorOutcome } from '../../shared/ports/CodeRunner.ts';
 import { secretFieldOpener } from '../../shared/item-types/secretFields.ts';
-import { cancelledChanges, failChanges, failureChanges, successChanges, workerPickupChanges } from '../../shared/task/transitions.ts';
+import { cancelledChanges, failChanges, failureChanges, fromStatesOf, successChanges, workerPickupChanges } from '../../shared/task/transitions.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { ItemState } from '../catalog/item.ts';
 import { changeTask, currentTaskState, taskChangeCompanion } from './changeTask.ts';
@@ -26,6 +26,13 @@ export interface WorkerDeps extends TaskDeps {
 }
 
 const EXECUTOR = `${hostname()}:${process.pid}`;
+
+/**
+ * The states a run's terminal change leaves from (the table's operator rows: running). A task reset
+ * or changed while its operator ran is not in them: its outcome is not written over what replaced
+ * the run (the item decider would refuse that transition anyway).
+ */
+const ENDS_FROM = fromStatesOf('operator_success');
 
 const terminalChanges = (record: TaskRecord, outcome: OperatorOutcome, now: Date): { changes: Record<string, unknown>; dispatchNow: boolean } => {
   switch (outcome.status) {
@@ -169,18 +176,18 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
       let written = false;
       try {
         await dispatchConnection(deps, connectionLaui, finishMetadata, { taskLaui, sessionId }, (fresh) =>
-          taskChangeCompanion(deps.eventStore, taskLaui, terminal, finishMetadata, { fresh, first: true, committed: () => (written = true) }),
+          taskChangeCompanion(deps.eventStore, taskLaui, terminal, finishMetadata, { fresh, first: true, onlyIfStateIn: ENDS_FROM, committed: () => (written = true) }),
         );
       } catch (error) {
         // The run's outcome is not lost with the queue commit: it is written alone, and the lease it
         // still holds is freed by the reaper, as when the finish fails after the terminal change.
-        if (!written) await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata);
+        if (!written) await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata, ENDS_FROM);
         ending();
         throw error;
       }
       ending();
     } else {
-      await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata);
+      await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata, ENDS_FROM);
       ending();
       // Finish (spec 3.1): leave the connection queue, then give the freed slot to the next task.
       await dispatchConnection(deps, connectionLaui, metadata(), { taskLaui, sessionId });

@@ -1,6 +1,6 @@
 import { metadataFor } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
-import { failureChanges } from '../../shared/task/transitions.ts';
+import { failureChanges, fromStatesOf } from '../../shared/task/transitions.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import { changeTask } from './changeTask.ts';
 import { dispatchConnection } from './dispatchConnection.ts';
@@ -31,6 +31,8 @@ export const reapStaleLeases = async (deps: WorkerDeps, connections: Iterable<La
           task.laui,
           { ...changes, last_run_output: { error: 'worker heartbeat went stale; the run was abandoned' }, last_run_date: now.toISOString(), task_instance_end_date: now.toISOString() },
           metadata,
+          // The table's lease_reaped row: a task that left the dispatch meanwhile is not changed.
+          fromStatesOf('lease_reaped'),
         );
         deps.logger.log({ level: 'error', category: 'TASK_HISTORY', step: 'reap', message: `Task ${task.name}: stale heartbeat, slot released`, session_id: lease.sessionId, task_laui: task.laui, task_name: task.name, logical_date: task.logical_date ?? null });
       }

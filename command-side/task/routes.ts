@@ -87,6 +87,8 @@ export const taskRoutes = (deps: TaskRoutesDeps): Router<AppState> => {
         last_system_updated_date: metadata.at,
       },
       metadata,
+      undefined,
+      'dangerously_reset',
     );
     if (typeof task.connection_laui === 'string') await dispatchConnection(deps, task.connection_laui, metadata);
     await settle(position);

@@ -9,7 +9,6 @@ import { referencedItems, validateTask, ONLY_TASKS_DETAIL, type ReferencedItem, 
 import type { SystemSettings } from '../../shared/task/systemSettings.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { createItem, UNIQUE_KEY_EXISTS } from '../catalog/createItem.ts';
-import { uniqueKeyOf } from '../../shared/item-types/primaryKey.ts';
 import { validateItem } from '../../shared/item-types/itemTypes.ts';
 import { changeTask, taskChangeCompanion } from './changeTask.ts';
 import { actionsStatusAfter, runHookList } from '../action/runHooks.ts';
@@ -17,6 +16,9 @@ import { leaseCompanions, maxParallelismOf, sendLeases, sortDictOf } from './dis
 import type { QueueEvent } from '../queue/queue.ts';
 import type { CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import { mergedConfigOf } from './mergedConfig.ts';
+import { taskHoldingKey } from './taskHoldingKey.ts';
+import { validateNewTask } from './validateNewTask.ts';
+import { assertManualRun } from './assertManualRun.ts';
 import { loadSystemSettings, type TaskDeps } from './taskDeps.ts';
 
 const TERMINAL_STATES = new Set(['success', 'error', 'timeout', 'cancelled', 'fail']);
@@ -52,12 +54,10 @@ export const runTask = async (
     const missing = CREATE_REQUIRED.filter((field) => body[field] === undefined || body[field] === null);
     if (missing.length > 0) throw unprocessable(missing.map((field) => ({ type: 'missing', loc: ['body', field], msg: 'Field required', input: null })));
     // A field of the wrong JSON type is a 422 list entry, as create reports it, before the run
-    // rules below quote the value in a string detail (`{"frequency": {"toString": "x"}}` was a 500).
+    // rules quote the value in a string detail (`{"frequency": {"toString": "x"}}` was a 500).
     const wrongTypes = validateItem('task', body, 'update').filter((entry) => WRONG_TYPE.test(entry.type));
     if (wrongTypes.length > 0) throw unprocessable(wrongTypes);
-    // Rules that need no lookup are checked before anything is written.
-    const early = validateTask({ ...body, item_type: 'task' }, { enforce_connection_operator_mapping: false, connection_operator_mapping: {}, items: new Map() });
-    if (!early.ok && !early.detail.includes('item not found')) throw unprocessable(early.detail);
+    await validateNewTask(deps, principal, body);
     task = await createOrFind(deps, principal, body, metadata, settle);
   } else {
     if (!isLaui(body.item_laui)) throw unprocessable([{ type: 'value_error', loc: ['body', 'item_laui'], msg: 'Invalid ObjectId', input: body.item_laui }]);
@@ -68,6 +68,7 @@ export const runTask = async (
     task = found;
   }
   if (!(await deps.access.can(principal, task, 'EDIT'))) throw forbidden();
+  assertManualRun([task]);
   return enqueueAndDispatch(deps, task, body, metadata);
 };
 
@@ -95,6 +96,7 @@ export const runMany = async (
   tasks: ReadonlyArray<ItemDoc>,
   metadata: EventMetadata,
 ): Promise<{ results: RunOutcome[]; position: Position | null }> => {
+  assertManualRun(tasks);
   const reads = runReads(deps);
   const byConnection = new Map<Laui, PreparedRun[]>();
   const kept: ItemDoc[] = [];
@@ -395,10 +397,7 @@ const createOrFind = async (
     return task;
   } catch (error) {
     if (!(error instanceof AppError) || error.status !== 409 || error.detail !== UNIQUE_KEY_EXISTS) throw error;
-    const pk = uniqueKeyOf('task', { partition: 'ALL', ...fields });
-    const [existing] = await deps.items.find({
-      where: { item_type: 'task', name: String(fields.name), project_laui: String(fields.project_laui), account_laui: String(fields.account_laui) },
-    }).then((docs) => docs.filter((doc) => uniqueKeyOf('task', doc) === pk));
+    const existing = await taskHoldingKey(deps, fields, settle);
     if (!existing) throw error;
     return existing;
   }

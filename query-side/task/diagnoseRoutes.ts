@@ -12,6 +12,7 @@ import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import type { CronLiveness } from '../../projections/cron/cronLiveness.ts';
 import { cronViewOf, systemSettingsOf } from './cronView.ts';
 import { diagnoseTask, type CheckResult } from './diagnoseTask.ts';
+import { workflowStateOf } from './readyToRunRoutes.ts';
 
 /** Where diagnoses are kept (the command side's diagnosis journal; wired in ops). */
 export interface DiagnosisHistory {
@@ -77,6 +78,7 @@ export const diagnoseRoutes = (deps: DiagnoseDeps): Router<AppState> => {
       staleHeartbeatSeconds: settings.stale_heartbeat_seconds,
       taskHeartbeat: deps.workers.heartbeat(task.laui),
       workers: { running: deps.workers.running(), broker: deps.workers.broker },
+      workflowState: await workflowStateOf(deps.items, task.parent_laui, new Map()),
     });
     await deps.journal.record(task.laui, checks, metadataFor(principal.laui, now, ctx.state.correlationId));
     ctx.body = checks;

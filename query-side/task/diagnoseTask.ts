@@ -5,12 +5,14 @@ import { isUsableReference, itemNotFoundEntry, referencedItems, type ItemLookup 
 
 /**
  * GET /task/diagnose (spec 4.2): why a task does not run. Pure: the route gathers the inputs.
- * Every one of the ten checks is in the answer under a stable key, with `triggered` true or false,
- * so clients can show what was checked as well as what is wrong; the title and severity are the
- * spec's, details say what was seen. Keys, in spec order:
+ * Every check is in the answer under a stable key, with `triggered` true or false, so clients can
+ * show what was checked as well as what is wrong; the title and severity of the ten spec checks are
+ * the spec's, details say what was seen. Keys, the spec's ten in spec order:
  *   next_run_in_future, scheduler_not_running, pre_action_failed, state_cancelled,
  *   user_cancellation_requested, end_date_passed, state_not_schedulable, required_item_deleted,
- *   stuck_in_connection_queue, worker_not_running.
+ *   stuck_in_connection_queue, worker_not_running,
+ * then one beyond the spec's list: workflow_paused (blocking), since spec 3.2 excludes a task under a
+ * PAUSE workflow from ready-to-run and from the scheduler: it actively prevents running.
  */
 
 export type Severity = 'info' | 'warning' | 'blocking';
@@ -33,6 +35,8 @@ export interface DiagnoseInput {
   /** The worker's in-memory heartbeat of this task, when a worker of this process runs it. */
   taskHeartbeat: Date | null;
   workers: { running: boolean; broker: string };
+  /** folder_metadata.state of the task's parent workflow (null: none, or no workflow). */
+  workflowState?: string | null;
 }
 
 const PRE_ACTION_FAILURES = new Set(['failed', 'error', 'timeout', 'false']);
@@ -94,5 +98,9 @@ export function diagnoseTask(input: DiagnoseInput): Record<string, CheckResult> 
       state === 'queued_in_redis'
         ? `Queued for a worker since ${at(waitingSince)}; workers ${input.workers.running ? 'subscribed' : 'not subscribed'} to execute_task`
         : `State is ${state}, not waiting for a worker`),
+    workflow_paused: check(input.workflowState === 'PAUSE', 'blocking', 'Workflow paused',
+      input.workflowState === 'PAUSE'
+        ? `The parent workflow ${String(task.parent_laui)} is paused (folder_metadata.state PAUSE): neither the scheduler nor ready-to-run takes its tasks; set it to ACTIVE`
+        : `The parent workflow state is ${input.workflowState ?? 'not set'}`),
   };
 }

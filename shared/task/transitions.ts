@@ -1,6 +1,9 @@
 import { ADHOC, advanceLogicalDate, floorToGranularity, initialLogicalDate, nextCronDate } from './cron.ts';
 import { iso, toInstant } from './dates.ts';
 import { retryFields, type TaskRecord, type TaskState } from './taskFields.ts';
+import { TASK_STATES } from '../item-types/schemas/task.ts';
+
+const TASK_STATE_LIST: readonly string[] = TASK_STATES;
 
 /**
  * The task state machine of spec 3.1 and the field changes each transition implies. Pure: every
@@ -26,6 +29,17 @@ import { retryFields, type TaskRecord, type TaskState } from './taskFields.ts';
  * - Cancelled and fail change only the state; user_set_state stays `cancel` after a cancellation.
  * - The worker's own report (duration, last_run_output, last_run_date, task_instance_end_date) is not
  *   computed here.
+ * - Rows beyond the spec table, for what the service itself does: `lease_reaped` (a dispatch whose
+ *   worker stopped beating, queued_in_redis or running, ends in error, so the retry rule applies) and
+ *   `claim_released` (a scheduler claim whose dispatch failed goes back to the state it was claimed
+ *   from).
+ * - The API obeys this table (issue 19): every change of a task's `state`, whatever route or process
+ *   makes it, is checked by the item decider (`allowedTransition`) against the state it is decided
+ *   on, and a refused one is a 409 (`refusedTransitionDetail`). A change that names no trigger
+ *   (POST /task/update, /catalog/update, runs, the worker, the scheduler's claim) may take any row
+ *   but the restricted ones: `dangerously_reset` (any -> scheduled) only through
+ *   POST /task/dangerously_reset, and `claim_released` only by the scheduler, so a cancelled task
+ *   runs again only after dangerously_reset.
  */
 
 export type TaskTrigger =
@@ -39,7 +53,9 @@ export type TaskTrigger =
   | 'completion_timeout'
   | 'cancel_observed'
   | 'invalid_operator'
-  | 'dangerously_reset';
+  | 'dangerously_reset'
+  | 'lease_reaped'
+  | 'claim_released';
 
 export interface TransitionRule {
   trigger: TaskTrigger;
@@ -59,7 +75,15 @@ export const TRANSITIONS: readonly TransitionRule[] = [
   { trigger: 'cancel_observed', from: ['running'], to: 'cancelled' },
   { trigger: 'invalid_operator', from: ['running'], to: 'fail' },
   { trigger: 'dangerously_reset', from: 'any', to: 'scheduled' },
+  { trigger: 'lease_reaped', from: ['queued_in_redis', 'running'], to: 'error' },
+  { trigger: 'claim_released', from: ['queued_for_connection'], to: 'scheduled' },
+  { trigger: 'claim_released', from: ['queued_for_connection'], to: 'success' },
+  { trigger: 'claim_released', from: ['queued_for_connection'], to: 'error' },
+  { trigger: 'claim_released', from: ['queued_for_connection'], to: 'timeout' },
 ];
+
+/** Rows a state change takes only when its caller names their trigger. */
+const RESTRICTED_TRIGGERS: ReadonlySet<TaskTrigger> = new Set(['dangerously_reset', 'claim_released']);
 
 export const IN_FLIGHT_STATES: readonly TaskState[] = ['queued_for_connection', 'queued_in_redis', 'running'];
 
@@ -74,6 +98,40 @@ export function transitionTarget(from: string, trigger: TaskTrigger): TaskState 
 
 export function canTransition(from: string, to: string): boolean {
   return TRANSITIONS.some((rule) => rule.to === to && applies(rule, from));
+}
+
+/**
+ * Whether a task's state may change from `from` to `to` (the states differ): through `trigger`'s
+ * row when the change names it, else through any row but the restricted ones.
+ */
+export function allowedTransition(from: string, to: string, trigger?: TaskTrigger): boolean {
+  if (trigger !== undefined) return TRANSITIONS.some((rule) => rule.trigger === trigger && rule.to === to && applies(rule, from));
+  return TRANSITIONS.some((rule) => !RESTRICTED_TRIGGERS.has(rule.trigger) && rule.to === to && applies(rule, from));
+}
+
+/** The states a trigger leaves from ('any' reads as every state). */
+export const fromStatesOf = (trigger: TaskTrigger): readonly string[] => [
+  ...new Set(TRANSITIONS.filter((rule) => rule.trigger === trigger).flatMap((rule) => (rule.from === 'any' ? TASK_STATE_LIST : rule.from))),
+];
+
+/** The 409 detail of a refused state change. */
+export function refusedTransitionDetail(from: string, to: string): string {
+  const hint =
+    from === 'cancelled'
+      ? '; a cancelled task runs again only after POST /task/dangerously_reset'
+      : to === 'scheduled'
+        ? '; POST /task/dangerously_reset makes any task scheduled'
+        : '';
+  return `Invalid task state transition: ${from} -> ${to} is not allowed by the task state table (spec 3.1)${hint}`;
+}
+
+/**
+ * A manual run (POST /task/run, /task/multiple_tasks) of a task in `state`: null when allowed, else
+ * the 409 detail. States in flight pass: rule 8 drops a task already in its queue, as before.
+ */
+export function manualRunRefusal(state: string): string | null {
+  if ((IN_FLIGHT_STATES as readonly string[]).includes(state) || transitionTarget(state, 'manual_run') !== null) return null;
+  return refusedTransitionDetail(state, 'queued_for_connection');
 }
 
 /** Field changes, as stored (timestamps as ISO strings). */

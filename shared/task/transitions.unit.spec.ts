@@ -2,7 +2,11 @@ import { expect } from 'chai';
 import { TASK_STATES } from '../item-types/schemas/task.ts';
 import type { TaskRecord } from './taskFields.ts';
 import {
+  allowedTransition,
   canTransition,
+  fromStatesOf,
+  manualRunRefusal,
+  refusedTransitionDetail,
   cancelledChanges,
   dangerousResetChanges,
   enqueueChanges,
@@ -84,6 +88,38 @@ describe('task state machine: allowed transitions (spec 3.1)', () => {
     expect(brokerDispatchChanges()).to.deep.equal({ state: 'queued_in_redis' });
     expect(cancelledChanges()).to.deep.equal({ state: 'cancelled' });
     expect(failChanges()).to.deep.equal({ state: 'fail' });
+  });
+});
+
+describe('task state machine: what the API allows (issue 19)', () => {
+  it('given a change naming no trigger, when checked, then every row but the restricted ones applies', () => {
+    expect(allowedTransition('scheduled', 'queued_for_connection')).to.equal(true);
+    expect(allowedTransition('running', 'success')).to.equal(true);
+    expect(allowedTransition('queued_in_redis', 'error'), 'a reaped dispatch').to.equal(true);
+    expect(allowedTransition('cancelled', 'queued_for_connection')).to.equal(false);
+    expect(allowedTransition('cancelled', 'scheduled'), 'reset only through its route').to.equal(false);
+    expect(allowedTransition('queued_for_connection', 'scheduled'), 'claim release only by the scheduler').to.equal(false);
+    expect(allowedTransition('scheduled', 'running')).to.equal(false);
+  });
+
+  it('given a change naming its trigger, when checked, then only that row applies', () => {
+    for (const state of TASK_STATES) expect(allowedTransition(state, 'scheduled', 'dangerously_reset'), state).to.equal(true);
+    expect(allowedTransition('queued_for_connection', 'success', 'claim_released')).to.equal(true);
+    expect(allowedTransition('running', 'success', 'dangerously_reset')).to.equal(false);
+  });
+
+  it('given a manual run, when the state is cancelled, then it is refused naming dangerously_reset; idle and in-flight states pass', () => {
+    expect(manualRunRefusal('cancelled')).to.include('cancelled -> queued_for_connection').and.include('dangerously_reset');
+    for (const state of ['created', 'scheduled', 'success', 'error', 'timeout', 'fail', 'queued_for_connection', 'queued_in_redis', 'running']) {
+      expect(manualRunRefusal(state), state).to.equal(null);
+    }
+    expect(refusedTransitionDetail('scheduled', 'running')).to.equal('Invalid task state transition: scheduled -> running is not allowed by the task state table (spec 3.1)');
+  });
+
+  it('given triggers, when their from states are asked, then the rows give them', () => {
+    expect(fromStatesOf('operator_success')).to.deep.equal(['running']);
+    expect(fromStatesOf('lease_reaped')).to.deep.equal(['queued_in_redis', 'running']);
+    expect(fromStatesOf('dangerously_reset')).to.have.members([...TASK_STATES]);
   });
 });
 

@@ -214,6 +214,26 @@ describe('POST /api/v1/action/run (HTTP, embedded service, real action processes
     ]);
   });
 
+  it('given an action with only a bashblock (stored, or new with an empty codeblock), when run, then 422 saying a bashblock alone cannot run, and nothing is created', async () => {
+    const stored = await admin.createOk({
+      item_type: 'action',
+      name: 'bash-only.action',
+      parent_laui: actionsFolder,
+      project_laui: tree.project_laui,
+      account_laui: tree.account_laui,
+      codeblock: { language: 'python', code: '' },
+      bashblock: { code: 'echo only bash' },
+    });
+    const existing = await run({ item_type: 'action', item_laui: stored });
+    expect(existing.status, existing.text).to.equal(422);
+    expect(detailOf(existing)).to.be.a('string').and.include('bashblock alone cannot be run');
+    const fresh = await run(newAction('bash-new.action', { codeblock: { language: 'python', content: '  ' }, bashblock: { content: 'echo hi' } }));
+    expect(fresh.status, fresh.text).to.equal(422);
+    const errors = (detailOf(fresh) as { validation_context: { errors: Array<{ loc: string[]; msg: string }> } }).validation_context.errors;
+    expect(errors.map((entry) => [entry.loc.join('.'), entry.msg.includes('bashblock alone cannot be run')])).to.deep.equal([['body.codeblock', true]]);
+    expect(await actionsNamed('bash-new.action')).to.have.length(0);
+  });
+
   it('given an action that throws, when run, then 500 Internal server error with its message', async () => {
     const reply = await run({ item_type: 'action', item_laui: await action('throws', 'python', PY_THROWS) });
     expect(reply.status, reply.text).to.equal(500);

@@ -21,15 +21,25 @@ describe('GET /task/diagnose/{task_laui}: checks, access and history', function 
   });
   after(async () => svc.stop());
 
-  it('given a task without a running cron, when diagnosed, then all ten checks answer and the scheduler check blocks', async () => {
+  it('given a task without a running cron, when diagnosed, then every check answers and the scheduler check blocks', async () => {
     const task = await project.dailyTask('idle');
     const reply = await project.diagnose(task);
     expect(reply.status, reply.text).to.equal(200);
     const checks = reply.json as Checks;
-    expect(Object.keys(checks)).to.have.length(10);
+    expect(Object.keys(checks)).to.have.length(11);
     expect(checks.scheduler_not_running).to.deep.include({ triggered: true, severity: 'blocking', title: 'Scheduler not running' });
     expect(checks.worker_not_running?.title).to.equal('Celery not running (worker broker: in-process bus)');
     expect(Object.entries(checks).filter(([, check]) => check.triggered).map(([key]) => key)).to.deep.equal(['scheduler_not_running']);
+  });
+
+  it('given a task under a PAUSE workflow, when diagnosed, then the paused workflow is reported as blocking (issue 19)', async () => {
+    const paused = await project.api.createOk({ item_type: 'folder.workflow', name: 'paused-wf', parent_laui: project.tree.folders.workflow, folder_metadata: { state: 'PAUSE' } });
+    const task = await project.dailyTask('under-pause', { parent_laui: paused });
+    const reply = await project.diagnose(task);
+    expect(reply.status, reply.text).to.equal(200);
+    const checks = reply.json as Checks;
+    expect(checks.workflow_paused).to.deep.include({ triggered: true, severity: 'blocking', title: 'Workflow paused' });
+    expect(Object.entries(checks).filter(([, check]) => check.triggered && check.severity === 'blocking').map(([key]) => key)).to.include('workflow_paused');
   });
 
   it('given repeated and changed diagnoses, when the history is read, then it holds each distinct result once, oldest first', async () => {

@@ -15,6 +15,7 @@ const KEYS = [
   'required_item_deleted',
   'stuck_in_connection_queue',
   'worker_not_running',
+  'workflow_paused',
 ];
 
 const input = (task: Record<string, unknown>, overrides: Partial<DiagnoseInput> = {}): DiagnoseInput => ({
@@ -34,7 +35,7 @@ const input = (task: Record<string, unknown>, overrides: Partial<DiagnoseInput> 
 const triggered = (result: ReturnType<typeof diagnoseTask>) => Object.keys(result).filter((key) => result[key]?.triggered);
 
 describe('task diagnose checks (spec 4.2)', () => {
-  it('given a healthy scheduled task, when diagnosed, then all ten checks are present and none triggered', () => {
+  it('given a healthy scheduled task, when diagnosed, then all eleven checks are present and none triggered', () => {
     const result = diagnoseTask(input({ next_run_date: ago(10) }));
     expect(Object.keys(result)).to.deep.equal(KEYS);
     expect(triggered(result)).to.deep.equal([]);
@@ -55,6 +56,13 @@ describe('task diagnose checks (spec 4.2)', () => {
       expect(triggered(result), key).to.deep.equal([key]);
       expect(result[key]?.severity).to.equal(severity);
     }
+  });
+
+  it('given a task under a PAUSE workflow, when diagnosed, then workflow_paused blocks and nothing else fires', () => {
+    const result = diagnoseTask(input({ next_run_date: ago(10) }, { workflowState: 'PAUSE' }));
+    expect(triggered(result)).to.deep.equal(['workflow_paused']);
+    expect(result.workflow_paused).to.include({ severity: 'blocking', title: 'Workflow paused' });
+    expect(triggered(diagnoseTask(input({ next_run_date: ago(10) }, { workflowState: 'ACTIVE' })))).to.deep.equal([]);
   });
 
   it('given a cancelled task, when diagnosed, then state_cancelled and state_not_schedulable fire', () => {

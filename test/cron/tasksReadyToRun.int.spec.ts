@@ -51,6 +51,20 @@ describe('GET /catalog/get/tasks_ready_to_run/{project_laui} (spec 4.3)', functi
     expect(items[0]).not.to.have.any.keys('_position', 'is_deleted', 'created_seq');
   });
 
+  it('given a scheduled task just created and a cron never started, when listed, then it is ready: logical_date and next_run_date were set at creation (issue 19)', async () => {
+    const start = new Date(Date.UTC(2024, 0, 10, 13, 45));
+    const laui = await project.dailyTask('fresh-daily', { start_date: start.toISOString(), end_date: iso(30 * DAY_MS) });
+    const created = await project.item(laui);
+    // Floored to the daily granularity (midnight of start_date); the first fire at or after start_date is the next midnight.
+    expect(created).to.include({ logical_date: '2024-01-10T00:00:00.000Z', next_run_date: '2024-01-11T00:00:00.000Z' });
+    const hourly = await project.dailyTask('fresh-hourly', { frequency: '30 * * * *', start_date: start.toISOString(), end_date: iso(30 * DAY_MS) });
+    expect(await project.item(hourly)).to.include({ logical_date: '2024-01-10T13:00:00.000Z', next_run_date: '2024-01-10T14:30:00.000Z' });
+    expect((await project.item(project.tree.project_laui)).folder_metadata?.cron_status ?? null).to.equal(null);
+    const reply = await project.api.getPath(`/get/tasks_ready_to_run/${project.tree.project_laui}`);
+    expect(reply.status, reply.text).to.equal(200);
+    expect((reply.json as Array<{ laui: string }>).map((item) => item.laui)).to.include.members([laui, hourly]);
+  });
+
   it('given a stranger, an unknown project or a malformed LAUI, when listed, then 403, 404 or 422', async () => {
     const denied = await svc.client().get(`/api/v1/catalog/get/tasks_ready_to_run/${project.tree.project_laui}`, { token: strangerToken });
     expect([denied.status, denied.json]).to.deep.equal([403, { detail: 'Access denied' }]);

@@ -127,7 +127,8 @@ describe('task lifecycle: cancel, timeout, reset, finish, update, duplicates and
     expect(leases).to.have.length(1);
     // ...and marked the task running under that lease before it died.
     const { changeTask } = await import('../../command-side/task/changeTask.ts');
-    await changeTask(svc.service.eventStore, laui, { state: 'running', session_id: leases[0]?.sessionId }, meta);
+    // (through the rows of the state table a real dispatch takes: success -> queued_for_connection -> queued_in_redis -> running)
+    await changeTask(svc.service.eventStore, laui, [{ state: 'queued_for_connection' }, { state: 'queued_in_redis', session_id: leases[0]?.sessionId }, { state: 'running' }], meta);
     const waiting = await runNew('waits-for-slot', quick);
     expect((await task(waiting)).state).to.equal('queued_for_connection');
     const released = await waitFor(waiting, (candidate) => candidate.state === 'success', 15_000);
