@@ -25,6 +25,7 @@ import { typeFields, type CatalogDeps } from './catalogDeps.ts';
 import { itemNotFound, itemStream, type ItemEvent } from './item.ts';
 import { itemStatesOf } from './itemStates.ts';
 import { itemDecider } from './decide.ts';
+import { referenceChecker } from '../task/checkTaskReferences.ts';
 
 export const UNIQUE_KEY_EXISTS = 'Item already exists with the same unique key';
 
@@ -76,6 +77,8 @@ export const planItem = async (deps: CatalogDeps, principal: Principal, body: Re
   const owner: AccessMaps = { ...emptyAccess(), owners: { [principal.laui]: 'true' } };
   const access = body.access_patch === undefined ? owner : applyAccessPatch(owner, parseAccessPatch(body.access_patch));
   const fields = applyDefaults(definition.type, typeFields(body));
+  // A task hands its connection to its operator's code: its author must VIEW all it references.
+  if (definition.base === 'task') await referenceChecker(deps).require(principal, fields);
   const name = String(body.name);
   const uniqueKey = uniqueKeyOf(definition.type, { ...fields, name, parent_laui: parent?.laui ?? null });
   return { itemType: definition.type, name, parent, fields, access, uniqueKey };

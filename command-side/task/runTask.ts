@@ -17,6 +17,7 @@ import type { QueueEvent } from '../queue/queue.ts';
 import type { CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import { mergedConfigOf } from './mergedConfig.ts';
 import { loadSystemSettings, type TaskDeps } from './taskDeps.ts';
+import { referenceChecker } from './checkTaskReferences.ts';
 
 const TERMINAL_STATES = new Set(['success', 'error', 'timeout', 'cancelled', 'fail']);
 const NOT_IN_FLIGHT = ['created', 'scheduled', 'success', 'error', 'timeout', 'cancelled', 'fail', 'queued_for_connection'];
@@ -50,6 +51,8 @@ export const runTask = async (
     // Rules that need no lookup are checked before anything is written.
     const early = validateTask({ ...body, item_type: 'task' }, { enforce_connection_operator_mapping: false, connection_operator_mapping: {}, items: new Map() });
     if (!early.ok && !early.detail.includes('item not found')) throw unprocessable(early.detail);
+    // Before the create actions run: they may be handed the connections the body names.
+    await referenceChecker(deps).require(principal, body);
     task = await createOrFind(deps, principal, body, metadata, settle);
   } else {
     if (!isLaui(body.item_laui)) throw unprocessable([{ type: 'value_error', loc: ['body', 'item_laui'], msg: 'Invalid ObjectId', input: body.item_laui }]);
@@ -60,6 +63,8 @@ export const runTask = async (
     task = found;
   }
   if (!(await deps.access.can(principal, task, 'EDIT'))) throw forbidden();
+  // Checked at every run, not only at creation: a right may have been revoked since.
+  await referenceChecker(deps).require(principal, task);
   return enqueueAndDispatch(deps, task, body, metadata);
 };
 
@@ -210,6 +215,8 @@ export const prepareRun = async (
     total_retries: merged.total_retries,
     retry_interval: merged.retry_interval,
     last_system_updated_date: metadata.at,
+    // Whose rights the run acts with at the worker (checkTaskReferences.ts: runPrincipalLaui).
+    run_by: metadata.user_laui ?? task.created_by ?? null,
   };
   if (typeof overrides.logical_date === 'string') changes.logical_date = overrides.logical_date;
   else if (isAdhoc(task.frequency ?? 'ADHOC') && (task.logical_date ?? null) === null) changes.logical_date = metadata.at;
