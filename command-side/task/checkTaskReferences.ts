@@ -47,7 +47,12 @@ export interface ReferenceChecker {
  * (a cycle checks the same connection and operator for many tasks), never a long-lived one, so that
  * a revoked right is seen by the next request or cycle.
  */
-export const referenceChecker = (deps: { access: AccessControl; items: Pick<Collection<ItemDoc>, 'peek'> }): ReferenceChecker => {
+export interface ReferenceCheckDeps {
+  access: Pick<AccessControl, 'principals' | 'can' | 'principalOf'>;
+  items: Pick<Collection<ItemDoc>, 'peek'>;
+}
+
+export const referenceChecker = (deps: ReferenceCheckDeps): ReferenceChecker => {
   const principals = new Map<Laui, Promise<Set<Laui>>>();
   const verdicts = new Map<string, Promise<boolean>>();
   const principalsOf = (principal: Principal) => {
@@ -94,4 +99,26 @@ export const referenceChecker = (deps: { access: AccessControl; items: Pick<Coll
 export const runPrincipalLaui = (task: Readonly<Record<string, unknown>>): Laui | null => {
   if (isLaui(task.run_by)) return task.run_by;
   return isLaui(task.created_by) ? task.created_by : null;
+};
+
+/**
+ * Why a run may not start on behalf of `userLaui` (null: it may): the user is gone, or cannot VIEW
+ * one of the task's references or one of `extra` (the connection a dispatch names). Used where no
+ * request carries a principal: the scheduler before it claims a due task, the worker before the
+ * connection's content reaches the operator.
+ */
+export const runRefusal = async (
+  deps: ReferenceCheckDeps,
+  userLaui: Laui | null,
+  task: Readonly<Record<string, unknown>>,
+  extra: ReadonlyArray<Laui> = [],
+  checker: ReferenceChecker = referenceChecker(deps),
+): Promise<string | null> => {
+  if (userLaui === null) return null;
+  const principal = await deps.access.principalOf(userLaui);
+  if (principal === null) return `Access denied: the run's user ${userLaui} no longer exists`;
+  const denied = await checker.denied(principal, task);
+  for (const laui of extra) if (!denied.includes(laui) && !(await checker.canView(principal, laui))) denied.push(laui);
+  if (denied.length === 0) return null;
+  return `Access denied: user ${principal.username || principal.laui} cannot VIEW ${denied.join(', ')} (revoked since the task was created or queued?)`;
 };
