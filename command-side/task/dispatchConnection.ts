@@ -106,7 +106,7 @@ const prepareLease = async (
 };
 
 /** Publishes `execute_task` for a leased task whose queued_in_redis change is committed (at `position`). */
-const publishLease = async (deps: TaskDeps, connectionLaui: Laui, prepared: PreparedLease, position: Position | null, metadata: EventMetadata): Promise<string> => {
+const publishLease = async (deps: TaskDeps, connectionLaui: Laui, prepared: PreparedLease, position: Position | null): Promise<string> => {
   const { task, lease } = prepared;
   // The run's principal, not whoever's request freed the slot: a waiting task is often dispatched
   // by another user's finish or run.
@@ -164,7 +164,7 @@ export const sendLeases = async (
     const prepared = await prepareLease(deps, lease, metadata, leading, decided);
     if (!prepared) continue;
     if (changed !== null) latest = changed;
-    sent.set(prepared.task.laui, await publishLease(deps, connectionLaui, prepared, changed, metadata));
+    sent.set(prepared.task.laui, await publishLease(deps, connectionLaui, prepared, changed));
   }
   return { sent, position: latest };
 };
@@ -229,7 +229,7 @@ export const leaseCompanions = (
       if (!entry || entry.position === null) continue;
       positions.set(laui, entry.position);
       try {
-        sent.set(laui, await publishLease(deps, connectionLaui, entry.prepared, entry.position, metadata));
+        sent.set(laui, await publishLease(deps, connectionLaui, entry.prepared, entry.position));
       } catch (error) {
         failed.set(laui, error);
       }
