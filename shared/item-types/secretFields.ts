@@ -141,11 +141,18 @@ export const secretFieldOpener = (secrets: SecretBox): ((value: unknown) => unkn
 
 /**
  * What a client sees: every sealed field with only its secret-bearing parts masked (maskSecrets,
- * made when it was sealed); a value sealed before that rule shows its keys with masked values.
+ * made when it was sealed) for a reader with VIEW on the item; a stranger, or a value sealed before
+ * that rule, shows its keys with masked values.
  */
-export const maskSealedFields = (view: Record<string, unknown>): Record<string, unknown> => {
+export const maskSealedFields = (view: Record<string, unknown>, reader: 'viewer' | 'stranger' = 'viewer'): Record<string, unknown> => {
   for (const [field, value] of Object.entries(view)) {
-    if (isSealedField(value)) view[field] = value.shown !== undefined ? value.shown : Object.fromEntries(value.keys.map((key) => [key, MASK]));
+    if (!isSealedField(value)) continue;
+    // A caller without VIEW (the routes the spec leaves unchecked: the flat GET, item_revisions)
+    // learns the shape only, as before: host, user and database are not for strangers either.
+    view[field] = reader === 'viewer' && value.shown !== undefined ? value.shown : Object.fromEntries(value.keys.map((key) => [key, MASK]));
   }
   return view;
 };
+
+/** True when the item type has sealed fields (connections, chat): its view depends on the reader. */
+export const hasSecretFields = (itemType: string): boolean => secretFieldsOf(itemType).length > 0;

@@ -296,7 +296,7 @@ describe('task access checks (issue 19): every task route, references, worker to
   });
 
   describe('masking: readers see a connection\'s non-secret fields', () => {
-    it('given a connection with ordinary and secret-bearing fields (nested too), when read, then only the secret-bearing values are masked', async () => {
+    it('given a connection with ordinary and secret-bearing fields (nested too), when a reader with VIEW reads it, then only the secret-bearing values are masked; a caller without VIEW sees every value masked', async () => {
       const laui = await connectionNamed('masked', {
         host: 'db.example',
         port: 5432,
@@ -323,6 +323,16 @@ describe('task access checks (issue 19): every task route, references, worker to
         dsn: 'postgres://etl:********@db.example:5432/sales',
       });
       expect(read.text).to.not.include(SECRET);
+      const revision = await her.getPath(`/get/item_revisions?item_laui=${laui}&version=1`);
+      expect((revision.json as { content: Record<string, unknown> }).content).to.include({ host: 'db.example', password: '********' });
+
+      // Without VIEW (the routes the spec leaves unchecked) a caller learns the shape only, as before.
+      const stranger = catalogClient(svc, eve.token);
+      const allMasked = Object.fromEntries(['host', 'port', 'database', 'user', 'region', 'password', 'api_key', 'options', 'dsn'].map((key) => [key, '********']));
+      for (const reply of [await stranger.get({ item_laui: laui }), await stranger.getPath(`/get/item_revisions?item_laui=${laui}&version=1`)]) {
+        expect(reply.status, reply.text).to.equal(200);
+        expect((reply.json as { content: unknown }).content).to.deep.equal(allMasked);
+      }
     });
   });
 });
