@@ -128,7 +128,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const userCommands = userHandler({ eventStore, passwords, secrets });
   const items = readStore.collection<ItemDoc>(ITEMS, itemsProjection.indexes);
   const links = readStore.collection<LinkDoc>(LINKS, linksProjection.indexes);
-  const access = createAccessControl({ items, groupsOf: (laui) => groupsOfPrincipal(readStore, laui) });
+  const access = createAccessControl({ items, groupsOf: (laui) => groupsOfPrincipal(readStore, laui), users });
   const runner = new ProcessCodeRunner({
     poolSize: config.workerPoolSize,
     // Every worker slot may be running a reuse operator at once.

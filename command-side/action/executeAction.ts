@@ -7,6 +7,7 @@ import type { Logger } from '../../shared/ports/Logger.ts';
 import type { SecretBox } from '../../shared/ports/SecretBox.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { AccessControl } from '../../projections/catalog/accessControl.ts';
 import { installStep, normaliseCodeBlock } from './codeBlocks.ts';
 
 /**
@@ -19,6 +20,8 @@ export interface ActionRunDeps {
   runner: CodeRunner;
   logger: Logger;
   clock: Clock;
+  /** A task's hooks run on behalf of a user: VIEW on the action and its connection is checked as they run. */
+  access: Pick<AccessControl, 'principals' | 'can' | 'principalOf'>;
   /** Memory and output caps of a run; its time limit comes from `action_timeout_seconds`. */
   limits: Pick<RunLimits, 'memoryMb' | 'maxOutputBytes'>;
 }

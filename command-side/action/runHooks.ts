@@ -5,6 +5,7 @@ import { renderString, renderTemplates, templateVariables } from '../../shared/t
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { mergedConfigOf } from '../task/mergedConfig.ts';
 import { loadSystemSettings } from '../task/taskDeps.ts';
+import { referenceChecker } from '../task/checkTaskReferences.ts';
 import { connectionNotFound, executeAction, loadConnection, openConnection, type ActionRunDeps } from './executeAction.ts';
 
 /** The four hook lists of a task (spec 2.5 action_type). */
@@ -122,6 +123,20 @@ const runHook = async (
   const connectionRef = typeof reference.connection_laui === 'string' && reference.connection_laui !== '' ? renderString(reference.connection_laui, variables) : (action.connection_laui ?? null);
   const connection = connectionRef === null ? null : await loadConnection(deps.items, connectionRef);
   if (connectionRef !== null && connection === null) return refused(action.name, connectionNotFound(connectionRef));
+
+  // On behalf of the request's user, else (a scheduled run's pre-actions) the task's creator; the
+  // worker's running and post actions carry the run's user in their metadata. Checked now, with the
+  // connection as templated: a right revoked since the task was queued stops the hook.
+  const actor = metadata.user_laui ?? (isLaui(task.created_by) ? task.created_by : null);
+  if (actor !== null) {
+    const principal = await deps.access.principalOf(actor);
+    if (principal === null) return refused(action.name, `Access denied: the run's user ${actor} no longer exists`);
+    const checker = referenceChecker(deps);
+    const needed = [action.laui, ...(connection ? [connection.laui] : [])];
+    const verdicts = await Promise.all(needed.map((item) => checker.canView(principal, item)));
+    const denied = needed.filter((_, index) => !verdicts[index]);
+    if (denied.length > 0) return refused(action.name, `Access denied: user ${principal.username || actor} cannot VIEW ${denied.join(', ')}`);
+  }
 
   const rawVariables = isObject(reference.action_variables) ? reference.action_variables : isObject(action.action_variables) ? action.action_variables : {};
   const timeoutSeconds = effectiveActionTimeout(reference.timeout, settings);

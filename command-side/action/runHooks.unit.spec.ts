@@ -9,6 +9,7 @@ import { sealSecretFields } from '../../shared/item-types/secretFields.ts';
 import { ITEMS, itemsProjection, type ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { MemoryReadStore } from '../../projections/read-store/MemoryReadStore.ts';
 import { AesSecretBox } from '../../ops/keys/AesSecretBox.ts';
+import { createAccessControl } from '../../projections/catalog/accessControl.ts';
 import type { ActionRunDeps } from './executeAction.ts';
 import { actionsStatusAfter, runHookList, type ActionStatusEntry, type HookKind } from './runHooks.ts';
 
@@ -52,7 +53,8 @@ describe('task hooks: runHookList (spec 2.5, rule 7) with a scripted runner', ()
   let runner: ScriptedRunner;
   let logger: MemoryLogger;
   let secrets: AesSecretBox;
-  const metadata = metadataFor('65a000000000000000000001', NOW, 'corr-1');
+  const USER = '65a000000000000000000001';
+  const metadata = metadataFor(USER, NOW, 'corr-1');
 
   const put = async (fields: Partial<ItemDoc> & { item_type: string; name: string }): Promise<string> => {
     const laui = newLaui(NOW);
@@ -61,7 +63,8 @@ describe('task hooks: runHookList (spec 2.5, rule 7) with a scripted runner', ()
       laui,
       parent_laui: null,
       is_root: false,
-      access: { owners: {}, editors: {}, viewers: {} },
+      // The hooks run on behalf of USER: it may VIEW what the specs put, unless a spec says otherwise.
+      access: { owners: {}, editors: {}, viewers: { [USER]: 'true' } },
       created_at: NOW.toISOString(),
       updated_at: NOW.toISOString(),
       deleted_at: null,
@@ -90,8 +93,10 @@ describe('task hooks: runHookList (spec 2.5, rule 7) with a scripted runner', ()
     runner = new ScriptedRunner();
     logger = new MemoryLogger();
     secrets = new AesSecretBox(randomBytes(32));
+    const items = new MemoryReadStore().collection<ItemDoc>(ITEMS, itemsProjection.indexes);
     deps = {
-      items: new MemoryReadStore().collection<ItemDoc>(ITEMS, itemsProjection.indexes),
+      items,
+      access: createAccessControl({ items, groupsOf: async () => new Set() }),
       secrets,
       runner,
       logger,
@@ -226,6 +231,25 @@ describe('task hooks: runHookList (spec 2.5, rule 7) with a scripted runner', ()
     expect(runner.requests[0]?.connection).to.deep.equal(content);
     expect(runner.requests[1]?.connection).to.equal(null);
     expect(outcome.statuses[1]).to.include({ state: 'error', error: 'connection item not found: 65a0000000000000000000dd' });
+  });
+
+  it('given an action or a (templated) connection its user cannot VIEW, when run, then the hook is an access-denied error entry and nothing runs (issue 19)', async () => {
+    const hidden = { owners: {}, editors: {}, viewers: {} };
+    const content = { host: 'db.example', password: 's3cret' };
+    const connection = await put({ item_type: 'connection.postgresql', name: 'db', access: hidden, ...sealSecretFields('connection.postgresql', { content }, secrets) });
+    const echo = await action('echo', 'echo');
+    const secretAction = await action('hidden', 'echo', { access: hidden, connection_laui: null });
+    const outcome = await runHookList(
+      deps,
+      taskWith('post_actions', [{ laui: echo, connection_laui: '{{ target }}' }, { laui: secretAction }, { laui: echo }]),
+      'post_actions',
+      metadata,
+      { target: connection },
+    );
+    expect(runner.requests.map((request) => request.connection)).to.deep.equal([null]);
+    expect(outcome.statuses.map((entry) => entry.state)).to.deep.equal(['error', 'error', 'success']);
+    expect(outcome.statuses[0]?.error).to.equal(`Access denied: user ${USER} cannot VIEW ${connection}`);
+    expect(outcome.statuses[1]?.error).to.equal(`Access denied: user ${USER} cannot VIEW ${secretAction}`);
   });
 
   it('given no references, when run, then it passes without loading anything', async () => {

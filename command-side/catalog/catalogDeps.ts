@@ -37,6 +37,8 @@ export const RESERVED_KEYS: ReadonlySet<string> = new Set([
   'version',
   'pk',
   '_position',
+  // Whose rights a task's run acts with: written by the run pipeline only (checkTaskReferences.ts).
+  'run_by',
 ]);
 
 export const typeFields = (body: Record<string, unknown>): Record<string, unknown> =>

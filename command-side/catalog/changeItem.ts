@@ -15,6 +15,7 @@ import { UNIQUE_KEY_EXISTS } from './createItem.ts';
 import { itemDecider } from './decide.ts';
 import { itemStream, type ItemEvent, type ItemState } from './item.ts';
 import { linkDecider, linkKey, linkStream } from './link.ts';
+import { referenceChecker } from '../task/checkTaskReferences.ts';
 
 /** Fields fixed at creation: moving an item or changing its type is not an update. */
 const IMMUTABLE = ['item_type', 'parent_laui', 'is_root', 'laui', 'created_at', 'created_by', 'version', 'pk'];
@@ -44,6 +45,9 @@ export const updateItem = async (deps: CatalogDeps, principal: Principal, reques
   const merged = { ...typeFields(item), ...changes, item_type: item.item_type, name: changes.name ?? item.name, parent_laui: item.parent_laui };
   const entries = validateItem(item.item_type, merged, 'create');
   if (entries.length > 0) throw unprocessable(entries);
+  // The task as it will be: whoever changes it must VIEW everything it will reference, or an editor
+  // could point its owner's scheduled runs (which act with the owner's rights) at what they cannot see.
+  if (definition.base === 'task') await referenceChecker(deps).require(principal, merged);
   const access = request.access_patch === undefined ? null : applyAccessPatch(item.access, parseAccessPatch(request.access_patch));
 
   const oldKey = uniqueKeyOf(item.item_type, item);

@@ -26,6 +26,7 @@ import { itemNotFound, itemStream, type ItemEvent } from './item.ts';
 import { itemStatesOf } from './itemStates.ts';
 import { itemDecider } from './decide.ts';
 import { initialScheduleChanges } from '../cron/scheduleChanges.ts';
+import { referenceChecker } from '../task/checkTaskReferences.ts';
 
 export const UNIQUE_KEY_EXISTS = 'Item already exists with the same unique key';
 
@@ -77,6 +78,8 @@ export const planItem = async (deps: CatalogDeps, principal: Principal, body: Re
   const owner: AccessMaps = { ...emptyAccess(), owners: { [principal.laui]: 'true' } };
   const access = body.access_patch === undefined ? owner : applyAccessPatch(owner, parseAccessPatch(body.access_patch));
   const fields = applyDefaults(definition.type, typeFields(body));
+  // A task hands its connection to its operator's code: its author must VIEW all it references.
+  if (definition.base === 'task') await referenceChecker(deps).require(principal, fields);
   // Spec 2.4: a scheduled task's logical_date starts at its start_date (floored to the cron
   // granularity), and its next_run_date is the first fire from it, from its creation on: ready-to-run
   // and diagnose see them whether or not a cron ever ran (the scheduler fills only what is missing).

@@ -12,6 +12,7 @@ import { dispatchRuns, prepareRun, runReads, validateRun, type DispatchedRuns, t
 import { hookReferences } from '../action/runHooks.ts';
 import type { TaskDeps } from '../task/taskDeps.ts';
 import { claimDueTask, releaseClaim, type Claim } from './claimDueTask.ts';
+import { referenceChecker, runRefusal } from '../task/checkTaskReferences.ts';
 import { catchUpChanges, initialScheduleChanges } from './scheduleChanges.ts';
 
 export interface CronDeps extends TaskDeps {
@@ -152,6 +153,9 @@ export const schedulerCycle = async (
   const outcome: CycleOutcome = { dispatched: [], catchingUp: false };
   const workflows = new Map<string, Promise<string | null>>();
   const reads = runReads(deps, settings);
+  // One per cycle: the same connection and operator are checked for many tasks, and a right revoked
+  // since the last cycle is seen by the next.
+  const references = referenceChecker(deps);
   const preActions = limiter(PRE_ACTION_CONCURRENCY);
   const claimed = new Map<Laui, ClaimedRun[]>();
   const sent: ClaimedRun[] = [];
@@ -200,6 +204,14 @@ export const schedulerCycle = async (
       const problem = typeof verdict.detail === 'string' ? verdict.detail : JSON.stringify(verdict.detail);
       if (memory.problems.get(task.laui) !== problem) log('error', 'validate', `Task ${task.name} is due but invalid: ${problem}`, task);
       memory.problems.set(task.laui, problem);
+      return;
+    }
+    // A scheduled run acts with the rights of the task's creator (docs: access.md), checked at every
+    // run: one who can no longer VIEW what the task references stops its runs (logged, not claimed).
+    const refusal = await runRefusal(deps, typeof task.created_by === 'string' ? task.created_by : null, fields, [], references);
+    if (refusal !== null) {
+      if (memory.problems.get(task.laui) !== refusal) log('error', 'access', `Task ${task.name} is due but not run: ${refusal}`, task);
+      memory.problems.set(task.laui, refusal);
       return;
     }
     memory.problems.delete(task.laui);

@@ -9,6 +9,7 @@ import type { QueueEvent } from '../queue/queue.ts';
 import { leasesOf, type Lease } from '../queue/handler.ts';
 import { EXECUTE_TASK, type TaskDeps } from './taskDeps.ts';
 import { renderPayload } from './renderPayload.ts';
+import { runPrincipalLaui } from './checkTaskReferences.ts';
 
 /** What a worker receives on `execute_task`. */
 export interface ExecuteTaskMessage {
@@ -26,6 +27,9 @@ export interface ExecuteTaskMessage {
 
 /** Worker tokens outlive the longest run they may report on. */
 const WORKER_TOKEN_TTL_SECONDS = 24 * 60 * 60;
+const WORKER_TOKEN_CACHE_SIZE = 10_000;
+/** The `purpose` claim of a dispatch token (ops/http/authenticate.ts scopes it to its task). */
+export const WORKER_TOKEN_PURPOSE = 'worker';
 
 /**
  * Load balancing of rule 8 for one connection: lease every free slot to the first waiting tasks,
@@ -102,9 +106,11 @@ const prepareLease = async (
 };
 
 /** Publishes `execute_task` for a leased task whose queued_in_redis change is committed (at `position`). */
-const publishLease = async (deps: TaskDeps, connectionLaui: Laui, prepared: PreparedLease, position: Position | null, metadata: EventMetadata): Promise<string> => {
+const publishLease = async (deps: TaskDeps, connectionLaui: Laui, prepared: PreparedLease, position: Position | null): Promise<string> => {
   const { task, lease } = prepared;
-  const user = ownerOf(task, metadata);
+  // The run's principal, not whoever's request freed the slot: a waiting task is often dispatched
+  // by another user's finish or run.
+  const user = runPrincipalLaui(task);
   const message: ExecuteTaskMessage = {
     task_laui: task.laui,
     connection_laui: connectionLaui,
@@ -158,7 +164,7 @@ export const sendLeases = async (
     const prepared = await prepareLease(deps, lease, metadata, leading, decided);
     if (!prepared) continue;
     if (changed !== null) latest = changed;
-    sent.set(prepared.task.laui, await publishLease(deps, connectionLaui, prepared, changed, metadata));
+    sent.set(prepared.task.laui, await publishLease(deps, connectionLaui, prepared, changed));
   }
   return { sent, position: latest };
 };
@@ -223,7 +229,7 @@ export const leaseCompanions = (
       if (!entry || entry.position === null) continue;
       positions.set(laui, entry.position);
       try {
-        sent.set(laui, await publishLease(deps, connectionLaui, entry.prepared, entry.position, metadata));
+        sent.set(laui, await publishLease(deps, connectionLaui, entry.prepared, entry.position));
       } catch (error) {
         failed.set(laui, error);
       }
@@ -233,12 +239,16 @@ export const leaseCompanions = (
   return { plan, publish };
 };
 
-/** RSA signing costs milliseconds: a user's worker token is reused while it has an hour left. */
+/**
+ * RSA signing costs milliseconds: a worker token is reused while it has an hour left. A token is
+ * scoped to one task (claim `task_laui`; the facade lets it call only task/update and task/finish of
+ * that task), so tokens are kept per user and task: a re-run of the same task reuses its token.
+ */
 // Per signer: a token made with one service's key is worthless to another in the same process.
-// The signing in flight is shared: a batch of dispatches for one user signs once, not once per task.
+// The signing in flight is shared: concurrent dispatches of one task sign once.
 const workerTokens = new WeakMap<TaskDeps['tokens'], Map<string, { token: Promise<string>; expiresAt: number }>>();
 const workerToken = (deps: TaskDeps, user: Laui | null, taskLaui: Laui): Promise<string> => {
-  const key = user ?? '';
+  const key = `${user ?? ''}:${taskLaui}`;
   let tokens = workerTokens.get(deps.tokens);
   if (!tokens) {
     tokens = new Map();
@@ -247,7 +257,9 @@ const workerToken = (deps: TaskDeps, user: Laui | null, taskLaui: Laui): Promise
   const cached = tokens.get(key);
   const now = deps.clock.now().getTime();
   if (cached && cached.expiresAt - now > 3600_000) return cached.token;
-  const token = deps.tokens.sign('access', user, { purpose: 'worker', task_laui: taskLaui }, WORKER_TOKEN_TTL_SECONDS);
+  // Bounded: one entry per task dispatched within a day would grow without end.
+  if (tokens.size >= WORKER_TOKEN_CACHE_SIZE) tokens.clear();
+  const token = deps.tokens.sign('access', user, { purpose: WORKER_TOKEN_PURPOSE, task_laui: taskLaui }, WORKER_TOKEN_TTL_SECONDS);
   const entry = { token, expiresAt: now + WORKER_TOKEN_TTL_SECONDS * 1000 };
   tokens.set(key, entry);
   // A failed signing is not remembered: the next dispatch tries again.
@@ -256,5 +268,3 @@ const workerToken = (deps: TaskDeps, user: Laui | null, taskLaui: Laui): Promise
   });
   return token;
 };
-
-const ownerOf = (task: ItemDoc, metadata: EventMetadata): Laui | null => metadata.user_laui ?? task.created_by;

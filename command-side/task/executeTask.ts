@@ -11,6 +11,7 @@ import { actionsStatusAfter, hookReferences, runHookList, type ActionStatusEntry
 import { installStep, normaliseCodeBlock } from '../action/codeBlocks.ts';
 import { dispatchConnection, type ExecuteTaskMessage } from './dispatchConnection.ts';
 import { mergedConfigOf } from './mergedConfig.ts';
+import { runRefusal } from './checkTaskReferences.ts';
 import { loadSystemSettings, type TaskDeps } from './taskDeps.ts';
 import type { HeartbeatStore } from './HeartbeatStore.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
@@ -121,7 +122,11 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
       const kept = kind === 'running_actions' && Array.isArray(previous.running_actions) ? (previous.running_actions as ActionStatusEntry[]) : [];
       await changeTask(deps.eventStore, taskLaui, { actions_status: actionsStatusAfter(previous, kind, [...kept, ...statuses]) }, metadata());
     };
-    const outcome = await deps.runner.runOperator({
+    // Checked here again, not only when the run was queued: a right revoked while the run waited
+    // for its slot keeps the connection's content from the code (the run ends `fail`, saying why).
+    const refusal = await runRefusal(deps, message.value.user_laui, task, [connectionLaui]);
+    if (refusal !== null) log('error', 'TASK', 'access', `Task ${task.name} not started: ${refusal}`);
+    const outcome: OperatorOutcome = refusal !== null ? { status: 'fail', message: refusal, output: { error: refusal }, logs: '', logsTruncated: false } : await deps.runner.runOperator({
       codeblock: normaliseCodeBlock(operator?.codeblock),
       bashblock: installStep(operator?.bashblock),
       connection: openConnection(connection?.content ?? {}),

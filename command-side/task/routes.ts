@@ -7,6 +7,7 @@ import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgres
 import { lauiSchema, requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { changeTask } from './changeTask.ts';
+import { referenceChecker } from './checkTaskReferences.ts';
 import { dispatchConnection } from './dispatchConnection.ts';
 import { runMany, runTask } from './runTask.ts';
 import type { TaskDeps } from './taskDeps.ts';
@@ -34,6 +35,12 @@ export const taskRoutes = (deps: TaskRoutesDeps): Router<AppState> => {
     if (!task || task.item_type !== 'task') throw notFound('Item not found');
     return task;
   };
+  /** update, finish, dangerously_reset change a task's state and queue: EDIT on it (403 `Access denied`). */
+  const editableTaskOf = async (ctx: AppContext, laui: string): Promise<ItemDoc> => {
+    const task = await taskOf(laui);
+    if (!(await deps.access.can(principalOf(ctx), task, 'EDIT'))) throw forbidden();
+    return task;
+  };
 
   router.post('/run', async (ctx) => {
     const outcome = await runTask(deps, principalOf(ctx), requireObjectBody(ctx.request.body), meta(ctx), settle);
@@ -47,8 +54,12 @@ export const taskRoutes = (deps: TaskRoutesDeps): Router<AppState> => {
     const tasks = await Promise.all(body.task_lauis.map((laui) => deps.items.peek(laui)));
     const missing = body.task_lauis.filter((_, index) => !tasks[index] || tasks[index]?.item_type !== 'task');
     if (missing.length > 0) throw notFound(`Item not found: ${missing.join(', ')}`);
-    // As POST /task/run: running a task needs EDIT on it.
-    for (const task of tasks as ItemDoc[]) if (!(await deps.access.can(principalOf(ctx), task, 'EDIT'))) throw forbidden();
+    // As POST /task/run: running a task needs EDIT on it and VIEW on everything it references.
+    const references = referenceChecker(deps);
+    for (const task of tasks as ItemDoc[]) {
+      if (!(await deps.access.can(principalOf(ctx), task, 'EDIT'))) throw forbidden();
+      await references.require(principalOf(ctx), task);
+    }
     const { results, position } = await runMany(deps, tasks as ItemDoc[], meta(ctx));
     await settle(position);
     ctx.body = { task_results: results.map((outcome) => ({ task_laui: outcome.taskLaui, execution_result_id: outcome.executionResultId })) };
@@ -57,14 +68,14 @@ export const taskRoutes = (deps: TaskRoutesDeps): Router<AppState> => {
   router.post('/update/:task_laui', async (ctx) => {
     const laui = pathLaui(ctx);
     const body = validateRequest<Record<string, unknown>>(updateSchema, requireObjectBody(ctx.request.body));
-    await taskOf(laui);
+    await editableTaskOf(ctx, laui);
     if (typeof body.duration === 'number') body.duration = Math.trunc(body.duration);
     await settle(await changeTask(deps.eventStore, laui, body, meta(ctx)));
     ctx.body = { item_laui: laui };
   });
 
   router.post('/finish/:task_laui', async (ctx) => {
-    const task = await taskOf(pathLaui(ctx));
+    const task = await editableTaskOf(ctx, pathLaui(ctx));
     const connectionLaui = String(task.connection_laui);
     const { position } = await deps.queue.release(connectionLaui, task.laui, null, 'finished', meta(ctx));
     const dispatched = await dispatchConnection(deps, connectionLaui, meta(ctx));
@@ -73,7 +84,7 @@ export const taskRoutes = (deps: TaskRoutesDeps): Router<AppState> => {
   });
 
   router.post('/dangerously_reset/:task_laui', async (ctx) => {
-    const task = await taskOf(pathLaui(ctx));
+    const task = await editableTaskOf(ctx, pathLaui(ctx));
     const metadata = meta(ctx);
     if (typeof task.connection_laui === 'string') await deps.queue.remove(task.connection_laui, task.laui, metadata);
     const position = await changeTask(

@@ -20,6 +20,7 @@ import { taskHoldingKey } from './taskHoldingKey.ts';
 import { validateNewTask } from './validateNewTask.ts';
 import { assertManualRun } from './assertManualRun.ts';
 import { loadSystemSettings, type TaskDeps } from './taskDeps.ts';
+import { referenceChecker } from './checkTaskReferences.ts';
 
 const TERMINAL_STATES = new Set(['success', 'error', 'timeout', 'cancelled', 'fail']);
 const NOT_IN_FLIGHT = ['created', 'scheduled', 'success', 'error', 'timeout', 'cancelled', 'fail', 'queued_for_connection'];
@@ -58,6 +59,8 @@ export const runTask = async (
     const wrongTypes = validateItem('task', body, 'update').filter((entry) => WRONG_TYPE.test(entry.type));
     if (wrongTypes.length > 0) throw unprocessable(wrongTypes);
     await validateNewTask(deps, principal, body);
+    // Before the create actions run: they may be handed the connections the body names.
+    await referenceChecker(deps).require(principal, body);
     task = await createOrFind(deps, principal, body, metadata, settle);
   } else {
     if (!isLaui(body.item_laui)) throw unprocessable([{ type: 'value_error', loc: ['body', 'item_laui'], msg: 'Invalid ObjectId', input: body.item_laui }]);
@@ -69,6 +72,8 @@ export const runTask = async (
   }
   if (!(await deps.access.can(principal, task, 'EDIT'))) throw forbidden();
   assertManualRun([task]);
+  // Checked at every run, not only at creation: a right may have been revoked since.
+  await referenceChecker(deps).require(principal, task);
   return enqueueAndDispatch(deps, task, body, metadata);
 };
 
@@ -220,6 +225,8 @@ export const prepareRun = async (
     total_retries: merged.total_retries,
     retry_interval: merged.retry_interval,
     last_system_updated_date: metadata.at,
+    // Whose rights the run acts with at the worker (checkTaskReferences.ts: runPrincipalLaui).
+    run_by: metadata.user_laui ?? task.created_by ?? null,
   };
   if (typeof overrides.logical_date === 'string') changes.logical_date = overrides.logical_date;
   else if (isAdhoc(task.frequency ?? 'ADHOC') && (task.logical_date ?? null) === null) changes.logical_date = metadata.at;

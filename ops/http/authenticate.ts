@@ -1,11 +1,12 @@
 import type { Middleware } from 'koa';
-import { AppError, unauthorized } from '../../shared/errors.ts';
+import { AppError, forbidden, unauthorized } from '../../shared/errors.ts';
 import type { AppState } from '../../shared/http/AppState.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import type { TokenSigner, TokenAudience } from '../../shared/ports/TokenSigner.ts';
 import type { UserDoc } from '../../projections/users/usersProjection.ts';
 import type { EndedSessionDoc } from '../../projections/sessions/endedSessionsProjection.ts';
 import { sessionStillOpen } from '../../projections/sessions/sessionStillOpen.ts';
+import { WORKER_TOKEN_PURPOSE } from '../../command-side/task/dispatchConnection.ts';
 
 export interface AuthenticateOptions {
   tokens: TokenSigner;
@@ -17,6 +18,16 @@ export interface AuthenticateOptions {
   /** Paths a user with must_change_password may still call. */
   allowedWhilePasswordChangeRequired?: ReadonlyArray<string>;
 }
+
+/**
+ * A worker's dispatch token (claim purpose `worker`) carries its run's user, but may only report on
+ * its own task: POST task/update and task/finish of the task it names. Anything else is 403: a token
+ * read off the bus is not the user's whole account.
+ */
+const workerMayCall = (method: string, path: string, claims: Record<string, unknown>): boolean => {
+  const match = /^\/api\/v1\/task\/(?:update|finish)\/([^/]+)\/?$/.exec(path);
+  return method === 'POST' && match !== null && typeof claims.task_laui === 'string' && match[1] === claims.task_laui;
+};
 
 const bearer = (header: string | undefined): string | null => {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
@@ -44,6 +55,7 @@ export const authenticate = (options: AuthenticateOptions): Middleware<AppState>
     // peek: read-only use, no copy on every request.
     const user = await options.users.peek(verified.subject);
     if (!user) throw unauthorized();
+    if (verified.claims.purpose === WORKER_TOKEN_PURPOSE && !workerMayCall(ctx.method, ctx.path, verified.claims)) throw forbidden();
     ctx.state.principal = {
       laui: user.laui,
       username: user.username,

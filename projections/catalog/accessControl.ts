@@ -16,6 +16,19 @@ export interface AccessControl {
   can(principal: Principal, item: ItemDoc, permission: Permission, principals?: Set<Laui>): Promise<boolean>;
   /** The live or soft-deleted item, or 404 `Item not found with laui: <laui>`; 403 without the permission. */
   require(principal: Principal, itemLaui: Laui, permission: Permission): Promise<ItemDoc>;
+  /**
+   * The principal a user's work runs as when no request carries it (a scheduled run, a worker):
+   * null when the user no longer exists. Without a user lookup (fixtures) a plain, non-admin user.
+   */
+  principalOf(userLaui: Laui): Promise<Principal | null>;
+}
+
+/** What the access control needs to know of a user to act as them. */
+export interface KnownUser {
+  laui: Laui;
+  username: string;
+  is_admin: boolean;
+  must_change_password: boolean;
 }
 
 /**
@@ -25,6 +38,7 @@ export interface AccessControl {
 export const createAccessControl = (deps: {
   items: Collection<ItemDoc>;
   groupsOf(principalLaui: Laui): Promise<Set<Laui>>;
+  users?: { peek(laui: Laui): Promise<KnownUser | null> };
 }): AccessControl => {
   const control: AccessControl = {
     async principals(principal) {
@@ -52,6 +66,11 @@ export const createAccessControl = (deps: {
       if (!item) throw notFound(`Item not found with laui: ${itemLaui}`);
       if (!(await control.can(principal, item, permission))) throw forbidden();
       return item;
+    },
+    async principalOf(userLaui) {
+      if (!deps.users) return { laui: userLaui, username: '', isAdmin: false, mustChangePassword: false };
+      const user = await deps.users.peek(userLaui);
+      return user ? { laui: user.laui, username: user.username, isAdmin: user.is_admin, mustChangePassword: user.must_change_password } : null;
     },
   };
   return control;

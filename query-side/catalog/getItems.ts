@@ -6,7 +6,7 @@ import type { Collection, FindOptions } from '../../shared/read-store/ReadStore.
 import type { AccessControl } from '../../projections/catalog/accessControl.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import type { LinkDoc } from '../../projections/catalog/linksProjection.ts';
-import { decodePageToken, encodePageToken, itemView } from './itemView.ts';
+import { decodePageToken, encodePageToken, itemView, readerOf } from './itemView.ts';
 import { compareByField } from '../../projections/read-store/compareByField.ts';
 
 export interface GetQuery {
@@ -83,7 +83,10 @@ export const flatReadLaui = (querystring: string): Laui | null => {
  */
 export const getItems = async (deps: GetDeps, principal: Principal, query: GetQuery, given: ReadonlySet<string>) => {
   checkGetQuery(query, given);
-  if (query.item_laui !== undefined && given.size === 1) return itemView(await flatItem(deps.items, query.item_laui));
+  if (query.item_laui !== undefined && given.size === 1) {
+    const doc = await flatItem(deps.items, query.item_laui);
+    return itemView(doc, await readerOf(deps.access, principal, doc));
+  }
   const principals = await deps.access.principals(principal);
   const filter = buildFilter(deps, principal, principals, query);
   const offset = query.page_token !== undefined ? (decodePageToken(query.page_token) ?? 0) : (query.page - 1) * query.per_page;
@@ -113,9 +116,9 @@ export const getItems = async (deps: GetDeps, principal: Principal, query: GetQu
   }
   const items = [];
   for (const doc of page) {
-    const view = itemView(doc);
+    const view = itemView(doc, await readerOf(deps.access, principal, doc, principals));
     if (query.parent_or_child !== 'parent' && query.is_root !== true && query.depth > 1) {
-      view.children = await nestedChildren(deps, doc.laui, query, filter, query.depth - 1);
+      view.children = await nestedChildren(deps, doc.laui, query, filter, query.depth - 1, principal, principals);
     }
     items.push(view);
   }
@@ -192,12 +195,20 @@ const childrenPage = async (deps: GetDeps, parentLaui: Laui, query: GetQuery, fi
   return { page: merged.slice(offset, offset + query.per_page), hasNext: merged.length > offset + query.per_page };
 };
 
-const nestedChildren = async (deps: GetDeps, parentLaui: Laui, query: GetQuery, filter: Filter, depth: number): Promise<unknown[]> => {
+const nestedChildren = async (
+  deps: GetDeps,
+  parentLaui: Laui,
+  query: GetQuery,
+  filter: Filter,
+  depth: number,
+  principal: Principal,
+  principals: Set<Laui>,
+): Promise<unknown[]> => {
   const { page } = await childrenPage(deps, parentLaui, { ...query, per_page: NESTED_LIMIT, page_token: undefined }, filter, 0);
   const result = [];
   for (const doc of page) {
-    const view = itemView(doc);
-    if (depth > 1) view.children = await nestedChildren(deps, doc.laui, query, filter, depth - 1);
+    const view = itemView(doc, await readerOf(deps.access, principal, doc, principals));
+    if (depth > 1) view.children = await nestedChildren(deps, doc.laui, query, filter, depth - 1, principal, principals);
     result.push(view);
   }
   return result;

@@ -57,13 +57,13 @@ const liveEvents = async (eventStore: EventStore, laui: Laui): Promise<RecordedE
 };
 
 /** GET /catalog/get/item_revisions: the list, or one revision with `version`. */
-export const itemRevisions = async (eventStore: EventStore, laui: Laui, version: number | undefined) => {
+export const itemRevisions = async (eventStore: EventStore, laui: Laui, version: number | undefined, reader: 'viewer' | 'stranger' = 'stranger') => {
   const revisions = revisionsOf(laui, await liveEvents(eventStore, laui));
   if (version === undefined) return revisions.map((revision) => ({ laui: revision.laui, item_laui: laui, version: revision.version }));
   const revision = revisions.find((candidate) => candidate.version === version);
   if (!revision) throw notFound('Revision not found');
   return {
-    ...maskSealedFields({ ...revision.fields }),
+    ...maskSealedFields({ ...revision.fields }, reader),
     version: revision.version,
     laui: revision.laui,
     item_laui: laui,

@@ -9,6 +9,8 @@ import { ItemJsonCache } from './ItemJsonCache.ts';
 import { searchItems, type SearchBody } from './searchItems.ts';
 import { itemHistory, itemRevisions } from './itemHistory.ts';
 import { clampDepth } from '../../shared/validation/jsonDepth.ts';
+import { itemView, readerOf } from './itemView.ts';
+import { hasSecretFields } from '../../shared/item-types/secretFields.ts';
 
 const booleanQuery = { type: 'boolean' } as const;
 const integerQuery = { type: 'integer' } as const;
@@ -100,9 +102,11 @@ export const catalogQueryRoutes = (deps: GetDeps & { eventStore: EventStore }): 
     // Any other spelling (more parameters, percent-encoding, a bad LAUI) takes the general path.
     const flat = flatReadLaui(ctx.querystring);
     if (flat !== null) {
-      const json = itemJson.json(await flatItem(deps.items, flat));
+      const doc = await flatItem(deps.items, flat);
+      // The cached JSON is the one every caller may see; credentials show more to VIEW holders only.
+      const stranger = hasSecretFields(doc.item_type) && (await readerOf(deps.access, principalOf(ctx), doc)) === 'stranger';
       ctx.type = 'application/json';
-      ctx.body = json;
+      ctx.body = stranger ? JSON.stringify(itemView(doc, 'stranger')) : itemJson.json(doc);
       return;
     }
     const raw = coerceQuery(ctx.query, ['is_root', 'is_deleted'], ['depth', 'per_page', 'page']);
@@ -117,8 +121,12 @@ export const catalogQueryRoutes = (deps: GetDeps & { eventStore: EventStore }): 
       coerceQuery(ctx.query, [], ['version']),
       'query',
     );
-    // Read from the log itself, which may predate the body parser's depth bound: clamped.
-    ctx.body = clampDepth(await itemRevisions(deps.eventStore, query.item_laui, query.version));
+    // No route-level check (spec); a revision of an item with credentials shows their non-secret
+    // fields only to a caller with VIEW on the item. Read from the log itself, which may predate the
+    // body parser's depth bound: clamped.
+    const item = await deps.items.peek(query.item_laui);
+    const reader = item ? await readerOf(deps.access, principalOf(ctx), item) : principalOf(ctx).isAdmin ? 'viewer' : 'stranger';
+    ctx.body = clampDepth(await itemRevisions(deps.eventStore, query.item_laui, query.version, reader));
   });
 
   router.get('/get/item_history', async (ctx) => {

@@ -13,9 +13,80 @@ export interface SealedField {
   $sealed: Sealed;
   /** Top-level key names (not secret), so a masked view can still show the shape. */
   keys: string[];
+  /**
+   * What a reader sees (maskSecrets): the value with only its secret-bearing parts masked. Absent on
+   * values sealed before issue 19, which show every top-level key masked.
+   */
+  shown?: unknown;
 }
 
 export const MASK = '********';
+
+/**
+ * Key names whose value is a secret wherever they appear (compared lower-cased, without `_`, `-`,
+ * `.` or spaces, as a part of the name): passwords (password, passwd, passphrase), secrets
+ * (secret, client_secret, secret_access_key), tokens (token, access_token, refresh_token,
+ * session_token, auth_token), keys (api_key, apikey, private_key, access_key, account_key,
+ * key_file, keyfile), credentials and key files (credentials, service_account), the spec's LLM
+ * `api_key`, authorization headers, cookies and SAS signatures.
+ */
+const SECRET_PARTS = [
+  'password',
+  'passwd',
+  'passphrase',
+  'secret',
+  'token',
+  'apikey',
+  'privatekey',
+  'accesskey',
+  'accountkey',
+  'keyfile',
+  'credential',
+  'serviceaccount',
+  'authorization',
+  'cookie',
+  'signature',
+];
+/** Whole-word names too short to match as a part (`pwd` would catch nothing else, `key` would catch `keyspace`). */
+const SECRET_WORDS = new Set(['pwd', 'pass', 'key', 'sas', 'auth', 'secretkey', 'jwt', 'pat', 'pem']);
+/** Names holding a secret word that are not secrets (the spec's chat `token_limit`, OAuth endpoints). */
+const NOT_SECRET = new Set(['tokenlimit', 'maxtokens', 'tokencount', 'tokentype', 'tokenurl', 'tokenuri', 'tokenendpoint', 'authtype', 'authmethod', 'authmode', 'authprovider', 'authurl', 'authuri', 'authendpoint', 'authsource', 'authdatabase', 'authmechanism', 'passwordpolicy']);
+
+/** True when a key's value is a secret (SECRET_PARTS, SECRET_WORDS, minus NOT_SECRET). */
+export const isSecretKey = (key: string): boolean => {
+  const compact = key.toLowerCase().replace(/[\s_.-]+/g, '');
+  if (NOT_SECRET.has(compact)) return false;
+  if (SECRET_PARTS.some((part) => compact.includes(part))) return true;
+  const words = key
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word !== '');
+  return words.some((word) => SECRET_WORDS.has(word)) || SECRET_WORDS.has(compact);
+};
+
+/**
+ * A URL or connection string shown without its password: `scheme://user:secret@host` keeps the
+ * user, and `password=`/`pwd=`-style pairs (query strings, ODBC/JDBC strings) keep their name.
+ */
+export const maskCredentialsInString = (value: string): string =>
+  value
+    .replace(/(\/\/[^:/?#@\s]*:)[^@/\s]*@/g, `$1${MASK}@`)
+    .replace(/((?:^|[?&;\s])(?:password|passwd|pwd|pass|secret|token|access_token|api_key|apikey|key|sig|accountkey|sharedaccesskey)\s*=\s*)[^&;\s]*/gi, `$1${MASK}`);
+
+/**
+ * The reader's view of credentials (issue 19): every value under a secret-bearing key (isSecretKey)
+ * is masked whole, whatever it holds (an object, a key file's JSON); other values stay readable
+ * (host, port, database, user, region, project...), nested objects and lists walked the same way,
+ * and strings lose any password they embed (maskCredentialsInString). A secret that is not a string
+ * is masked too: `password: 1234` shows `********`.
+ */
+export const maskSecrets = (value: unknown): unknown => {
+  if (typeof value === 'string') return maskCredentialsInString(value);
+  if (Array.isArray(value)) return value.map(maskSecrets);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, isSecretKey(key) ? (inner === null ? null : MASK) : maskSecrets(inner)]));
+};
 
 export const secretFieldsOf = (itemType: string): ReadonlyArray<string> => SECRET_FIELDS[resolveItemType(itemType)?.base ?? ''] ?? [];
 
@@ -42,7 +113,7 @@ export const sealSecretFields = (
       continue;
     }
     const keys = value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : [];
-    result[field] = { $sealed: secrets.seal(JSON.stringify(value)), keys } satisfies SealedField;
+    result[field] = { $sealed: secrets.seal(JSON.stringify(value)), keys, shown: maskSecrets(value) } satisfies SealedField;
   }
   return result;
 };
@@ -68,10 +139,20 @@ export const secretFieldOpener = (secrets: SecretBox): ((value: unknown) => unkn
   };
 };
 
-/** What a client sees: every sealed field as its keys with masked values. */
-export const maskSealedFields = (view: Record<string, unknown>): Record<string, unknown> => {
+/**
+ * What a client sees: every sealed field with only its secret-bearing parts masked (maskSecrets,
+ * made when it was sealed) for a reader with VIEW on the item; a stranger, or a value sealed before
+ * that rule, shows its keys with masked values.
+ */
+export const maskSealedFields = (view: Record<string, unknown>, reader: 'viewer' | 'stranger' = 'viewer'): Record<string, unknown> => {
   for (const [field, value] of Object.entries(view)) {
-    if (isSealedField(value)) view[field] = Object.fromEntries(value.keys.map((key) => [key, MASK]));
+    if (!isSealedField(value)) continue;
+    // A caller without VIEW (the routes the spec leaves unchecked: the flat GET, item_revisions)
+    // learns the shape only, as before: host, user and database are not for strangers either.
+    view[field] = reader === 'viewer' && value.shown !== undefined ? value.shown : Object.fromEntries(value.keys.map((key) => [key, MASK]));
   }
   return view;
 };
+
+/** True when the item type has sealed fields (connections, chat): its view depends on the reader. */
+export const hasSecretFields = (itemType: string): boolean => secretFieldsOf(itemType).length > 0;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Sealed, SecretBox } from '../ports/SecretBox.ts';
-import { sealSecretFields, secretFieldOpener } from './secretFields.ts';
+import { isSecretKey, MASK, maskSealedFields, maskSecrets, sealSecretFields, secretFieldOpener } from './secretFields.ts';
 
 /** A reversible stand-in for AES that counts its opens. */
 const countingBox = () => {
@@ -34,5 +34,79 @@ describe('secretFieldOpener', () => {
     expect(box.opens).to.equal(2);
     const plain = { host: 'db' };
     expect(open(plain)).to.equal(plain);
+  });
+});
+
+describe('maskSecrets (issue 19: readers see non-secret connection fields)', () => {
+  it('given connection content with secret-bearing and ordinary keys, nested objects and lists, when masked, then only the secrets are masked', () => {
+    const content = {
+      host: 'db.example',
+      port: 5432,
+      database: 'sales',
+      user: 'etl',
+      region: 'eu-west-1',
+      project: 'analytics',
+      password: 'pw',
+      passwd: 'pw',
+      PWD: 'pw',
+      db_pass: 'pw',
+      client_secret: 'cs',
+      secret_access_key: 'sak',
+      aws_access_key_id: 'AKIA',
+      apiKey: 'ak',
+      api_key: 'ak',
+      private_key: '-----BEGIN',
+      access_token: 'at',
+      refreshToken: 'rt',
+      credentials: { type: 'service_account', private_key: 'x' },
+      service_account: { client_email: 'a@b', private_key: 'x' },
+      key: 'k',
+      token_limit: 4096,
+      auth_type: 'password',
+      empty_password: null,
+      nested: { endpoint: 'https://api.example', token: 't', list: [{ name: 'a', secret: 's' }] },
+      dsn: 'postgres://etl:pw@db.example:5432/sales',
+      jdbc_url: 'jdbc:sqlserver://db;user=etl;password=pw;database=sales',
+      url: 'http://db.example:8080/path',
+    };
+    expect(maskSecrets(content)).to.deep.equal({
+      host: 'db.example',
+      port: 5432,
+      database: 'sales',
+      user: 'etl',
+      region: 'eu-west-1',
+      project: 'analytics',
+      password: MASK,
+      passwd: MASK,
+      PWD: MASK,
+      db_pass: MASK,
+      client_secret: MASK,
+      secret_access_key: MASK,
+      aws_access_key_id: MASK,
+      apiKey: MASK,
+      api_key: MASK,
+      private_key: MASK,
+      access_token: MASK,
+      refreshToken: MASK,
+      credentials: MASK,
+      service_account: MASK,
+      key: MASK,
+      token_limit: 4096,
+      auth_type: 'password',
+      empty_password: null,
+      nested: { endpoint: 'https://api.example', token: MASK, list: [{ name: 'a', secret: MASK }] },
+      dsn: `postgres://etl:${MASK}@db.example:5432/sales`,
+      jdbc_url: `jdbc:sqlserver://db;user=etl;password=${MASK};database=sales`,
+      url: 'http://db.example:8080/path',
+    });
+  });
+
+  it('given sealed content, when a reader views it, then the shown form is what maskSecrets gives; a value sealed before the rule shows its keys masked', () => {
+    const box = countingBox();
+    const sealed = sealSecretFields('connection', { content: { host: 'db', password: 'pw' } }, box);
+    expect(maskSealedFields({ ...sealed })).to.deep.equal({ content: { host: 'db', password: MASK } });
+    const legacy = { $sealed: box.seal('{"host":"db","password":"pw"}'), keys: ['host', 'password'] };
+    expect(maskSealedFields({ content: legacy })).to.deep.equal({ content: { host: MASK, password: MASK } });
+    expect(isSecretKey('hostname')).to.equal(false);
   });
 });

@@ -141,7 +141,7 @@ describe('POST /api/v1/action/run (HTTP, embedded service, real action processes
     const reply = await run({ item_type: 'action', item_laui: echo, connection_laui: connection });
     expect(reply.status, reply.text).to.equal(200);
     expect((reply.json as { result: { connection: unknown } }).result.connection).to.deep.equal({ host: 'db.example', password: 's3cret' });
-    expect(((await admin.get({ item_laui: connection })).json as { content: unknown }).content).to.deep.equal({ host: '********', password: '********' });
+    expect(((await admin.get({ item_laui: connection })).json as { content: unknown }).content).to.deep.equal({ host: 'db.example', password: '********' });
     const without = await run({ item_type: 'action', item_laui: echo });
     expect((without.json as { result: { connection: unknown } }).result.connection).to.equal(null);
   });

@@ -3,6 +3,8 @@ import { systemClock } from '../../shared/clock.ts';
 import { metadataFor } from '../../shared/events.ts';
 import { ITEMS, itemsProjection, type ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import { loadKeys } from '../../ops/keys/loadKeys.ts';
+import { createAccessControl } from '../../projections/catalog/accessControl.ts';
+import { USERS, usersProjection, type UserDoc } from '../../projections/users/usersProjection.ts';
 import { AesSecretBox } from '../../ops/keys/AesSecretBox.ts';
 import { ProcessCodeRunner } from '../../ops/worker/ProcessCodeRunner.ts';
 import type { ActionRunDeps } from '../../command-side/action/executeAction.ts';
@@ -38,7 +40,9 @@ describe('task hooks: runHookList with the service catalog and real action proce
   let tree: Awaited<ReturnType<CatalogClient['bootstrap']>>;
   let deps: ActionRunDeps;
   let runner: ProcessCodeRunner;
-  const metadata = () => metadataFor('65a000000000000000000001', new Date(), 'hooks-spec');
+  // The hooks run on behalf of the administrator (who may VIEW everything).
+  let adminLaui: string;
+  const metadata = () => metadataFor(adminLaui, new Date(), 'hooks-spec');
 
   const action = (name: string, language: string, code: string) =>
     admin.createOk({ item_type: 'action', name: `${name}.action`, parent_laui: folder, project_laui: tree.project_laui, account_laui: tree.account_laui, codeblock: { language, code } });
@@ -51,11 +55,14 @@ describe('task hooks: runHookList with the service catalog and real action proce
   before(async () => {
     svc = await startTestService({ WORKER_POOL_SIZE: '0' });
     admin = catalogClient(svc, (await svc.login()).token);
+    adminLaui = ((await svc.client().get('/api/v1/user/me', { token: admin.token })).json as { laui: string }).laui;
     tree = await admin.bootstrap('hooks-co');
     folder = await admin.createOk({ item_type: 'folder.workflow', name: 'wf', parent_laui: tree.folders.workflow });
     runner = new ProcessCodeRunner({ poolSize: 0 });
+    const items = svc.service.readStore.collection<ItemDoc>(ITEMS, itemsProjection.indexes);
     deps = {
-      items: svc.service.readStore.collection<ItemDoc>(ITEMS, itemsProjection.indexes),
+      items,
+      access: createAccessControl({ items, groupsOf: async () => new Set(), users: svc.service.readStore.collection<UserDoc>(USERS, usersProjection.indexes) }),
       secrets: new AesSecretBox((await loadKeys(svc.config)).encryptionKey),
       runner,
       logger: svc.service.logger,

@@ -162,7 +162,7 @@ describe('catalog create, validate and bootstrap (HTTP)', () => {
       max_parallelism: 3,
     });
     const item = (await admin.get({ item_laui: laui })).json as { content: unknown; version: number };
-    expect(item.content).to.deep.equal({ host: '********', password: '********' });
+    expect(item.content).to.deep.equal({ host: 'db.internal', password: '********' });
     const raw = ['events.sqlite', 'events.sqlite-wal']
       .map((file) => join(svc.dataDir, file))
       .filter((path) => existsSync(path))
