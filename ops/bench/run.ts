@@ -9,6 +9,7 @@ import { benchCatalogScale } from './catalogScaleBench.ts';
 import { benchTasks } from './taskBench.ts';
 import { benchActions } from './actionBench.ts';
 import { benchScheduler } from './schedulerBench.ts';
+import { benchSandbox } from './sandboxBench.ts';
 
 /**
  * `npm run bench`: every figure as one JSON line on stdout, each beside the baseline measured in
@@ -25,6 +26,7 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['actions', (dir) => benchActions({ dir })],
   ['scheduler', () => benchScheduler()],
   ['tasks', (dir) => benchTasks({ dir, seconds: Number(process.env.BENCH_TASK_SECONDS ?? 20) })],
+  ['sandbox', (dir) => benchSandbox({ dir, seconds: Number(process.env.BENCH_SANDBOX_SECONDS ?? 10), rounds: Number(process.env.BENCH_SANDBOX_ROUNDS ?? 2) })],
 ];
 
 const dir = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), 'bench-'));

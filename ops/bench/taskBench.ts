@@ -11,8 +11,8 @@ import { runLoad } from './loadGenerator.ts';
 import { mainThreadCpuMs } from './runInterleaved.ts';
 
 const TERMINAL = ['success', 'error', 'fail', 'timeout', 'cancelled'];
-const FINISHED = ['success', 'error', 'fail', 'timeout'];
-const NOOP = {
+export const FINISHED = ['success', 'error', 'fail', 'timeout'];
+export const NOOP = {
   javascript: 'export function run() { return null; }\nexport function check_completion() { return { status: "success" }; }\n',
   python: 'def run(connection, payload, context):\n    return None\n\ndef check_completion(connection, payload, context):\n    return {"status": "success"}\n',
 };
@@ -142,7 +142,7 @@ async function freshJavaScriptBaseline(dir: string, seconds: number): Promise<Re
 }
 
 /** A service on its own data directory with a workflow folder and a connection, logged in. */
-async function openBed(dir: string, env: Record<string, string>) {
+export async function openBed(dir: string, env: Record<string, string>) {
   const dataDir = mkdtempSync(join(dir, 'tasks-'));
   const service = await startService(
     loadConfig({ PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'bench-password-1', WORKER_CONCURRENCY: '64', WORKER_POOL_SIZE: '4', WORKER_POLL_INTERVAL_MS: '20', SQLITE_SYNCHRONOUS: process.env.SYNC ?? 'full', ...env }),
