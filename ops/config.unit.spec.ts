@@ -10,7 +10,7 @@ describe('configuration', () => {
   });
 
   it('given a worker identity, when loaded, then both ids are kept; half of one is refused', () => {
-    expect(loadConfig({ WORKER_RUN_AS_UID: '65534', WORKER_RUN_AS_GID: '65534' }).workerRunAs).to.deep.equal({ uid: 65534, gid: 65534 });
+    expect(loadConfig({ WORKER_RUN_AS_UID: '65534', WORKER_RUN_AS_GID: '65534' }).workerRunAs).to.deep.equal({ uid: 65534, gid: 65534, count: 1 });
     expect(() => loadConfig({ WORKER_RUN_AS_UID: '65534' })).to.throw('WORKER_RUN_AS_UID and WORKER_RUN_AS_GID must be given together');
     expect(() => loadConfig({ WORKER_RUN_AS_UID: '0', WORKER_RUN_AS_GID: '0' })).to.throw(/WORKER_RUN_AS_UID must be an integer/);
   });

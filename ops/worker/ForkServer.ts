@@ -50,6 +50,10 @@ export interface ForkRequest {
    * (~1 ms at 50 MB of RSS, ~10 ms at 2 GB). Its memory limit is in its own arguments: no RLIMIT_AS.
    */
   exec?: { executable: string; args: ReadonlyArray<string> };
+  /** This child's own identity (distinct per live process); default: the fork server's runAs. */
+  runAs?: RunAs;
+  /** Memory limit of the child's whole process tree (its own cgroup, where the fork server can make one). */
+  treeMb?: number;
 }
 
 type Channel = 'protocol' | 'output';
@@ -104,7 +108,16 @@ export class ForkServer {
     }
     const handle = new ForkedProcess(token, events, zygote, () => this.connecting.delete(token));
     this.connecting.set(token, handle);
-    zygote.request(handle, { op: 'fork', token, dir: request.dir, memoryMb: request.memoryMb, create: true, ...(request.exec ? { exec: request.exec } : {}) });
+    zygote.request(handle, {
+      op: 'fork',
+      token,
+      dir: request.dir,
+      memoryMb: request.memoryMb,
+      create: true,
+      ...(request.exec ? { exec: request.exec } : {}),
+      ...(request.runAs ? { uid: request.runAs.uid, gid: request.runAs.gid } : {}),
+      ...(request.treeMb !== undefined ? { treeMb: request.treeMb } : {}),
+    });
     return handle;
   }
 
@@ -231,7 +244,9 @@ class Zygote {
     const args = options.program?.args ?? ['-I', '-u', '-B', FORK_SERVER_SCRIPT];
     this.child = spawn(options.executable, [...args, socketPath, ...runAs], {
       cwd: dir,
-      env: { ...scrubbedEnv(dir), ...options.program?.env },
+      // CODERUN_PARENT_PID: the fork server dies with this process (parent-death signal), and exits at
+      // once if this process was gone before it could ask for that.
+      env: { ...scrubbedEnv(dir), ...options.program?.env, CODERUN_PARENT_PID: String(process.pid) },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
@@ -262,7 +277,10 @@ class Zygote {
     return this.child.pid;
   }
 
-  request(handle: ForkedProcess, message: { op: 'fork'; token: string; dir: string; memoryMb: number; create: boolean; exec?: ForkRequest['exec'] }): void {
+  request(
+    handle: ForkedProcess,
+    message: { op: 'fork'; token: string; dir: string; memoryMb: number; create: boolean; exec?: ForkRequest['exec']; uid?: number; gid?: number; treeMb?: number },
+  ): void {
     // Written at once: the fork server reads it when it is ready (the socket pair buffers it).
     this.starting.set(handle.token, handle);
     this.control.write(`${JSON.stringify(message)}\n`);

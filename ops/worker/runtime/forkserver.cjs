@@ -40,12 +40,18 @@
 // Control channel: fd 3, JSON lines (see forkserver.py). The memory limit is this process's own
 // (V8 fixes the heap limit at start): the runner starts one fork server per memory limit.
 
-const { readSync, writeSync } = require('node:fs');
+const { existsSync, mkdirSync, readdirSync, readFileSync, readSync, rmdirSync, statSync, writeSync } = require('node:fs');
 const { constants } = require('node:os');
 const path = require('node:path');
 
 const CONTROL_FD = 3;
 const native = require('../native/build/Release/nodefork.node');
+// Sandbox (forkserver.py's docstring): dies with the runner, reaps what runs leave behind, and
+// gives each child its own memory cgroup when it can.
+const PARENT_PID = Number(process.env.CODERUN_PARENT_PID ?? 0);
+delete process.env.CODERUN_PARENT_PID;
+if (PARENT_PID > 0) native.dieWithParent(PARENT_PID);
+native.becomeSubreaper();
 // Whatever the service inherited and passed on (fds without close-on-exec beyond the control
 // channel) is nobody's business here, and would reach every child.
 native.closeInherited(CONTROL_FD + 1);
@@ -59,6 +65,7 @@ const runtime = require('./runtime.cjs');
 
 const [memoryArg, SOCKET_PATH, uidArg, gidArg] = process.argv.slice(2);
 const MEMORY_MB = Number(memoryArg);
+const SERVER_PID = process.pid;
 const RUN_AS = uidArg !== undefined ? { uid: Number(uidArg), gid: Number(gidArg) } : null;
 const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name]));
 
@@ -79,6 +86,92 @@ setV8Flags?.('--lazy');
 // (module (func (export "f") (result i32) i32.const 1)): WebAssembly's one-time set-up, done here.
 new WebAssembly.Instance(new WebAssembly.Module(Uint8Array.of(0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 102, 0, 0, 10, 6, 1, 4, 0, 65, 1, 11)));
 
+/** This process's memory cgroup directory (cgroup v1), or null. */
+function ownMemoryCgroup() {
+  try {
+    for (const line of readFileSync('/proc/self/cgroup', 'utf8').split('\n')) {
+      const [, controllers, where] = line.split(/:(.*?):/);
+      if (controllers !== undefined && controllers.split(',').includes('memory')) {
+        const dir = `/sys/fs/cgroup/memory${where}`;
+        return existsSync(dir) ? dir : null;
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return null;
+}
+
+/** SIGKILL to every process in a run's cgroup, then rmdir; true once it is gone. */
+function killCgroup(dir) {
+  let pids;
+  try {
+    pids = readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean);
+  } catch (error) {
+    if (error.code === 'ENOENT') return true;
+    pids = [];
+  }
+  for (const pid of pids) {
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  try {
+    rmdirSync(dir);
+    return true;
+  } catch (error) {
+    return error.code === 'ENOENT';
+  }
+}
+
+/** coderun-<pid> under the own memory cgroup when writable (removing those of dead fork servers), or null. */
+function makeCgroupBase() {
+  const own = ownMemoryCgroup();
+  if (own === null || process.env.CODERUN_CGROUPS === 'off') return null;
+  try {
+    for (const name of readdirSync(own)) {
+      const match = /^coderun-(\d+)$/.exec(name);
+      if (!match) continue;
+      try {
+        process.kill(Number(match[1]), 0);
+        continue;
+      } catch (error) {
+        if (error.code !== 'ESRCH') continue;
+      }
+      const stale = path.join(own, name);
+      for (const child of readdirSync(stale)) {
+        if (statSync(path.join(stale, child)).isDirectory()) killCgroup(path.join(stale, child));
+      }
+      try {
+        rmdirSync(stale);
+      } catch {
+        // still draining: the next start
+      }
+    }
+    const base = path.join(own, `coderun-${process.pid}`);
+    mkdirSync(base);
+    return base;
+  } catch {
+    return null;
+  }
+}
+
+const CGROUP_BASE = makeCgroupBase();
+/** Run cgroups whose processes were killed but that could not be removed yet. */
+const draining = new Set();
+
+function sweep(pid) {
+  if (CGROUP_BASE === null) return;
+  const dir = path.join(CGROUP_BASE, String(pid));
+  if (!killCgroup(dir)) draining.add(dir);
+}
+
+function drain() {
+  for (const dir of draining) if (killCgroup(dir)) draining.delete(dir);
+}
+
 function send(message) {
   const data = Buffer.from(`${JSON.stringify(message)}\n`);
   for (let offset = 0; offset < data.length; ) offset += writeSync(CONTROL_FD, data, offset);
@@ -91,10 +184,13 @@ function send(message) {
 function serve() {
   const chunk = Buffer.alloc(65536);
   let pending = Buffer.alloc(0);
-  send({ op: 'ready', pid: process.pid });
+  send({ op: 'ready', pid: process.pid, cgroups: CGROUP_BASE !== null });
   for (;;) {
-    const events = native.waitEvents(CONTROL_FD, -1);
+    const events = native.waitEvents(CONTROL_FD, draining.size > 0 ? 50 : -1);
+    drain();
     for (const [pid, code, signal] of events.exits) {
+      // Whatever the run started is killed with it (setsid and double forks included).
+      sweep(pid);
       send({ op: 'exit', pid, code, signal: signal === null ? null : (SIGNAL_NAMES.get(signal) ?? `SIG${signal}`) });
     }
     if (!events.control) continue;
@@ -162,9 +258,12 @@ function becomeRuntime(request) {
     protocolHello: hello('protocol'),
     dir: request.dir,
     create: request.create === true,
-    uid: RUN_AS ? RUN_AS.uid : -1,
-    gid: RUN_AS ? RUN_AS.gid : -1,
+    uid: Number.isInteger(request.uid) ? request.uid : RUN_AS ? RUN_AS.uid : -1,
+    gid: Number.isInteger(request.gid) ? request.gid : RUN_AS ? RUN_AS.gid : -1,
     controlFd: CONTROL_FD,
+    parentPid: SERVER_PID,
+    cgroup: CGROUP_BASE === null ? '' : path.join(CGROUP_BASE, String(pid)),
+    treeMb: Number.isInteger(request.treeMb) ? request.treeMb : 0,
   });
   process.chdir(request.dir);
   // Preloaded into the fork server for its forks (native/forkcond.c), not for what user code starts.
@@ -233,6 +332,15 @@ function start() {
     process.exitCode = 70;
   }
   if (request !== null) runChild(request);
+  else if (CGROUP_BASE !== null) {
+    // The runner is gone: its children die with this process (their parent-death signal).
+    try {
+      for (const name of readdirSync(CGROUP_BASE)) killCgroup(path.join(CGROUP_BASE, name));
+      rmdirSync(CGROUP_BASE);
+    } catch {
+      // still draining: removed by the next fork server's start
+    }
+  }
 }
 
 /** The forked child, whatever happens: a runtime, or an exit with the reason on stderr. */

@@ -23,8 +23,21 @@ service's uid) and sends one hello line on each connection, then:
   {"token": hex, "pid": n, "channel": "protocol"}  the runtime.py protocol (this socket is fd 3)
 Connections are made before privileges are dropped: a child running as `runAs` cannot reach the
 socket directory afterwards, so it cannot pose as another run's process.
+A fork request may name the child's own identity ("uid", "gid": distinct per live process, so
+that one run cannot signal, ptrace or read /proc of another) and its process tree's memory limit
+("treeMb"). Sandbox (docs/decisions.md, "Run processes never hold the service's rights"):
+- this process dies with the runner (PR_SET_PDEATHSIG; the env variable CODERUN_PARENT_PID names
+  the parent it must still have once that is set) and each child dies with this process (set
+  after the privilege drop, which clears it);
+- this process is a child subreaper: whatever a run started and left behind is reparented here
+  (not to init) and reaped here;
+- when the memory cgroup of this process is writable (root, cgroup v1), each child makes and joins
+  its own cgroup (<own memory cgroup>/coderun-<this pid>/<child pid>) before dropping privileges:
+  the memory limit covers the whole tree and, once the child is reaped, every process left in its
+  cgroup (setsid/double fork included) is SIGKILLed and the cgroup removed.
 Usage: python3 -I -u -B forkserver.py <socket path> [<uid> <gid>]
 """
+import ctypes
 import gc
 import importlib.util
 import json
@@ -55,11 +68,111 @@ runtime = load_runtime()
 import asyncio  # noqa: E402,F401
 import shutil  # noqa: E402,F401
 
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def prctl(option, value):
+    return _libc.prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
+
+
+def die_with_parent(expected_parent):
+    """SIGKILL when the parent ends; exits at once if it has ended already (or was never it)."""
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != expected_parent:
+        os._exit(0)
+
+
+def own_memory_cgroup():
+    """This process's memory cgroup directory (cgroup v1), or None."""
+    try:
+        with open("/proc/self/cgroup") as lines:
+            for line in lines:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                if "memory" in controllers.split(","):
+                    directory = "/sys/fs/cgroup/memory" + path
+                    return directory if os.path.isdir(directory) else None
+    except OSError:
+        pass
+    return None
+
+
+def make_cgroup_base():
+    """coderun-<pid> under the own memory cgroup when it is writable; removes those of dead fork servers."""
+    own = own_memory_cgroup()
+    if own is None or os.environ.get("CODERUN_CGROUPS") == "off":
+        return None
+    try:
+        for name in os.listdir(own):
+            if not name.startswith("coderun-") or not name[8:].isdigit():
+                continue
+            try:
+                os.kill(int(name[8:]), 0)
+                continue
+            except ProcessLookupError:
+                pass
+            except OSError:
+                continue
+            stale = os.path.join(own, name)
+            for child in os.listdir(stale):
+                if os.path.isdir(os.path.join(stale, child)):
+                    kill_cgroup(os.path.join(stale, child))
+            try:
+                os.rmdir(stale)
+            except OSError:
+                pass
+        base = os.path.join(own, "coderun-%d" % os.getpid())
+        os.mkdir(base)
+        return base
+    except OSError:
+        return None
+
+
+def kill_cgroup(directory):
+    """SIGKILL to every process in the cgroup, then rmdir; True once it is gone."""
+    try:
+        with open(os.path.join(directory, "cgroup.procs")) as procs:
+            pids = procs.read().split()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        pids = []
+    for pid in pids:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        os.rmdir(directory)
+        return True
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
+def join_cgroup(directory, tree_mb):
+    """In the child, before the privilege drop: its own cgroup, limited to tree_mb for the whole tree."""
+    os.mkdir(directory, 0o755)
+    if tree_mb > 0:
+        with open(os.path.join(directory, "memory.limit_in_bytes"), "w") as limit:
+            limit.write(str(tree_mb * 1024 * 1024))
+    with open(os.path.join(directory, "cgroup.procs"), "w") as procs:
+        procs.write(str(os.getpid()))
+
+
 SOCKET_PATH = sys.argv[1]
 RUN_AS = (int(sys.argv[2]), int(sys.argv[3])) if len(sys.argv) > 3 else None
 # Control bytes read but not handled yet (further fork requests, with their tokens). A bytearray so
 # that a child can wipe its copy in place before user code runs.
 pending = bytearray()
+SERVER_PID = os.getpid()
+CGROUP_BASE = None
+# Children not reaped yet (orphans of runs are reaped too, but not reported).
+children = set()
+# Run cgroups whose processes were killed but that could not be removed yet.
+draining = set()
 
 
 def send(message):
@@ -109,12 +222,17 @@ def become_runtime(request):
         pass
     token, pid = request["token"], os.getpid()
     directory = request["dir"]
+    run_as = RUN_AS
+    if isinstance(request.get("uid"), int) and isinstance(request.get("gid"), int):
+        run_as = (request["uid"], request["gid"])
+    if CGROUP_BASE is not None:
+        join_cgroup(os.path.join(CGROUP_BASE, str(pid)), int(request.get("treeMb") or 0))
     if request.get("create"):
         # Here rather than in the runner: a directory creation per process was a synchronous
         # mkdtemp on the service's event loop. Exclusive: a name that exists fails the fork.
         os.mkdir(directory, 0o700)
-        if RUN_AS is not None:
-            os.chown(directory, RUN_AS[0], RUN_AS[1])
+        if run_as is not None:
+            os.chown(directory, run_as[0], run_as[1])
     output = connect(token, pid, "output")
     protocol = connect(token, pid, "protocol")
     os.dup2(output, 1)
@@ -124,13 +242,15 @@ def become_runtime(request):
     if protocol != runtime.PROTO_FD:
         os.dup2(protocol, runtime.PROTO_FD)
         os.close(protocol)
-    if RUN_AS is not None:
-        uid, gid = RUN_AS
+    if run_as is not None:
+        uid, gid = run_as
         os.setgroups([])
         os.setgid(gid)
         os.setuid(uid)
         if os.getuid() != uid or os.geteuid() != uid:
             raise RuntimeError("could not drop privileges to uid %d" % uid)
+    # After the drop, which clears it; survives the exec of node below.
+    die_with_parent(SERVER_PID)
     os.chdir(directory)
     os.environ["HOME"] = directory
     os.environ["TMPDIR"] = directory
@@ -176,6 +296,7 @@ def fork(request):
                 pass
         finally:
             os._exit(code)
+    children.add(pid)
     send({"op": "forked", "token": token, "pid": pid})
 
 
@@ -197,11 +318,32 @@ def reap():
             return
         if pid == 0:
             return
+        if pid not in children:
+            # An orphan a run left behind, reparented here (subreaper): reaped, nothing to report.
+            continue
+        children.discard(pid)
+        if CGROUP_BASE is not None:
+            # Whatever the run started is killed with it (setsid and double forks included).
+            directory = os.path.join(CGROUP_BASE, str(pid))
+            if not kill_cgroup(directory):
+                draining.add(directory)
         code, name = exit_status(status)
         send({"op": "exit", "pid": pid, "code": code, "signal": name})
 
 
+def drain():
+    for directory in list(draining):
+        if kill_cgroup(directory):
+            draining.discard(directory)
+
+
 def main():
+    global CGROUP_BASE
+    parent = os.environ.pop("CODERUN_PARENT_PID", None)
+    if parent is not None:
+        die_with_parent(int(parent))
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    CGROUP_BASE = make_cgroup_base()
     os.set_inheritable(CONTROL_FD, False)
     # SIGCHLD wakes the select below through a self-pipe, so that children are reaped and reported
     # from the main loop: a Python signal handler could run in the middle of another send().
@@ -213,9 +355,30 @@ def main():
     # Everything imported so far is shared copy-on-write with the children; frozen, their garbage
     # collector does not walk (and so does not copy) those objects.
     gc.freeze()
-    send({"op": "ready", "pid": os.getpid()})
+    send({"op": "ready", "pid": os.getpid(), "cgroups": CGROUP_BASE is not None})
+    try:
+        serve(wake_read)
+    finally:
+        for pid in list(children):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if CGROUP_BASE is not None:
+            for name in os.listdir(CGROUP_BASE):
+                kill_cgroup(os.path.join(CGROUP_BASE, name))
+            try:
+                os.rmdir(CGROUP_BASE)
+            except OSError:
+                pass
+
+
+def serve(wake_read):
     while True:
-        readable, _, _ = select.select([CONTROL_FD, wake_read], [], [])
+        readable, _, _ = select.select([CONTROL_FD, wake_read], [], [], 0.05 if draining else None)
+        if draining:
+            reap()
+            drain()
         if wake_read in readable:
             try:
                 while os.read(wake_read, 512):
