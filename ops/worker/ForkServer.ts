@@ -306,10 +306,13 @@ class Zygote {
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
     }
-    this.kill();
+    // EOF on its control channel: it kills what the runs left, removes their cgroups and exits.
+    // SIGKILL only if that does not happen in time (it would leave its cgroups to the next start).
+    if (this.alive) this.control.end();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
     clearTimeout(timer);
+    if (this.alive) this.kill();
   }
 
   private kill(): void {

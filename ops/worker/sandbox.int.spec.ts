@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Language, OperatorRunRequest } from '../../shared/ports/CodeRunner.ts';
@@ -162,7 +162,8 @@ describe('Sandbox: run processes never hold the service\'s rights', function () 
           const service = [process.pid, ...runner.forkServerPids(), ...runner.nodeForkServerPids()];
           expect(seen.environs.map(([pid]) => pid)).to.not.include.members(service);
           await runner.cleanedUp();
-          if (forked) {
+          // Forked (exec'd node too: forked by the Python fork server) processes have a cgroup of their own.
+          if (forked || language === 'javascript') {
             // The run's cgroup is swept once its process is reaped.
             expect(await waitUntil(() => !running(seen.child), 15_000), `detached child ${seen.child} still running`).to.equal(true);
           } else {
@@ -227,17 +228,33 @@ exports.run = () => new Promise((resolve) => {
 describe('Sandbox: processes of a killed service', function () {
   this.timeout(120_000);
 
-  it('given a service (runner) with fork servers, pooled and busy processes in an endless loop, when it is killed with SIGKILL, then none of its processes is left after a few seconds', async function () {
-    const script = join(mkdtempSync(join(tmpdir(), 'sandbox-kill-')), 'service.ts');
+  it('given a service (runner) with fork servers, pooled and busy processes in an endless loop that left detached children, when it is killed with SIGKILL, then none of its processes is left after a few seconds', async function () {
+    const scratch = mkdtempSync(join(tmpdir(), 'sandbox-kill-'));
+    chmodSync(scratch, 0o777);
+    const script = join(scratch, 'service.ts');
     const runnerModule = new URL('./ProcessCodeRunner.ts', import.meta.url).pathname;
+    const sandboxModule = new URL('./sandbox.ts', import.meta.url).pathname;
+    // The busy runs first leave a detached child each, whose pid they write into the scratch folder.
+    const js = `const c = require('node:child_process').spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
+require('node:fs').writeFileSync(${JSON.stringify(join(scratch, 'js.pid'))}, String(c.pid));
+exports.run = () => { for (;;) {} };`;
+    const py = `import subprocess
+child = subprocess.Popen(['sleep', '300'], start_new_session=True)
+open(${JSON.stringify(join(scratch, 'py.pid'))}, 'w').write(str(child.pid))
+
+def run(c, p, x):
+    while True:
+        pass
+`;
     writeFileSync(
       script,
       `import { ProcessCodeRunner } from ${JSON.stringify(runnerModule)};
-const runner = new ProcessCodeRunner({ poolSize: 2, prewarm: [{ language: 'python', memoryMb: 128 }, { language: 'javascript', memoryMb: 128 }] });
+import { DEFAULT_RUN_AS } from ${JSON.stringify(sandboxModule)};
+const runner = new ProcessCodeRunner({ poolSize: 2, runAs: { ...DEFAULT_RUN_AS }, prewarm: [{ language: 'python', memoryMb: 128 }, { language: 'javascript', memoryMb: 128 }] });
 const limits = { timeoutMs: 600_000, memoryMb: 128, maxOutputBytes: 65536 };
 const base = { connection: {}, payload: {}, context: {}, limits, pollIntervalMs: 50, checkCompletionTimeoutMs: 1000, isCancelled: async () => false };
-void runner.runOperator({ ...base, codeblock: { language: 'javascript', code: 'exports.run = () => { for (;;) {} };' } });
-void runner.runOperator({ ...base, codeblock: { language: 'python', code: 'def run(c, p, x):\\n    while True:\\n        pass\\n' } });
+void runner.runOperator({ ...base, codeblock: { language: 'javascript', code: ${JSON.stringify(js)} } });
+void runner.runOperator({ ...base, codeblock: { language: 'python', code: ${JSON.stringify(py)} } });
 setTimeout(() => {
   console.log(JSON.stringify([...runner.processIds(), ...runner.forkServerPids(), ...runner.nodeForkServerPids()]));
 }, 3000);
@@ -252,15 +269,15 @@ setTimeout(() => {
       });
       child.once('exit', () => reject(new Error(`the service ended early: ${text}`)));
     });
-    const pids = JSON.parse(line) as number[];
+    const pids = [...(JSON.parse(line) as number[]), ...['js.pid', 'py.pid'].map((name) => Number(readFileSync(join(scratch, name), 'utf8')))];
     // Both fork servers and at least the two busy runs and the warm ones.
-    expect(pids.length).to.be.greaterThanOrEqual(4);
+    expect(pids.length).to.be.greaterThanOrEqual(6);
     expect(pids.every(running)).to.equal(true);
     child.kill('SIGKILL');
     const gone = await waitUntil(() => pids.every((pid) => !running(pid)), 10_000);
     expect(pids.filter(running), 'still running').to.deep.equal([]);
     expect(gone).to.equal(true);
-    rmSync(join(script, '..'), { recursive: true, force: true });
+    rmSync(scratch, { recursive: true, force: true });
   });
 });
 

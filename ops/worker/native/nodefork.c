@@ -46,6 +46,8 @@ static int child_pidfds[MAX_CHILDREN];
 static pid_t child_pids[MAX_CHILDREN];
 static int child_count = 0;
 static char *maps_buffer = NULL;
+/* SIGTERM arrived (the runner died: dieWithParent). */
+static volatile sig_atomic_t terminated = 0;
 
 static int32_t first_int(napi_env env, napi_callback_info info, int32_t fallback);
 
@@ -150,6 +152,8 @@ static napi_value wait_events(napi_env env, napi_callback_info info) {
   napi_create_array(env, &exits);
   napi_get_boolean(env, ready > 0 && fds[0].revents != 0, &flag);
   napi_set_named_property(env, result, "control", flag);
+  napi_get_boolean(env, terminated != 0, &flag);
+  napi_set_named_property(env, result, "terminated", flag);
   uint32_t reported = 0;
   /*
    * Every ended child, tracked or not: the fork server is a child subreaper, so what a run left
@@ -277,6 +281,8 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
     return NULL;
   }
   if (setsid() < 0) return throw_errno(env, "setsid", errno);
+  /* The fork server's SIGTERM handling (dieWithParent) is not the runtime's. */
+  signal(SIGTERM, SIG_DFL);
   /*
    * SCHED_BATCH: the same share of the CPU, but a run process woken by the service's request no
    * longer preempts the service's thread that woke it (docs/decisions.md, "Run processes are
@@ -321,10 +327,25 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* dieWithParent(parentPid): SIGKILL when the parent ends; exits at once if it already has. */
+static void on_terminate(int signal_number) {
+  (void)signal_number;
+  terminated = 1;
+}
+
+/*
+ * dieWithParent(parentPid): SIGTERM when the parent (the runner) ends, caught here: waitEvents()
+ * then returns {terminated: true} and the fork server cleans up as at the end of its control
+ * channel (SIGKILL would leave what the runs started). Exits at once if the parent is gone already.
+ */
 static napi_value die_with_parent(napi_env env, napi_callback_info info) {
   int32_t parent = first_int(env, info, -1);
-  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = on_terminate;
+  sigemptyset(&action.sa_mask);
+  /* No SA_RESTART: the poll in waitEvents() returns EINTR. */
+  sigaction(SIGTERM, &action, NULL);
+  prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
   if (parent > 0 && getppid() != parent) _exit(0);
   return NULL;
 }

@@ -40,7 +40,7 @@
 // Control channel: fd 3, JSON lines (see forkserver.py). The memory limit is this process's own
 // (V8 fixes the heap limit at start): the runner starts one fork server per memory limit.
 
-const { existsSync, mkdirSync, readdirSync, readFileSync, readSync, rmdirSync, statSync, writeSync } = require('node:fs');
+const { existsSync, mkdirSync, readdirSync, readFileSync, readSync, rmdirSync, writeSync } = require('node:fs');
 const { constants } = require('node:os');
 const path = require('node:path');
 
@@ -142,7 +142,7 @@ function makeCgroupBase() {
       }
       const stale = path.join(own, name);
       for (const child of readdirSync(stale)) {
-        if (statSync(path.join(stale, child)).isDirectory()) killCgroup(path.join(stale, child));
+        if (/^\d+$/.test(child)) killCgroup(path.join(stale, child));
       }
       try {
         rmdirSync(stale);
@@ -187,6 +187,8 @@ function serve() {
   send({ op: 'ready', pid: process.pid, cgroups: CGROUP_BASE !== null });
   for (;;) {
     const events = native.waitEvents(CONTROL_FD, draining.size > 0 ? 50 : -1);
+    // The runner died (parent-death signal): as at the end of the control channel.
+    if (events.terminated) return null;
     drain();
     for (const [pid, code, signal] of events.exits) {
       // Whatever the run started is killed with it (setsid and double forks included).
@@ -332,14 +334,24 @@ function start() {
     process.exitCode = 70;
   }
   if (request !== null) runChild(request);
-  else if (CGROUP_BASE !== null) {
-    // The runner is gone: its children die with this process (their parent-death signal).
-    try {
-      for (const name of readdirSync(CGROUP_BASE)) killCgroup(path.join(CGROUP_BASE, name));
-      rmdirSync(CGROUP_BASE);
-    } catch {
-      // still draining: removed by the next fork server's start
+  else cleanup();
+}
+
+/** The runner is gone: what the runs left is killed and their cgroups removed (<= 1 s); children die with this process. */
+function cleanup() {
+  if (CGROUP_BASE === null) return;
+  try {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      native.waitEvents(-1, 0);
+      // The run cgroups are named by pid; the rest of the listing is the cgroup's own control files.
+      const runs = readdirSync(CGROUP_BASE).filter((name) => /^\d+$/.test(name));
+      const left = runs.filter((name) => !killCgroup(path.join(CGROUP_BASE, name)));
+      if (left.length === 0) break;
+      native.waitEvents(-1, 20);
     }
+    rmdirSync(CGROUP_BASE);
+  } catch {
+    // still draining: removed by the next fork server's start
   }
 }
 

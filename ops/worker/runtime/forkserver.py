@@ -77,11 +77,19 @@ def prctl(option, value):
     return _libc.prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
 
 
-def die_with_parent(expected_parent):
-    """SIGKILL when the parent ends; exits at once if it has ended already (or was never it)."""
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+def die_with_parent(expected_parent, signum=signal.SIGKILL):
+    """`signum` when the parent ends; exits at once if it has ended already (or was never it)."""
+    prctl(PR_SET_PDEATHSIG, signum)
     if os.getppid() != expected_parent:
         os._exit(0)
+
+
+class RunnerGone(Exception):
+    """SIGTERM (the runner died: parent-death signal): end as at EOF, cleaning up on the way."""
+
+
+def runner_gone(_signum, _frame):
+    raise RunnerGone()
 
 
 def own_memory_cgroup():
@@ -116,7 +124,7 @@ def make_cgroup_base():
                 continue
             stale = os.path.join(own, name)
             for child in os.listdir(stale):
-                if os.path.isdir(os.path.join(stale, child)):
+                if child.isdigit():
                     kill_cgroup(os.path.join(stale, child))
             try:
                 os.rmdir(stale)
@@ -208,6 +216,7 @@ def become_runtime(request):
     # The fork server's signal set-up is not the runtime's.
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # Own session and process group: the runner's killGroup(pid) reaches the child and whatever it
     # starts, never the fork server.
     os.setsid()
@@ -339,9 +348,12 @@ def drain():
 
 def main():
     global CGROUP_BASE
+    # The runner's end closes the control channel (EOF: the loop below returns); its death also sends
+    # SIGTERM (not SIGKILL: the cleanup below, killing what the runs left, must still happen).
+    signal.signal(signal.SIGTERM, runner_gone)
     parent = os.environ.pop("CODERUN_PARENT_PID", None)
     if parent is not None:
-        die_with_parent(int(parent))
+        die_with_parent(int(parent), signal.SIGTERM)
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     CGROUP_BASE = make_cgroup_base()
     os.set_inheritable(CONTROL_FD, False)
@@ -358,19 +370,38 @@ def main():
     send({"op": "ready", "pid": os.getpid(), "cgroups": CGROUP_BASE is not None})
     try:
         serve(wake_read)
+    except RunnerGone:
+        pass
     finally:
-        for pid in list(children):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
+        cleanup()
+
+
+def cleanup():
+    """The runner is gone: every child and whatever the runs left are killed, the cgroups removed (<= 1 s)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for pid in list(children):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    if CGROUP_BASE is None:
+        return
+    for _ in range(50):
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
                 pass
-        if CGROUP_BASE is not None:
-            for name in os.listdir(CGROUP_BASE):
-                kill_cgroup(os.path.join(CGROUP_BASE, name))
-            try:
-                os.rmdir(CGROUP_BASE)
-            except OSError:
-                pass
+        except ChildProcessError:
+            pass
+        # The run cgroups are named by pid; the rest of the listing is the cgroup's own control files.
+        runs = [name for name in os.listdir(CGROUP_BASE) if name.isdigit()]
+        left = [name for name in runs if not kill_cgroup(os.path.join(CGROUP_BASE, name))]
+        if not left:
+            break
+        select.select([], [], [], 0.02)
+    try:
+        os.rmdir(CGROUP_BASE)
+    except OSError:
+        pass
 
 
 def serve(wake_read):
