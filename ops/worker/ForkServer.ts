@@ -328,7 +328,7 @@ class Zygote {
   }
 
   private onLine(line: string): void {
-    let message: { op?: unknown; token?: unknown; pid?: unknown; code?: unknown; signal?: unknown; error?: unknown };
+    let message: { op?: unknown; token?: unknown; pid?: unknown; code?: unknown; signal?: unknown; error?: unknown; memory?: unknown };
     try {
       message = JSON.parse(line) as typeof message;
     } catch {
@@ -358,7 +358,7 @@ class Zygote {
         this.children.delete(pid);
         const code = typeof message.code === 'number' ? message.code : null;
         const signal = typeof message.signal === 'string' ? (message.signal as NodeJS.Signals) : null;
-        handle.exited(code, signal, this.tail.text());
+        handle.exited(code, signal, this.tail.text(), message.memory === true);
         return;
       }
       case 'ready':
@@ -441,7 +441,7 @@ class ForkedProcess implements ProcessHandle {
   }
 
   /** The fork server reaped the child. */
-  exited(code: number | null, signal: NodeJS.Signals | null, serverOutput: string): void {
+  exited(code: number | null, signal: NodeJS.Signals | null, serverOutput: string, memory = false): void {
     this.reaped = true;
     this.forget();
     if (!this.started) {
@@ -453,7 +453,7 @@ class ForkedProcess implements ProcessHandle {
     // Its last output and protocol bytes may still be in flight: wait for both channels to close.
     const sockets = [this.protocol, this.output].filter((s): s is Socket => s !== null && !s.destroyed);
     let open = sockets.length;
-    const settle = () => this.finish(() => this.events.exit(code, signal));
+    const settle = () => this.finish(() => this.events.exit(code, signal, memory));
     if (open === 0) return settle();
     const timer = setTimeout(settle, OUTPUT_DRAIN_MS);
     for (const socket of sockets) {

@@ -213,7 +213,8 @@ export class RuntimeProcess {
         this.tail.append(chunk);
         this.log?.append('code', chunk);
       },
-      exit: (code, signal) => this.finalize(this.describeExit(code, signal)),
+      // Killed at its cgroup's limit (the whole tree's memory): as the watchdog's kill would be reported.
+      exit: (code, signal, memory) => this.finalize(memory === true && !this.killReason ? new ProcessDied('memory', this.memoryMessage()) : this.describeExit(code, signal)),
       failed: (reason, message) => this.finalize(this.killReason ? this.describeKill() : new ProcessDied(reason, message)),
     });
     // A starting or busy process keeps the parent alive; an idle pooled one must not.

@@ -182,7 +182,7 @@ describe('Sandbox: run processes never hold the service\'s rights', function () 
     try {
       const code = 'import os, time\n\ndef run(connection, payload, context):\n    time.sleep(0.3)\n    return {"uid": os.getuid()}\n';
       const outcomes = await Promise.all([0, 1, 2].map(() => runner.runOperator(request('python', code, {}))));
-      const uids = outcomes.map((outcome) => ((outcome as { output: { uid: number } }).output).uid);
+      const uids = outcomes.map((outcome) => (outcome as unknown as { output: { uid: number } }).output.uid);
       expect(new Set(uids).size).to.equal(3);
     } finally {
       await runner.close();
@@ -218,7 +218,7 @@ exports.run = () => new Promise((resolve) => {
     try {
       const outcome = await fallback.runOperator(request('python', 'import sys\n\ndef run(c, p, x):\n    return {"python": sys.executable}\n', {}));
       expect(outcome.status, JSON.stringify(outcome)).to.equal('success');
-      expect((outcome as { output: { python: string } }).output.python).to.equal('/usr/bin/python3');
+      expect((outcome as unknown as { output: { python: string } }).output.python).to.equal('/usr/bin/python3');
     } finally {
       await fallback.close();
     }

@@ -333,19 +333,29 @@ static void on_terminate(int signal_number) {
 }
 
 /*
- * dieWithParent(parentPid): SIGTERM when the parent (the runner) ends, caught here: waitEvents()
- * then returns {terminated: true} and the fork server cleans up as at the end of its control
- * channel (SIGKILL would leave what the runs started). Exits at once if the parent is gone already.
+ * dieWithParent(parentPid, catchTerm): a parent-death signal, and an exit at once if the parent is
+ * gone already. catchTerm (the fork server): SIGTERM, caught here: waitEvents() then returns
+ * {terminated: true} and the fork server cleans up as at the end of its control channel (SIGKILL
+ * would leave what the runs started). Otherwise (a spawned runtime): SIGKILL, which no busy loop
+ * of user code can delay.
  */
 static napi_value die_with_parent(napi_env env, napi_callback_info info) {
-  int32_t parent = first_int(env, info, -1);
-  struct sigaction action;
-  memset(&action, 0, sizeof action);
-  action.sa_handler = on_terminate;
-  sigemptyset(&action.sa_mask);
-  /* No SA_RESTART: the poll in waitEvents() returns EINTR. */
-  sigaction(SIGTERM, &action, NULL);
-  prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+  size_t argc = 2;
+  napi_value argv[2];
+  int32_t parent = -1;
+  bool catch_term = false;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc > 0) napi_get_value_int32(env, argv[0], &parent);
+  if (argc > 1) napi_get_value_bool(env, argv[1], &catch_term);
+  if (catch_term) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_terminate;
+    sigemptyset(&action.sa_mask);
+    /* No SA_RESTART: the poll in waitEvents() returns EINTR. */
+    sigaction(SIGTERM, &action, NULL);
+  }
+  prctl(PR_SET_PDEATHSIG, catch_term ? SIGTERM : SIGKILL, 0, 0, 0);
   if (parent > 0 && getppid() != parent) _exit(0);
   return NULL;
 }

@@ -50,7 +50,7 @@ const native = require('../native/build/Release/nodefork.node');
 // gives each child its own memory cgroup when it can.
 const PARENT_PID = Number(process.env.CODERUN_PARENT_PID ?? 0);
 delete process.env.CODERUN_PARENT_PID;
-if (PARENT_PID > 0) native.dieWithParent(PARENT_PID);
+if (PARENT_PID > 0) native.dieWithParent(PARENT_PID, true);
 native.becomeSubreaper();
 // Whatever the service inherited and passed on (fds without close-on-exec beyond the control
 // channel) is nobody's business here, and would reach every child.
@@ -162,6 +162,17 @@ const CGROUP_BASE = makeCgroupBase();
 /** Run cgroups whose processes were killed but that could not be removed yet. */
 const draining = new Set();
 
+/** Whether the kernel killed a process of the run's cgroup at its memory limit (cgroup v1, 4.13+). */
+function oomKilled(pid) {
+  if (CGROUP_BASE === null) return false;
+  try {
+    const match = /^oom_kill (\d+)$/m.exec(readFileSync(path.join(CGROUP_BASE, String(pid), 'memory.oom_control'), 'utf8'));
+    return match !== null && Number(match[1]) > 0;
+  } catch {
+    return false;
+  }
+}
+
 function sweep(pid) {
   if (CGROUP_BASE === null) return;
   const dir = path.join(CGROUP_BASE, String(pid));
@@ -191,9 +202,11 @@ function serve() {
     if (events.terminated) return null;
     drain();
     for (const [pid, code, signal] of events.exits) {
+      const report = { op: 'exit', pid, code, signal: signal === null ? null : (SIGNAL_NAMES.get(signal) ?? `SIG${signal}`) };
+      if (signal === constants.signals.SIGKILL && oomKilled(pid)) report.memory = true;
       // Whatever the run started is killed with it (setsid and double forks included).
       sweep(pid);
-      send({ op: 'exit', pid, code, signal: signal === null ? null : (SIGNAL_NAMES.get(signal) ?? `SIG${signal}`) });
+      send(report);
     }
     if (!events.control) continue;
     let length;

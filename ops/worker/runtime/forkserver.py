@@ -331,13 +331,28 @@ def reap():
             # An orphan a run left behind, reparented here (subreaper): reaped, nothing to report.
             continue
         children.discard(pid)
+        code, name = exit_status(status)
+        report = {"op": "exit", "pid": pid, "code": code, "signal": name}
         if CGROUP_BASE is not None:
             # Whatever the run started is killed with it (setsid and double forks included).
             directory = os.path.join(CGROUP_BASE, str(pid))
+            if name == "SIGKILL" and oom_killed(directory):
+                report["memory"] = True
             if not kill_cgroup(directory):
                 draining.add(directory)
-        code, name = exit_status(status)
-        send({"op": "exit", "pid": pid, "code": code, "signal": name})
+        send(report)
+
+
+def oom_killed(directory):
+    """Whether the kernel killed a process of this cgroup at its memory limit (cgroup v1, 4.13+)."""
+    try:
+        with open(os.path.join(directory, "memory.oom_control")) as control:
+            for line in control:
+                if line.startswith("oom_kill "):
+                    return int(line.split()[1]) > 0
+    except (OSError, ValueError):
+        pass
+    return False
 
 
 def drain():
