@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -214,6 +214,8 @@ export class ForkServer {
 /** One fork server process; replaced by a new one when it ends. */
 class Zygote {
   alive = true;
+  /** Where the fork server makes its children's cgroups (it said so when ready), or null. */
+  cgroupBase: string | null = null;
   /** It said ready (it started; a later end is not a failed start). */
   private ready = false;
   /** Its name in messages ('python', 'node'). */
@@ -361,9 +363,12 @@ class Zygote {
         handle.exited(code, signal, this.tail.text(), message.memory === true);
         return;
       }
-      case 'ready':
+      case 'ready': {
         this.ready = true;
+        const own = (message as { cgroups?: unknown }).cgroups === true ? ownMemoryCgroup() : null;
+        if (own !== null && this.pid !== undefined) this.cgroupBase = join(own, `coderun-${this.pid}`);
         return;
+      }
       default:
       // anything newer: nothing to do.
     }
@@ -388,6 +393,7 @@ class Zygote {
 /** A runtime process forked by the fork server: complete once its pid and both connections are known. */
 class ForkedProcess implements ProcessHandle {
   pid: number | undefined;
+  cgroup: string | undefined;
   private readonly events: ProcessEvents;
   private protocol: Socket | null = null;
   private output: Socket | null = null;
@@ -419,6 +425,8 @@ class ForkedProcess implements ProcessHandle {
 
   forked(pid: number): void {
     this.pid = pid;
+    const base = this.zygote?.cgroupBase;
+    if (base) this.cgroup = join(base, String(pid));
     if (this.killRequested || (this.claimedPid !== undefined && this.claimedPid !== pid)) {
       this.killNow();
       if (!this.killRequested) this.fail('a connection claimed the runtime process of another fork');
@@ -556,6 +564,24 @@ class ForkedProcess implements ProcessHandle {
     if (on) this.zygote.retain();
     else this.zygote.release();
   }
+}
+
+let memoryCgroup: string | null | undefined;
+
+/** This process's memory cgroup directory (cgroup v1), which its fork servers inherit; read once. */
+function ownMemoryCgroup(): string | null {
+  if (memoryCgroup === undefined) {
+    memoryCgroup = null;
+    try {
+      for (const line of readFileSync('/proc/self/cgroup', 'utf8').split('\n')) {
+        const [, controllers, where] = line.split(/:(.*?):/);
+        if (controllers !== undefined && where !== undefined && controllers.split(',').includes('memory')) memoryCgroup = `/sys/fs/cgroup/memory${where}`;
+      }
+    } catch {
+      // no /proc
+    }
+  }
+  return memoryCgroup;
 }
 
 function parseHello(line: Buffer): { token: string; pid: number; channel: Channel } | null {

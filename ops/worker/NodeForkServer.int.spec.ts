@@ -153,7 +153,8 @@ describe('Node fork server: a fresh forked node process per JavaScript run', fun
     const pooled = own.processIds();
     if (zygote === undefined) throw new Error('no node fork server');
     process.kill(zygote, 'SIGKILL');
-    expect(await until(() => pooled.every((pid) => !alive(pid)))).to.equal(true);
+    // (They die with it, parent-death signal; the runner learns of it a moment later: both awaited.)
+    expect(await until(() => !own.nodeForkServerPids().includes(zygote) && pooled.every((pid) => !alive(pid)))).to.equal(true);
     const after = result<Identity>(await js(own, NODE_IDENTITY));
     const [restarted] = own.nodeForkServerPids();
     expect(restarted).to.be.a('number').and.not.equal(zygote);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { chown, lchown, readdir, writeFile } from 'node:fs/promises';
-import { chownSync } from 'node:fs';
+import { chownSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type {
@@ -526,7 +526,7 @@ export class ProcessCodeRunner implements CodeRunner {
       if (proc.runAs) await chown(file, proc.runAs.uid, proc.runAs.gid);
     }
     if (install !== null) {
-      const failed = await runInstall(install, proc.dir, limits, control, log, proc.runAs);
+      const failed = await runInstall(install, proc.dir, limits, control, log, proc.runAs, proc.cgroup);
       if (failed) return failed;
     }
     const notReady = await readiness(proc, limits, control);
@@ -934,7 +934,15 @@ async function chownTree(dir: string, owner: RunAs): Promise<void> {
 }
 
 /** bashblock: `bash -c` in the run directory, scrubbed env, within the run's time limit. */
-async function runInstall(code: string, dir: string, limits: RunLimits, control: RunControl, log: CappedLog, runAs: RunAs | undefined): Promise<Failure | null> {
+async function runInstall(
+  code: string,
+  dir: string,
+  limits: RunLimits,
+  control: RunControl,
+  log: CappedLog,
+  runAs: RunAs | undefined,
+  cgroup: string | undefined,
+): Promise<Failure | null> {
   const child = spawn('bash', ['-c', code], {
     cwd: dir,
     env: scrubbedEnv(dir),
@@ -942,6 +950,15 @@ async function runInstall(code: string, dir: string, limits: RunLimits, control:
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
   });
+  // Into the run process's cgroup (its memory limit; killed with it, detached jobs included). bash
+  // has just been exec'd: what it starts from its first command on is in the cgroup too.
+  if (cgroup && child.pid !== undefined) {
+    try {
+      writeFileSync(join(cgroup, 'cgroup.procs'), String(child.pid));
+    } catch {
+      // the process (and its cgroup) is gone: the run ends anyway
+    }
+  }
   const stderrTail = new TailBuffer(INSTALL_TAIL_BYTES);
   child.stdout.on('data', (chunk: Buffer) => log.append('install', chunk));
   child.stderr.on('data', (chunk: Buffer) => {

@@ -229,6 +229,11 @@ export class RuntimeProcess {
     this.handle.setRef(busy);
   }
 
+  /** The cgroup of the process's tree, when it has one (ProcessHandle.cgroup). */
+  get cgroup(): string | undefined {
+    return this.handle.cgroup;
+  }
+
   get pid(): number | undefined {
     return this.handle.pid;
   }

@@ -35,6 +35,11 @@ export interface ProcessEvents {
 export interface ProcessHandle {
   /** Process id; a forked process has none until the fork server reported it. */
   readonly pid: number | undefined;
+  /**
+   * The memory cgroup of the process's tree (a forked process whose fork server made one), which is
+   * killed and removed when the process is reaped: what else the run starts (the install step) joins it.
+   */
+  readonly cgroup?: string | undefined;
   /** Writes protocol bytes; what is written before the channel is connected is queued. */
   write(text: string): void;
   /** Signal to the process itself (SIGINT: interrupt the current call). */

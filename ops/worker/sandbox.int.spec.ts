@@ -177,6 +177,21 @@ describe('Sandbox: run processes never hold the service\'s rights', function () 
     }
   }
 
+  it('given an install step that leaves a detached job, when the run ends, then the job is gone too (it joined the run\'s cgroup)', async () => {
+    const runner = new ProcessCodeRunner({ poolSize: 0, runAs: { ...DEFAULT_RUN_AS } });
+    try {
+      const outcome = await runner.runOperator({
+        ...request('python', 'def run(c, p, x):\n    return {"job": int(open("job.pid").read())}\n', {}),
+        bashblock: { code: 'setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > job.pid' },
+      });
+      expect(outcome.status, JSON.stringify(outcome)).to.equal('success');
+      const job = (outcome as unknown as { output: { job: number } }).output.job;
+      expect(await waitUntil(() => !running(job), 15_000), `install job ${job} still running`).to.equal(true);
+    } finally {
+      await runner.close();
+    }
+  });
+
   it('given processes alive at once, when they run, then each has its own uid (none can reach another run\'s process)', async () => {
     const runner = new ProcessCodeRunner({ poolSize: 3, runAs: { ...DEFAULT_RUN_AS } });
     try {
