@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Language, OperatorRunRequest } from '../../shared/ports/CodeRunner.ts';
@@ -240,13 +240,39 @@ exports.run = () => new Promise((resolve) => {
   });
 });
 
+describe('Sandbox: shutdown', function () {
+  this.timeout(120_000);
+
+  it('given runners closed while their processes are starting, running or pooled, when closed, then no coderun-* directory is left', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'sandbox-close-'));
+    try {
+      for (let round = 0; round < 6; round += 1) {
+        const runner = new ProcessCodeRunner({ tmpRoot: root, poolSize: 2, runAs: { ...DEFAULT_RUN_AS }, prewarm: [{ language: 'python', memoryMb: 128 }, { language: 'javascript', memoryMb: 128 }] });
+        const runs = [
+          runner.runOperator(request('python', 'import time\n\ndef run(c, p, x):\n    open("left.txt", "w").write("x")\n    time.sleep(5)\n', {})),
+          runner.runOperator(request('javascript', 'exports.run = () => new Promise(() => require("node:fs").writeFileSync("left.txt", "x"));', {})),
+        ];
+        // Closed at once (processes still being forked) or a little later (runs in progress).
+        if (round % 2 === 1) await new Promise((resolve) => setTimeout(resolve, 300 * round));
+        await runner.close();
+        await Promise.allSettled(runs);
+        expect(readdirSync(root).filter((name) => name.startsWith('coderun-')), `round ${round}`).to.deep.equal([]);
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('Sandbox: processes of a killed service', function () {
   this.timeout(120_000);
 
-  it('given a service (runner) with fork servers, pooled and busy processes in an endless loop that left detached children, when it is killed with SIGKILL, then none of its processes is left after a few seconds', async function () {
+  it('given a service (runner) with fork servers, pooled and busy processes in an endless loop that left detached children, when it is killed with SIGKILL, then none of its processes nor run directories is left after a few seconds', async function () {
     const scratch = mkdtempSync(join(tmpdir(), 'sandbox-kill-'));
     chmodSync(scratch, 0o777);
     const script = join(scratch, 'service.ts');
+    const runs = join(scratch, 'runs');
+    mkdirSync(runs);
     const runnerModule = new URL('./ProcessCodeRunner.ts', import.meta.url).pathname;
     const sandboxModule = new URL('./sandbox.ts', import.meta.url).pathname;
     // The busy runs first leave a detached child each, whose pid they write into the scratch folder.
@@ -265,7 +291,7 @@ def run(c, p, x):
       script,
       `import { ProcessCodeRunner } from ${JSON.stringify(runnerModule)};
 import { DEFAULT_RUN_AS } from ${JSON.stringify(sandboxModule)};
-const runner = new ProcessCodeRunner({ poolSize: 2, runAs: { ...DEFAULT_RUN_AS }, prewarm: [{ language: 'python', memoryMb: 128 }, { language: 'javascript', memoryMb: 128 }] });
+const runner = new ProcessCodeRunner({ poolSize: 2, tmpRoot: ${JSON.stringify(runs)}, runAs: { ...DEFAULT_RUN_AS }, prewarm: [{ language: 'python', memoryMb: 128 }, { language: 'javascript', memoryMb: 128 }] });
 const limits = { timeoutMs: 600_000, memoryMb: 128, maxOutputBytes: 65536 };
 const base = { connection: {}, payload: {}, context: {}, limits, pollIntervalMs: 50, checkCompletionTimeoutMs: 1000, isCancelled: async () => false };
 void runner.runOperator({ ...base, codeblock: { language: 'javascript', code: ${JSON.stringify(js)} } });
@@ -290,8 +316,17 @@ setTimeout(() => {
     expect(pids.every(running)).to.equal(true);
     child.kill('SIGKILL');
     const gone = await waitUntil(() => pids.every((pid) => !running(pid)), 10_000);
-    expect(pids.filter(running), 'still running').to.deep.equal([]);
+    const describe = (pid: number) => {
+      try {
+        return `${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')} ${readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').filter((l) => /^(State|PPid|Uid)/.test(l)).join(' ')}`;
+      } catch {
+        return `${pid} gone`;
+      }
+    };
+    expect(pids.filter(running).map(describe), 'still running').to.deep.equal([]);
     expect(gone).to.equal(true);
+    // Nor any of their directories (the fork servers remove them when the service is gone).
+    expect(await waitUntil(() => readdirSync(runs).length === 0, 10_000), readdirSync(runs).join(', ')).to.equal(true);
     rmSync(scratch, { recursive: true, force: true });
   });
 });

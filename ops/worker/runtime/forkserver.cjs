@@ -40,7 +40,7 @@
 // Control channel: fd 3, JSON lines (see forkserver.py). The memory limit is this process's own
 // (V8 fixes the heap limit at start): the runner starts one fork server per memory limit.
 
-const { existsSync, mkdirSync, readdirSync, readFileSync, readSync, rmdirSync, writeSync } = require('node:fs');
+const { existsSync, mkdirSync, readdirSync, readFileSync, readSync, rmdirSync, rmSync, writeSync } = require('node:fs');
 const { constants } = require('node:os');
 const path = require('node:path');
 
@@ -161,6 +161,8 @@ function makeCgroupBase() {
 const CGROUP_BASE = makeCgroupBase();
 /** Run cgroups whose processes were killed but that could not be removed yet. */
 const draining = new Set();
+/** Each child's run directory, removed here if the runner dies before it could remove them. */
+const runDirs = new Map();
 
 /** Whether the kernel killed a process of the run's cgroup at its memory limit (cgroup v1, 4.13+). */
 function oomKilled(pid) {
@@ -202,6 +204,7 @@ function serve() {
     if (events.terminated) return null;
     drain();
     for (const [pid, code, signal] of events.exits) {
+      runDirs.delete(pid);
       const report = { op: 'exit', pid, code, signal: signal === null ? null : (SIGNAL_NAMES.get(signal) ?? `SIG${signal}`) };
       if (signal === constants.signals.SIGKILL && oomKilled(pid)) report.memory = true;
       // Whatever the run started is killed with it (setsid and double forks included).
@@ -241,7 +244,10 @@ function fork(request) {
     send({ op: 'fork_failed', token: request.token, error: error.message });
     return -1;
   }
-  if (pid !== 0) send({ op: 'forked', token: request.token, pid });
+  if (pid !== 0) {
+    runDirs.set(pid, request.dir);
+    send({ op: 'forked', token: request.token, pid });
+  }
   return pid;
 }
 
@@ -352,19 +358,35 @@ function start() {
 
 /** The runner is gone: what the runs left is killed and their cgroups removed (<= 1 s); children die with this process. */
 function cleanup() {
-  if (CGROUP_BASE === null) return;
-  try {
-    for (let attempt = 0; attempt < 50; attempt++) {
-      native.waitEvents(-1, 0);
-      // The run cgroups are named by pid; the rest of the listing is the cgroup's own control files.
-      const runs = readdirSync(CGROUP_BASE).filter((name) => /^\d+$/.test(name));
-      const left = runs.filter((name) => !killCgroup(path.join(CGROUP_BASE, name)));
-      if (left.length === 0) break;
-      native.waitEvents(-1, 20);
+  for (const pid of runDirs.keys()) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
     }
-    rmdirSync(CGROUP_BASE);
-  } catch {
-    // still draining: removed by the next fork server's start
+  }
+  if (CGROUP_BASE !== null) {
+    try {
+      for (let attempt = 0; attempt < 50; attempt++) {
+        native.waitEvents(-1, 0);
+        // The run cgroups are named by pid; the rest of the listing is the cgroup's own control files.
+        const runs = readdirSync(CGROUP_BASE).filter((name) => /^\d+$/.test(name));
+        const left = runs.filter((name) => !killCgroup(path.join(CGROUP_BASE, name)));
+        if (left.length === 0) break;
+        native.waitEvents(-1, 20);
+      }
+      rmdirSync(CGROUP_BASE);
+    } catch {
+      // still draining: removed by the next fork server's start
+    }
+  }
+  // The runner can no longer remove its runs' directories (coderun-* left in the temp dir).
+  for (const dir of runDirs.values()) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // best effort
+    }
   }
 }
 

@@ -84,12 +84,12 @@ def die_with_parent(expected_parent, signum=signal.SIGKILL):
         os._exit(0)
 
 
-class RunnerGone(Exception):
-    """SIGTERM (the runner died: parent-death signal): end as at EOF, cleaning up on the way."""
-
-
 def runner_gone(_signum, _frame):
-    raise RunnerGone()
+    """SIGTERM (the runner died: parent-death signal): the loop ends as at EOF, cleaning up on the way.
+    A flag, not an exception: raised while the cleanup has begun (EOF arrives a moment earlier), an
+    exception would cut it short."""
+    global terminated
+    terminated = True
 
 
 def own_memory_cgroup():
@@ -181,6 +181,9 @@ CGROUP_BASE = None
 children = set()
 # Run cgroups whose processes were killed but that could not be removed yet.
 draining = set()
+# Each child's run directory, removed here if the runner dies before it could remove them.
+run_dirs = {}
+terminated = False
 
 
 def send(message):
@@ -306,6 +309,7 @@ def fork(request):
         finally:
             os._exit(code)
     children.add(pid)
+    run_dirs[pid] = request.get("dir")
     send({"op": "forked", "token": token, "pid": pid})
 
 
@@ -331,6 +335,7 @@ def reap():
             # An orphan a run left behind, reparented here (subreaper): reaped, nothing to report.
             continue
         children.discard(pid)
+        run_dirs.pop(pid, None)
         code, name = exit_status(status)
         report = {"op": "exit", "pid": pid, "code": code, "signal": name}
         if CGROUP_BASE is not None:
@@ -385,8 +390,6 @@ def main():
     send({"op": "ready", "pid": os.getpid(), "cgroups": CGROUP_BASE is not None})
     try:
         serve(wake_read)
-    except RunnerGone:
-        pass
     finally:
         cleanup()
 
@@ -399,6 +402,10 @@ def cleanup():
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+    # The runner can no longer remove its runs' directories (coderun-* left in the temp dir).
+    for directory in run_dirs.values():
+        if directory:
+            shutil.rmtree(directory, ignore_errors=True)
     if CGROUP_BASE is None:
         return
     for _ in range(50):
@@ -422,6 +429,8 @@ def cleanup():
 def serve(wake_read):
     while True:
         readable, _, _ = select.select([CONTROL_FD, wake_read], [], [], 0.05 if draining else None)
+        if terminated:
+            return
         if draining:
             reap()
             drain()
