@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -214,8 +214,6 @@ export class ForkServer {
 /** One fork server process; replaced by a new one when it ends. */
 class Zygote {
   alive = true;
-  /** Where the fork server makes its children's cgroups (it said so when ready), or null. */
-  cgroupBase: string | null = null;
   /** It said ready (it started; a later end is not a failed start). */
   private ready = false;
   /** Its name in messages ('python', 'node'). */
@@ -330,7 +328,7 @@ class Zygote {
   }
 
   private onLine(line: string): void {
-    let message: { op?: unknown; token?: unknown; pid?: unknown; code?: unknown; signal?: unknown; error?: unknown; memory?: unknown };
+    let message: { op?: unknown; token?: unknown; pid?: unknown; code?: unknown; signal?: unknown; error?: unknown; memory?: unknown; cgroup?: unknown };
     try {
       message = JSON.parse(line) as typeof message;
     } catch {
@@ -345,7 +343,7 @@ class Zygote {
         if (!handle) return;
         this.starting.delete(token);
         this.children.set(pid, handle);
-        handle.forked(pid);
+        handle.forked(pid, typeof message.cgroup === 'string' ? message.cgroup : undefined);
         return;
       }
       case 'fork_failed': {
@@ -363,12 +361,9 @@ class Zygote {
         handle.exited(code, signal, this.tail.text(), message.memory === true);
         return;
       }
-      case 'ready': {
+      case 'ready':
         this.ready = true;
-        const own = (message as { cgroups?: unknown }).cgroups === true ? ownMemoryCgroup() : null;
-        if (own !== null && this.pid !== undefined) this.cgroupBase = join(own, `coderun-${this.pid}`);
         return;
-      }
       default:
       // anything newer: nothing to do.
     }
@@ -423,10 +418,9 @@ class ForkedProcess implements ProcessHandle {
     return handle;
   }
 
-  forked(pid: number): void {
+  forked(pid: number, cgroup?: string): void {
     this.pid = pid;
-    const base = this.zygote?.cgroupBase;
-    if (base) this.cgroup = join(base, String(pid));
+    this.cgroup = cgroup;
     if (this.killRequested || (this.claimedPid !== undefined && this.claimedPid !== pid)) {
       this.killNow();
       if (!this.killRequested) this.fail('a connection claimed the runtime process of another fork');
@@ -564,24 +558,6 @@ class ForkedProcess implements ProcessHandle {
     if (on) this.zygote.retain();
     else this.zygote.release();
   }
-}
-
-let memoryCgroup: string | null | undefined;
-
-/** This process's memory cgroup directory (cgroup v1), which its fork servers inherit; read once. */
-function ownMemoryCgroup(): string | null {
-  if (memoryCgroup === undefined) {
-    memoryCgroup = null;
-    try {
-      for (const line of readFileSync('/proc/self/cgroup', 'utf8').split('\n')) {
-        const [, controllers, where] = line.split(/:(.*?):/);
-        if (controllers !== undefined && where !== undefined && controllers.split(',').includes('memory')) memoryCgroup = `/sys/fs/cgroup/memory${where}`;
-      }
-    } catch {
-      // no /proc
-    }
-  }
-  return memoryCgroup;
 }
 
 function parseHello(line: Buffer): { token: string; pid: number; channel: Channel } | null {

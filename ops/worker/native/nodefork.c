@@ -233,16 +233,9 @@ static int write_text(const char *path, const char *text) {
   return error;
 }
 
-/* mkdir <dir>, its memory limit (treeMb > 0), then this process in it; 0 or an errno. */
-static int join_cgroup(const char *directory, int32_t tree_mb) {
+/* This process into a run cgroup (made and limited by the fork server); 0 or an errno. */
+static int join_cgroup(const char *directory) {
   char path[4200], text[64];
-  if (mkdir(directory, 0755) != 0) return errno;
-  int error;
-  if (tree_mb > 0) {
-    snprintf(path, sizeof path, "%s/memory.limit_in_bytes", directory);
-    snprintf(text, sizeof text, "%lld", (long long)tree_mb * 1024 * 1024);
-    if ((error = write_text(path, text)) != 0) return error;
-  }
   snprintf(path, sizeof path, "%s/cgroup.procs", directory);
   snprintf(text, sizeof text, "%d", (int)getpid());
   return write_text(path, text);
@@ -265,7 +258,7 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
   }
   static char socket_path[4096], output_hello[2048], protocol_hello[2048], dir[4096], cgroup[4096];
   bool create = false;
-  int32_t uid = -1, gid = -1, control = -1, parent = -1, tree_mb = 0;
+  int32_t uid = -1, gid = -1, control = -1, parent = -1;
   if (napi_get_named_property(env, argv[0], "socketPath", &field) != napi_ok || get_string(env, field, socket_path, sizeof socket_path) ||
       napi_get_named_property(env, argv[0], "outputHello", &field) != napi_ok || get_string(env, field, output_hello, sizeof output_hello) ||
       napi_get_named_property(env, argv[0], "protocolHello", &field) != napi_ok || get_string(env, field, protocol_hello, sizeof protocol_hello) ||
@@ -275,7 +268,6 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
       napi_get_named_property(env, argv[0], "gid", &field) != napi_ok || napi_get_value_int32(env, field, &gid) != napi_ok ||
       napi_get_named_property(env, argv[0], "controlFd", &field) != napi_ok || napi_get_value_int32(env, field, &control) != napi_ok ||
       napi_get_named_property(env, argv[0], "parentPid", &field) != napi_ok || napi_get_value_int32(env, field, &parent) != napi_ok ||
-      napi_get_named_property(env, argv[0], "treeMb", &field) != napi_ok || napi_get_value_int32(env, field, &tree_mb) != napi_ok ||
       napi_get_named_property(env, argv[0], "cgroup", &field) != napi_ok || get_string(env, field, cgroup, sizeof cgroup)) {
     napi_throw_type_error(env, NULL, "becomeChild: bad options");
     return NULL;
@@ -292,10 +284,10 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
   (void)sched_setscheduler(0, SCHED_BATCH, &no_priority);
   /* A distinct name in ps/top: without exec the child keeps the fork server's command line. */
   prctl(PR_SET_NAME, "node-run", 0, 0, 0);
-  /* Its own memory cgroup (before the privilege drop): the limit covers its whole process tree, and
-   * the fork server kills whatever is left in it once this process is reaped. */
+  /* Its run's memory cgroup (before the privilege drop): the limit covers its whole process tree,
+   * and the fork server kills whatever is left in it once this process is reaped. */
   if (cgroup[0] != 0) {
-    int error = join_cgroup(cgroup, tree_mb);
+    int error = join_cgroup(cgroup);
     if (error) return throw_errno(env, "joining the run's cgroup", error);
   }
   if (create) {

@@ -40,7 +40,7 @@
 // Control channel: fd 3, JSON lines (see forkserver.py). The memory limit is this process's own
 // (V8 fixes the heap limit at start): the runner starts one fork server per memory limit.
 
-const { existsSync, mkdirSync, readdirSync, readFileSync, readSync, rmdirSync, rmSync, writeSync } = require('node:fs');
+const { existsSync, mkdirSync, readdirSync, readFileSync, readSync, rmdirSync, rmSync, writeFileSync, writeSync } = require('node:fs');
 const { constants } = require('node:os');
 const path = require('node:path');
 
@@ -102,15 +102,16 @@ function ownMemoryCgroup() {
   return null;
 }
 
-/** SIGKILL to every process in a run's cgroup, then rmdir; true once it is gone. */
-function killCgroup(dir) {
-  let pids;
+/** The pids in a cgroup (strings), or null when it is gone. */
+function cgroupProcs(dir) {
   try {
-    pids = readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean);
+    return readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean);
   } catch (error) {
-    if (error.code === 'ENOENT') return true;
-    pids = [];
+    return error.code === 'ENOENT' ? null : [];
   }
+}
+
+function killAll(pids) {
   for (const pid of pids) {
     try {
       process.kill(Number(pid), 'SIGKILL');
@@ -118,13 +119,27 @@ function killCgroup(dir) {
       // gone
     }
   }
+}
+
+/** SIGKILL to every process in a run cgroup (its tasks leaf), then rmdir both; true once it is gone. */
+function killCgroup(dir) {
+  const tasks = path.join(dir, 't');
+  killAll(cgroupProcs(tasks) ?? []);
   try {
-    rmdirSync(dir);
+    for (const level of [tasks, dir]) {
+      try {
+        rmdirSync(level);
+      } catch (error) {
+        if (error.code !== 'ENOENT') throw error;
+      }
+    }
     return true;
-  } catch (error) {
-    return error.code === 'ENOENT';
+  } catch {
+    return false;
   }
 }
+
+const isRunCgroup = (name) => /^c\d+$/.test(name);
 
 /** coderun-<pid> under the own memory cgroup when writable (removing those of dead fork servers), or null. */
 function makeCgroupBase() {
@@ -142,7 +157,7 @@ function makeCgroupBase() {
       }
       const stale = path.join(own, name);
       for (const child of readdirSync(stale)) {
-        if (/^\d+$/.test(child)) killCgroup(path.join(stale, child));
+        if (isRunCgroup(child)) killCgroup(path.join(stale, child));
       }
       try {
         rmdirSync(stale);
@@ -159,31 +174,104 @@ function makeCgroupBase() {
 }
 
 const CGROUP_BASE = makeCgroupBase();
-/** Run cgroups whose processes were killed but that could not be removed yet. */
+/** Run cgroups ({dir, limitMb, oomKills}) of children not reaped yet, by pid. */
+const runCgroups = new Map();
+/** Run cgroups whose processes were killed but are not gone yet. */
 const draining = new Set();
-/** Each child's run directory, removed here if the runner dies before it could remove them. */
-const runDirs = new Map();
+/*
+ * A run cgroup is two levels: c<n> holds the memory limit, c<n>/t the processes (see forkserver.py:
+ * node sizes worker isolates from the limit of its own cgroup, and a small one left forked workers
+ * waiting forever for their exit).
+ */
+/**
+ * Empty run cgroups, reused (mkdir + rmdir per run were ~160 us). One still charged with more than
+ * REUSE_USAGE_BYTES once its processes are gone (files a run left in a tmpfs) is removed instead.
+ */
+const freeCgroups = [];
+const FREE_CGROUPS_MAX = 64;
+const REUSE_USAGE_BYTES = 4 << 20;
+let cgroupCount = 0;
 
-/** Whether the kernel killed a process of the run's cgroup at its memory limit (cgroup v1, 4.13+). */
-function oomKilled(pid) {
-  if (CGROUP_BASE === null) return false;
+function setCgroupLimit(entry, treeMb) {
+  if (entry.limitMb === treeMb) return true;
   try {
-    const match = /^oom_kill (\d+)$/m.exec(readFileSync(path.join(CGROUP_BASE, String(pid), 'memory.oom_control'), 'utf8'));
-    return match !== null && Number(match[1]) > 0;
+    writeFileSync(path.join(entry.dir, 'memory.limit_in_bytes'), treeMb > 0 ? String(treeMb * 1024 * 1024) : '-1');
   } catch {
     return false;
   }
+  entry.limitMb = treeMb;
+  return true;
 }
 
-function sweep(pid) {
-  if (CGROUP_BASE === null) return;
-  const dir = path.join(CGROUP_BASE, String(pid));
-  if (!killCgroup(dir)) draining.add(dir);
+/** A run cgroup limited to treeMb (0: no limit), from the pool or new; throws when none can be made. */
+function takeCgroup(treeMb) {
+  while (freeCgroups.length > 0) {
+    const entry = freeCgroups.pop();
+    if (setCgroupLimit(entry, treeMb)) return entry;
+    killCgroup(entry.dir);
+  }
+  cgroupCount += 1;
+  const entry = { dir: path.join(CGROUP_BASE, `c${cgroupCount}`), limitMb: null, oomKills: 0 };
+  mkdirSync(path.join(entry.dir, 't'), { recursive: true, mode: 0o755 });
+  if (!setCgroupLimit(entry, treeMb)) {
+    killCgroup(entry.dir);
+    throw new Error("could not set the memory limit of the run's cgroup");
+  }
+  return entry;
+}
+
+/** How many times the kernel killed a process of this cgroup at its memory limit (cgroup v1, 4.13+). */
+function oomKills(dir) {
+  let kills = 0;
+  for (const level of [dir, path.join(dir, 't')]) {
+    try {
+      const match = /^oom_kill (\d+)$/m.exec(readFileSync(path.join(level, 'memory.oom_control'), 'utf8'));
+      kills += match === null ? 0 : Number(match[1]);
+    } catch {
+      // gone
+    }
+  }
+  return kills;
+}
+
+/** After its run: SIGKILL to what is left in it; once empty, back to the pool (or removed). True when settled. */
+function settleCgroup(entry) {
+  const pids = cgroupProcs(path.join(entry.dir, 't'));
+  if (pids === null) return true;
+  if (pids.length > 0) {
+    killAll(pids);
+    return false;
+  }
+  let usage = REUSE_USAGE_BYTES;
+  try {
+    usage = Number(readFileSync(path.join(entry.dir, 'memory.usage_in_bytes'), 'utf8'));
+  } catch {
+    // removed below
+  }
+  if (usage < REUSE_USAGE_BYTES && freeCgroups.length < FREE_CGROUPS_MAX) {
+    freeCgroups.push(entry);
+    return true;
+  }
+  return killCgroup(entry.dir);
+}
+
+/** The child's end: a kill at its cgroup's limit is reported; whatever it started is killed. */
+function sweep(pid, report) {
+  const entry = runCgroups.get(pid);
+  if (entry === undefined) return;
+  runCgroups.delete(pid);
+  const kills = oomKills(entry.dir);
+  if (report.signal === 'SIGKILL' && kills > entry.oomKills) report.memory = true;
+  entry.oomKills = kills;
+  if (!settleCgroup(entry)) draining.add(entry);
 }
 
 function drain() {
-  for (const dir of draining) if (killCgroup(dir)) draining.delete(dir);
+  for (const entry of draining) if (settleCgroup(entry)) draining.delete(entry);
 }
+
+/** Each child's run directory, removed here if the runner dies before it could remove them. */
+const runDirs = new Map();
 
 function send(message) {
   const data = Buffer.from(`${JSON.stringify(message)}\n`);
@@ -206,9 +294,8 @@ function serve() {
     for (const [pid, code, signal] of events.exits) {
       runDirs.delete(pid);
       const report = { op: 'exit', pid, code, signal: signal === null ? null : (SIGNAL_NAMES.get(signal) ?? `SIG${signal}`) };
-      if (signal === constants.signals.SIGKILL && oomKilled(pid)) report.memory = true;
       // Whatever the run started is killed with it (setsid and double forks included).
-      sweep(pid);
+      sweep(pid, report);
       send(report);
     }
     if (!events.control) continue;
@@ -238,16 +325,22 @@ function serve() {
 /** 0 in the child, the child's pid here (reported), -1 when the fork failed (reported). */
 function fork(request) {
   let pid;
+  let cgroup = null;
   try {
+    if (CGROUP_BASE !== null) cgroup = takeCgroup(Number.isInteger(request.treeMb) ? request.treeMb : 0);
     pid = native.forkChild();
   } catch (error) {
+    if (cgroup !== null) freeCgroups.push(cgroup);
     send({ op: 'fork_failed', token: request.token, error: error.message });
     return -1;
   }
-  if (pid !== 0) {
-    runDirs.set(pid, request.dir);
-    send({ op: 'forked', token: request.token, pid });
+  if (pid === 0) {
+    request.cgroupDir = cgroup === null ? '' : path.join(cgroup.dir, 't');
+    return 0;
   }
+  runDirs.set(pid, request.dir);
+  if (cgroup !== null) runCgroups.set(pid, cgroup);
+  send({ op: 'forked', token: request.token, pid, ...(cgroup === null ? {} : { cgroup: path.join(cgroup.dir, 't') }) });
   return pid;
 }
 
@@ -283,8 +376,7 @@ function becomeRuntime(request) {
     gid: Number.isInteger(request.gid) ? request.gid : RUN_AS ? RUN_AS.gid : -1,
     controlFd: CONTROL_FD,
     parentPid: SERVER_PID,
-    cgroup: CGROUP_BASE === null ? '' : path.join(CGROUP_BASE, String(pid)),
-    treeMb: Number.isInteger(request.treeMb) ? request.treeMb : 0,
+    cgroup: request.cgroupDir ?? '',
   });
   process.chdir(request.dir);
   // Preloaded into the fork server for its forks (native/forkcond.c), not for what user code starts.
@@ -370,7 +462,7 @@ function cleanup() {
       for (let attempt = 0; attempt < 50; attempt++) {
         native.waitEvents(-1, 0);
         // The run cgroups are named by pid; the rest of the listing is the cgroup's own control files.
-        const runs = readdirSync(CGROUP_BASE).filter((name) => /^\d+$/.test(name));
+        const runs = readdirSync(CGROUP_BASE).filter(isRunCgroup);
         const left = runs.filter((name) => !killCgroup(path.join(CGROUP_BASE, name)));
         if (left.length === 0) break;
         native.waitEvents(-1, 20);

@@ -124,7 +124,7 @@ def make_cgroup_base():
                 continue
             stale = os.path.join(own, name)
             for child in os.listdir(stale):
-                if child.isdigit():
+                if is_run_cgroup(child):
                     kill_cgroup(os.path.join(stale, child))
             try:
                 os.rmdir(stale)
@@ -138,34 +138,124 @@ def make_cgroup_base():
 
 
 def kill_cgroup(directory):
-    """SIGKILL to every process in the cgroup, then rmdir; True once it is gone."""
-    try:
-        with open(os.path.join(directory, "cgroup.procs")) as procs:
-            pids = procs.read().split()
-    except FileNotFoundError:
-        return True
-    except OSError:
-        pids = []
-    for pid in pids:
+    """SIGKILL to every process in a run cgroup (its tasks leaf), then rmdir both; True once it is gone."""
+    tasks = os.path.join(directory, "t")
+    for pid in cgroup_procs(tasks) or []:
         try:
             os.kill(int(pid), signal.SIGKILL)
         except OSError:
             pass
     try:
-        os.rmdir(directory)
-        return True
-    except FileNotFoundError:
+        for level in (tasks, directory):
+            try:
+                os.rmdir(level)
+            except FileNotFoundError:
+                pass
         return True
     except OSError:
         return False
 
 
-def join_cgroup(directory, tree_mb):
-    """In the child, before the privilege drop: its own cgroup, limited to tree_mb for the whole tree."""
+def cgroup_procs(directory):
+    """The pids in a cgroup (strings), or None when it is gone."""
+    try:
+        with open(os.path.join(directory, "cgroup.procs")) as procs:
+            return procs.read().split()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return []
+
+
+def is_run_cgroup(name):
+    return name.startswith("c") and name[1:].isdigit()
+
+
+# A run cgroup is two levels: c<n> holds the memory limit, c<n>/t the processes. node sizes the heap
+# of each new isolate (worker threads) from the limit of the cgroup it is in (libuv's constrained
+# memory); in a 192 MB one, a forked node's worker thread ended up waiting forever for its exit
+# (docs/decisions.md, "JavaScript fork server": a background task the child has no thread for).
+# The kernel enforces the parent's limit on the leaf all the same.
+# Run cgroups are pooled: an empty one goes back to the pool after its run (mkdir + rmdir per run
+# were ~160 us). Entry: [directory, limit in MB (None: not set yet), oom_kill count seen so far].
+FREE_CGROUPS_MAX = 64
+# A cgroup still charged with more than this once its processes are gone (files a run left in a
+# tmpfs outside its directory) is removed (its charge moves to the parent), not reused.
+REUSE_USAGE_BYTES = 4 << 20
+free_cgroups = []
+cgroup_count = 0
+
+
+def take_cgroup(tree_mb):
+    """A run cgroup limited to tree_mb (0: no limit), from the pool or new."""
+    global cgroup_count
+    while free_cgroups:
+        entry = free_cgroups.pop()
+        if set_cgroup_limit(entry, tree_mb):
+            return entry
+        kill_cgroup(entry[0])
+    cgroup_count += 1
+    directory = os.path.join(CGROUP_BASE, "c%d" % cgroup_count)
     os.mkdir(directory, 0o755)
-    if tree_mb > 0:
-        with open(os.path.join(directory, "memory.limit_in_bytes"), "w") as limit:
-            limit.write(str(tree_mb * 1024 * 1024))
+    os.mkdir(os.path.join(directory, "t"), 0o755)
+    entry = [directory, None, 0]
+    if not set_cgroup_limit(entry, tree_mb):
+        kill_cgroup(directory)
+        raise OSError("could not set the memory limit of the run's cgroup")
+    return entry
+
+
+def set_cgroup_limit(entry, tree_mb):
+    if entry[1] == tree_mb:
+        return True
+    try:
+        with open(os.path.join(entry[0], "memory.limit_in_bytes"), "w") as limit:
+            limit.write(str(tree_mb * 1024 * 1024) if tree_mb > 0 else "-1")
+    except OSError:
+        return False
+    entry[1] = tree_mb
+    return True
+
+
+def oom_kills(directory):
+    """How many times the kernel killed a process of this run cgroup at its memory limit (cgroup v1, 4.13+)."""
+    kills = 0
+    for level in (directory, os.path.join(directory, "t")):
+        try:
+            with open(os.path.join(level, "memory.oom_control")) as control:
+                for line in control:
+                    if line.startswith("oom_kill "):
+                        kills += int(line.split()[1])
+        except (OSError, ValueError):
+            pass
+    return kills
+
+
+def settle_cgroup(entry):
+    """After its run: SIGKILL to what is left in it; once empty, back to the pool (or removed). True when settled."""
+    pids = cgroup_procs(os.path.join(entry[0], "t"))
+    if pids is None:
+        return True
+    if pids:
+        for pid in pids:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+        return False
+    try:
+        with open(os.path.join(entry[0], "memory.usage_in_bytes")) as usage_file:
+            usage = int(usage_file.read())
+    except (OSError, ValueError):
+        usage = REUSE_USAGE_BYTES
+    if usage < REUSE_USAGE_BYTES and len(free_cgroups) < FREE_CGROUPS_MAX:
+        free_cgroups.append(entry)
+        return True
+    return kill_cgroup(entry[0])
+
+
+def join_cgroup(directory):
+    """In the child, before the privilege drop: into its run's cgroup (its whole tree's memory limit)."""
     with open(os.path.join(directory, "cgroup.procs"), "w") as procs:
         procs.write(str(os.getpid()))
 
@@ -179,8 +269,10 @@ SERVER_PID = os.getpid()
 CGROUP_BASE = None
 # Children not reaped yet (orphans of runs are reaped too, but not reported).
 children = set()
-# Run cgroups whose processes were killed but that could not be removed yet.
-draining = set()
+# Run cgroups (entries) of children not reaped yet, by pid.
+run_cgroups = {}
+# Run cgroups whose processes were killed but are not gone yet, by directory.
+draining = {}
 # Each child's run directory, removed here if the runner dies before it could remove them.
 run_dirs = {}
 terminated = False
@@ -211,7 +303,7 @@ def batch_scheduled():
         pass
 
 
-def become_runtime(request):
+def become_runtime(request, cgroup):
     """In the forked child: a runtime process of its own, then serve the run protocol until EOF."""
     # Other forks' tokens are no business of this one.
     pending[:] = bytes(len(pending))
@@ -237,8 +329,8 @@ def become_runtime(request):
     run_as = RUN_AS
     if isinstance(request.get("uid"), int) and isinstance(request.get("gid"), int):
         run_as = (request["uid"], request["gid"])
-    if CGROUP_BASE is not None:
-        join_cgroup(os.path.join(CGROUP_BASE, str(pid)), int(request.get("treeMb") or 0))
+    if cgroup is not None:
+        join_cgroup(os.path.join(cgroup[0], "t"))
     if request.get("create"):
         # Here rather than in the runner: a directory creation per process was a synchronous
         # mkdtemp on the service's event loop. Exclusive: a name that exists fails the fork.
@@ -291,15 +383,20 @@ def become_runtime(request):
 
 def fork(request):
     token = request.get("token")
+    cgroup = None
     try:
+        if CGROUP_BASE is not None:
+            cgroup = take_cgroup(int(request.get("treeMb") or 0))
         pid = os.fork()
     except OSError as error:
+        if cgroup is not None:
+            free_cgroups.append(cgroup)
         send({"op": "fork_failed", "token": token, "error": str(error)})
         return
     if pid == 0:
         code = 0
         try:
-            become_runtime(request)
+            become_runtime(request, cgroup)
         except BaseException:  # noqa: B902 - whatever happens, the child never returns into this loop
             code = 70
             try:
@@ -310,7 +407,11 @@ def fork(request):
             os._exit(code)
     children.add(pid)
     run_dirs[pid] = request.get("dir")
-    send({"op": "forked", "token": token, "pid": pid})
+    forked = {"op": "forked", "token": token, "pid": pid}
+    if cgroup is not None:
+        run_cgroups[pid] = cgroup
+        forked["cgroup"] = os.path.join(cgroup[0], "t")
+    send(forked)
 
 
 def exit_status(status):
@@ -338,32 +439,22 @@ def reap():
         run_dirs.pop(pid, None)
         code, name = exit_status(status)
         report = {"op": "exit", "pid": pid, "code": code, "signal": name}
-        if CGROUP_BASE is not None:
-            # Whatever the run started is killed with it (setsid and double forks included).
-            directory = os.path.join(CGROUP_BASE, str(pid))
-            if name == "SIGKILL" and oom_killed(directory):
+        cgroup = run_cgroups.pop(pid, None)
+        if cgroup is not None:
+            kills = oom_kills(cgroup[0])
+            if name == "SIGKILL" and kills > cgroup[2]:
                 report["memory"] = True
-            if not kill_cgroup(directory):
-                draining.add(directory)
+            cgroup[2] = kills
+            # Whatever the run started is killed with it (setsid and double forks included).
+            if not settle_cgroup(cgroup):
+                draining[cgroup[0]] = cgroup
         send(report)
 
 
-def oom_killed(directory):
-    """Whether the kernel killed a process of this cgroup at its memory limit (cgroup v1, 4.13+)."""
-    try:
-        with open(os.path.join(directory, "memory.oom_control")) as control:
-            for line in control:
-                if line.startswith("oom_kill "):
-                    return int(line.split()[1]) > 0
-    except (OSError, ValueError):
-        pass
-    return False
-
-
 def drain():
-    for directory in list(draining):
-        if kill_cgroup(directory):
-            draining.discard(directory)
+    for directory, cgroup in list(draining.items()):
+        if settle_cgroup(cgroup):
+            del draining[directory]
 
 
 def main():
@@ -415,7 +506,7 @@ def cleanup():
         except ChildProcessError:
             pass
         # The run cgroups are named by pid; the rest of the listing is the cgroup's own control files.
-        runs = [name for name in os.listdir(CGROUP_BASE) if name.isdigit()]
+        runs = [name for name in os.listdir(CGROUP_BASE) if is_run_cgroup(name)]
         left = [name for name in runs if not kill_cgroup(os.path.join(CGROUP_BASE, name))]
         if not left:
             break
