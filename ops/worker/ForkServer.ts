@@ -246,7 +246,13 @@ class Zygote {
       cwd: dir,
       // CODERUN_PARENT_PID: the fork server dies with this process (parent-death signal), and exits at
       // once if this process was gone before it could ask for that.
-      env: { ...scrubbedEnv(dir), ...options.program?.env, CODERUN_PARENT_PID: String(process.pid) },
+      // CODERUN_CGROUPS=off (diagnostics: runs without cgroups of their own) is passed on.
+      env: {
+        ...scrubbedEnv(dir),
+        ...options.program?.env,
+        CODERUN_PARENT_PID: String(process.pid),
+        ...(process.env.CODERUN_CGROUPS ? { CODERUN_CGROUPS: process.env.CODERUN_CGROUPS } : {}),
+      },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });

@@ -12,8 +12,8 @@ Control channel: JSON lines on fd 3 (a socket pair made by the runner), both dir
      (create: the child makes `dir`, 0700 and owned by the run user, before dropping privileges;
      with "exec": {"executable": path, "args": [...]} the prepared child execs that program, the
      node runtime, instead of serving the Python one)
-  -> {"op": "forked", "token": hex, "pid": n} | {"op": "fork_failed", "token": hex, "error": text}
-  -> {"op": "exit", "pid": n, "code": n | null, "signal": name | null}   each child, once reaped
+  -> {"op": "forked", "token": hex, "pid": n, "cgroup"?: path} | {"op": "fork_failed", "token": hex, "error": text}
+  -> {"op": "exit", "pid": n, "code": n | null, "signal": name | null, "memory"?: true}   each child, once reaped
 EOF on the control channel (the runner is gone) ends this process; its children notice the same
 on their own channels.
 
@@ -31,10 +31,12 @@ that one run cannot signal, ptrace or read /proc of another) and its process tre
   after the privilege drop, which clears it);
 - this process is a child subreaper: whatever a run started and left behind is reparented here
   (not to init) and reaped here;
-- when the memory cgroup of this process is writable (root, cgroup v1), each child makes and joins
-  its own cgroup (<own memory cgroup>/coderun-<this pid>/<child pid>) before dropping privileges:
-  the memory limit covers the whole tree and, once the child is reaped, every process left in its
-  cgroup (setsid/double fork included) is SIGKILLed and the cgroup removed.
+- when the memory cgroup of this process is writable (root, cgroup v1), each child joins a run
+  cgroup of its own (<own memory cgroup>/coderun-<this pid>/c<n>/t, limited at c<n>, made or taken
+  from a pool here before the fork) before dropping privileges: the memory limit covers the whole
+  tree and, once the child is reaped, every process left in it (setsid/double fork included) is
+  SIGKILLed; the empty cgroup goes back to the pool. The "forked" report names it ("cgroup"), the
+  "exit" report says "memory": true when the kernel killed a process of it at its limit.
 Usage: python3 -I -u -B forkserver.py <socket path> [<uid> <gid>]
 """
 import ctypes
