@@ -219,7 +219,8 @@ export class ProcessCodeRunner implements CodeRunner {
       },
       reset: (proc) => this.reset(proc),
     });
-    for (const { language, memoryMb } of options.prewarm ?? []) {
+    // Refused runs (no sandbox) need no warm process.
+    for (const { language, memoryMb } of this.disabled ? [] : (options.prewarm ?? [])) {
       if (this.executables[language]) this.pool.prewarm(language, memoryMb);
     }
   }

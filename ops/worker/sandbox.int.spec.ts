@@ -7,7 +7,7 @@ import type { Language, OperatorRunRequest } from '../../shared/ports/CodeRunner
 import { secureDataDir } from '../secureDataDir.ts';
 import { LIMITS } from './operatorRequests.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
-import { DEFAULT_RUN_AS } from './sandbox.ts';
+import { decideSandbox, DEFAULT_RUN_AS } from './sandbox.ts';
 
 /**
  * What a hostile operator tries (issue 19): read every file under DATA_DIR, every /proc/<pid>/environ,
@@ -331,3 +331,22 @@ setTimeout(() => {
   });
 });
 
+
+describe('Sandbox: code runs refused', () => {
+  it('given a runner disabled by the sandbox decision (not root, nothing configured), when runs come, then each is an error with that message and no process is started', async () => {
+    const message = decideSandbox({ isRoot: false, setting: 'auto', runAs: null });
+    if (message.kind !== 'refused') throw new Error('expected a refusal');
+    const runner = new ProcessCodeRunner({ poolSize: 2, disabled: message.message, prewarm: [{ language: 'python', memoryMb: 128 }] });
+    try {
+      for (const language of ['python', 'javascript'] as const) {
+        const outcome = await runner.runOperator(request(language, language === 'python' ? 'def run(c, p, x):\n    return {}\n' : 'exports.run = () => ({});', {}));
+        expect(outcome.status).to.equal('error');
+        expect('message' in outcome ? outcome.message : '').to.equal(message.message);
+      }
+      expect(runner.processIds()).to.deep.equal([]);
+      expect(runner.forkServerPids()).to.deep.equal([]);
+    } finally {
+      await runner.close();
+    }
+  });
+});
