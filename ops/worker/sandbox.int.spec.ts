@@ -329,6 +329,41 @@ setTimeout(() => {
     expect(await waitUntil(() => readdirSync(runs).length === 0, 10_000), readdirSync(runs).join(', ')).to.equal(true);
     rmSync(scratch, { recursive: true, force: true });
   });
+
+  it('given a service whose runtimes it spawned itself (no fork server) busy in an endless loop, when it is killed with SIGKILL, then they end too (parent-death signal), not spin on with parent pid 1', async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'sandbox-kill-spawned-'));
+    const script = join(scratch, 'service.ts');
+    const runnerModule = new URL('./ProcessCodeRunner.ts', import.meta.url).pathname;
+    writeFileSync(
+      script,
+      `import { ProcessCodeRunner } from ${JSON.stringify(runnerModule)};
+const runner = new ProcessCodeRunner({ poolSize: 1, pythonForkServer: false, nodeForkServer: false, runAs: { uid: 64000, gid: 64000, count: 1000 } });
+const limits = { timeoutMs: 600_000, memoryMb: 128, maxOutputBytes: 65536 };
+const base = { connection: {}, payload: {}, context: {}, limits, pollIntervalMs: 50, checkCompletionTimeoutMs: 1000, isCancelled: async () => false };
+void runner.runOperator({ ...base, codeblock: { language: 'javascript', code: 'exports.run = () => { for (;;) {} };' } });
+void runner.runOperator({ ...base, codeblock: { language: 'python', code: 'def run(c, p, x):\\n    while True:\\n        pass\\n' } });
+setTimeout(() => console.log(JSON.stringify(runner.processIds())), 3000);
+`,
+    );
+    try {
+      const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const line = await new Promise<string>((resolve, reject) => {
+        let text = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+          if (text.includes('\n')) resolve(text.split('\n')[0] ?? '');
+        });
+        child.once('exit', () => reject(new Error(`the service ended early: ${text}`)));
+      });
+      const pids = JSON.parse(line) as number[];
+      expect(pids.length).to.be.greaterThanOrEqual(2);
+      expect(pids.every(running)).to.equal(true);
+      child.kill('SIGKILL');
+      expect(await waitUntil(() => pids.every((pid) => !running(pid)), 10_000), `still running: ${pids.filter(running).join(', ')}`).to.equal(true);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
 });
 
 
