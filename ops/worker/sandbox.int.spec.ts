@@ -331,13 +331,14 @@ setTimeout(() => {
   });
 
   it('given a service whose runtimes it spawned itself (no fork server) busy in an endless loop, when it is killed with SIGKILL, then they end too (parent-death signal), not spin on with parent pid 1', async () => {
+    // Their directories stay behind here (nobody is left to remove them: README, Security); scratch is removed below.
     const scratch = mkdtempSync(join(tmpdir(), 'sandbox-kill-spawned-'));
     const script = join(scratch, 'service.ts');
     const runnerModule = new URL('./ProcessCodeRunner.ts', import.meta.url).pathname;
     writeFileSync(
       script,
       `import { ProcessCodeRunner } from ${JSON.stringify(runnerModule)};
-const runner = new ProcessCodeRunner({ poolSize: 1, pythonForkServer: false, nodeForkServer: false, runAs: { uid: 64000, gid: 64000, count: 1000 } });
+const runner = new ProcessCodeRunner({ poolSize: 1, tmpRoot: ${JSON.stringify(scratch)}, pythonForkServer: false, nodeForkServer: false, runAs: { uid: 64000, gid: 64000, count: 1000 } });
 const limits = { timeoutMs: 600_000, memoryMb: 128, maxOutputBytes: 65536 };
 const base = { connection: {}, payload: {}, context: {}, limits, pollIntervalMs: 50, checkCompletionTimeoutMs: 1000, isCancelled: async () => false };
 void runner.runOperator({ ...base, codeblock: { language: 'javascript', code: 'exports.run = () => { for (;;) {} };' } });
