@@ -204,6 +204,51 @@ describe('Sandbox: run processes never hold the service\'s rights', function () 
     }
   });
 
+  it('given two runs at once, when one reads /proc/<pid>/environ of a process the other started, then it is denied (its uid is another)', async () => {
+    const shared = mkdtempSync(join(tmpdir(), 'sandbox-shared-'));
+    chmodSync(shared, 0o777);
+    const runner = new ProcessCodeRunner({ poolSize: 2, runAs: { ...DEFAULT_RUN_AS } });
+    try {
+      // A: starts a child (exec'd, so dumpable: readable by its own uid) and publishes its pid.
+      const victim = `import os, subprocess, time
+
+def run(c, p, x):
+    child = subprocess.Popen(["sleep", "20"], env={"SECRET_OF_A": "a-connection-password"})
+    with open(os.path.join(x["shared"], "pid.tmp"), "w") as f:
+        f.write(str(child.pid))
+    os.rename(os.path.join(x["shared"], "pid.tmp"), os.path.join(x["shared"], "pid"))
+    time.sleep(3)
+    child.kill()
+    return {"uid": os.getuid()}
+`;
+      const attacker = `import os, time
+
+def run(c, p, x):
+    path = os.path.join(x["shared"], "pid")
+    for _ in range(400):
+        if os.path.exists(path):
+            break
+        time.sleep(0.025)
+    pid = int(open(path).read())
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            return {"read": f.read().decode("latin1"), "uid": os.getuid()}
+    except OSError as error:
+        return {"denied": error.errno, "uid": os.getuid()}
+`;
+      const [a, b] = await Promise.all([runner.runOperator(request('python', victim, { shared })), runner.runOperator(request('python', attacker, { shared }))]);
+      expect(a.status, JSON.stringify(a)).to.equal('success');
+      expect(b.status, JSON.stringify(b)).to.equal('success');
+      const seen = (b as unknown as { output: { read?: string; denied?: number; uid: number } }).output;
+      expect(seen.uid).to.not.equal((a as unknown as { output: { uid: number } }).output.uid);
+      expect(seen.read).to.equal(undefined);
+      expect(seen.denied).to.equal(13); // EACCES
+    } finally {
+      await runner.close();
+      rmSync(shared, { recursive: true, force: true });
+    }
+  });
+
   it('given a forked run whose detached child allocates beyond the memory limit, when run, then the child is killed: the limit covers the whole tree', async function () {
     if (!readFileSync('/proc/self/cgroup', 'utf8').includes(':memory:')) {
       console.log('    (skipped: no memory cgroup (v1) on this machine: the limit is per process there)');
