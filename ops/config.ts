@@ -38,8 +38,14 @@ export interface Config {
   reaperIntervalMs: number;
   /** Length of one SLA minute for running actions: 60,000 in production, shorter for drills and tests. */
   slaMinuteMs: number;
-  /** Run operator and action code as this unprivileged user (uid and gid), or as the service's user when null. */
-  workerRunAs: { uid: number; gid: number } | null;
+  /**
+   * Run operator and action code as these unprivileged identities (`count` consecutive uid/gid
+   * pairs from uid/gid, one per live process), or null when none is configured: then a service
+   * running as root uses 64000-64999 (ops/worker/sandbox.ts, decideSandbox).
+   */
+  workerRunAs: { uid: number; gid: number; count: number } | null;
+  /** WORKER_SANDBOX: `auto` (default: see decideSandbox) or `none` (code runs with the service's rights; warned at every start). */
+  workerSandbox: 'auto' | 'none';
   /** The message bus: in the process (embedded mode) or Kafka (distributed mode). */
   bus: BusConfig;
   /**
@@ -125,13 +131,28 @@ const text = (env: NodeJS.ProcessEnv, name: string): string | null => {
   return raw === undefined || raw === '' ? null : raw;
 };
 
-/** WORKER_RUN_AS_UID and WORKER_RUN_AS_GID come together: half an identity is a mistake. */
-const runAs = (env: NodeJS.ProcessEnv): { uid: number; gid: number } | null => {
+/**
+ * WORKER_RUN_AS_UID and WORKER_RUN_AS_GID come together: half an identity is a mistake. A named
+ * identity is one account (WORKER_RUN_AS_COUNT 1) unless a count says it is the start of a range.
+ */
+const runAs = (env: NodeJS.ProcessEnv): { uid: number; gid: number; count: number } | null => {
   const uid = text(env, 'WORKER_RUN_AS_UID');
   const gid = text(env, 'WORKER_RUN_AS_GID');
-  if (uid === null && gid === null) return null;
+  if (uid === null && gid === null) {
+    if (text(env, 'WORKER_RUN_AS_COUNT') !== null) throw new Error('WORKER_RUN_AS_COUNT needs WORKER_RUN_AS_UID and WORKER_RUN_AS_GID');
+    return null;
+  }
   if (uid === null || gid === null) throw new Error('WORKER_RUN_AS_UID and WORKER_RUN_AS_GID must be given together');
-  return { uid: integer(env, 'WORKER_RUN_AS_UID', 0, 1, 2 ** 31 - 1), gid: integer(env, 'WORKER_RUN_AS_GID', 0, 1, 2 ** 31 - 1) };
+  const count = integer(env, 'WORKER_RUN_AS_COUNT', 1, 1, 65_536);
+  const first = { uid: integer(env, 'WORKER_RUN_AS_UID', 0, 1, 2 ** 31 - 1), gid: integer(env, 'WORKER_RUN_AS_GID', 0, 1, 2 ** 31 - 1) };
+  if (first.uid + count > 2 ** 31 || first.gid + count > 2 ** 31) throw new Error('WORKER_RUN_AS_UID/GID + WORKER_RUN_AS_COUNT must stay below 2^31');
+  return { ...first, count };
+};
+
+const sandbox = (env: NodeJS.ProcessEnv): 'auto' | 'none' => {
+  const raw = (text(env, 'WORKER_SANDBOX') ?? 'auto').toLowerCase();
+  if (raw !== 'auto' && raw !== 'none') throw new Error(`WORKER_SANDBOX must be auto or none, got "${env.WORKER_SANDBOX}"`);
+  return raw;
 };
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
@@ -166,6 +187,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     reaperIntervalMs: integer(env, 'REAPER_INTERVAL_MS', 5000, 100, 3_600_000),
     slaMinuteMs: integer(env, 'SLA_MINUTE_MS', 60_000, 1, 60_000),
     workerRunAs: runAs(env),
+    workerSandbox: sandbox(env),
     bus: busConfig(env),
     trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 10),
     throttle: throttleConfig(env),

@@ -6,11 +6,24 @@ describe('configuration', () => {
     const config = loadConfig({});
     expect(config).to.include({ port: 8080, host: '127.0.0.1', adminUsername: 'admin', sqliteSynchronous: 'full', workerPoolSize: 2, workerNodeFork: true, workerReuseMaxRuns: 10_000, slaMinuteMs: 60_000 });
     expect(config.workerRunAs).to.equal(null);
+    expect(config.workerSandbox).to.equal('auto');
     expect(config.adminPassword).to.equal(null);
   });
 
+  it('given WORKER_SANDBOX, when loaded, then auto or none is kept and anything else refused', () => {
+    expect(loadConfig({ WORKER_SANDBOX: 'none' }).workerSandbox).to.equal('none');
+    expect(loadConfig({ WORKER_SANDBOX: 'AUTO' }).workerSandbox).to.equal('auto');
+    expect(() => loadConfig({ WORKER_SANDBOX: 'off' })).to.throw(/WORKER_SANDBOX must be auto or none/);
+  });
+
+  it('given WORKER_RUN_AS_COUNT with an identity, when loaded, then it is a range of that many; without an identity it is refused', () => {
+    expect(loadConfig({ WORKER_RUN_AS_UID: '70000', WORKER_RUN_AS_GID: '70000', WORKER_RUN_AS_COUNT: '64' }).workerRunAs).to.deep.equal({ uid: 70000, gid: 70000, count: 64 });
+    expect(() => loadConfig({ WORKER_RUN_AS_COUNT: '64' })).to.throw(/WORKER_RUN_AS_COUNT needs WORKER_RUN_AS_UID/);
+    expect(() => loadConfig({ WORKER_RUN_AS_UID: '1', WORKER_RUN_AS_GID: '1', WORKER_RUN_AS_COUNT: '0' })).to.throw(/WORKER_RUN_AS_COUNT must be an integer/);
+  });
+
   it('given a worker identity, when loaded, then both ids are kept; half of one is refused', () => {
-    expect(loadConfig({ WORKER_RUN_AS_UID: '65534', WORKER_RUN_AS_GID: '65534' }).workerRunAs).to.deep.equal({ uid: 65534, gid: 65534 });
+    expect(loadConfig({ WORKER_RUN_AS_UID: '65534', WORKER_RUN_AS_GID: '65534' }).workerRunAs).to.deep.equal({ uid: 65534, gid: 65534, count: 1 });
     expect(() => loadConfig({ WORKER_RUN_AS_UID: '65534' })).to.throw('WORKER_RUN_AS_UID and WORKER_RUN_AS_GID must be given together');
     expect(() => loadConfig({ WORKER_RUN_AS_UID: '0', WORKER_RUN_AS_GID: '0' })).to.throw(/WORKER_RUN_AS_UID must be an integer/);
   });

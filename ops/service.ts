@@ -63,6 +63,8 @@ import { JoseTokenSigner } from './auth/JoseTokenSigner.ts';
 import { scryptPasswords } from './auth/scryptPasswords.ts';
 import { resolveRedirect } from './auth/isAllowedRedirect.ts';
 import { failureThrottle, loginThrottle, memoryLimiters } from './auth/rateLimiterThrottles.ts';
+import { secureDataDir, secureEventLog } from './secureDataDir.ts';
+import { decideSandbox } from './worker/sandbox.ts';
 
 export interface Service {
   url: string;
@@ -98,6 +100,7 @@ export interface ServiceOverrides {
 export const startService = async (config: Config, overrides: ServiceOverrides = {}): Promise<Service> => {
   const clock = overrides.clock ?? systemClock;
   const announce = overrides.announce ?? ((message: string) => console.log(message));
+  secureDataDir(config.dataDir);
   const logger = new JsonLinesLogger(join(config.dataDir, 'logs'), clock, config.logToConsole ? (line) => process.stdout.write(line) : undefined);
   const keys = await loadKeys(config);
   const secrets = new AesSecretBox(keys.encryptionKey);
@@ -108,6 +111,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const sqlite = openSqliteEventStore({ file: join(config.dataDir, 'events.sqlite'), synchronous: config.sqliteSynchronous });
   // Commits run on a writer thread: a writer that cannot start fails the start, not the first write.
   await sqlite.writerReady();
+  secureEventLog(config.dataDir);
   const eventStore: EventStore = overrides.eventStoreView ? overrides.eventStoreView(sqlite) : sqlite;
   const readStore = new MemoryReadStore();
   const bus: MessageBus =
@@ -129,13 +133,24 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const items = readStore.collection<ItemDoc>(ITEMS, itemsProjection.indexes);
   const links = readStore.collection<LinkDoc>(LINKS, linksProjection.indexes);
   const access = createAccessControl({ items, groupsOf: (laui) => groupsOfPrincipal(readStore, laui), users });
+  // Run processes never hold the service's rights: another uid per process when root (README, Security).
+  const sandbox = decideSandbox({ isRoot: process.getuid?.() === 0, setting: config.workerSandbox, runAs: config.workerRunAs });
+  if (sandbox.kind === 'none') {
+    logger.log({ level: 'warning', category: 'API', message: sandbox.warning });
+    announce(`WARNING: ${sandbox.warning}`);
+  }
+  if (sandbox.kind === 'refused') {
+    logger.log({ level: 'warning', category: 'API', message: sandbox.message });
+    announce(`WARNING: ${sandbox.message}`);
+  }
   const runner = new ProcessCodeRunner({
     poolSize: config.workerPoolSize,
     // Every worker slot may be running a reuse operator at once.
     maxIdleReusable: config.workerConcurrency,
     nodeForkServer: config.workerNodeFork,
     maxRunsPerProcess: config.workerReuseMaxRuns,
-    ...(config.workerRunAs ? { runAs: config.workerRunAs } : {}),
+    ...(sandbox.kind === 'run-as' ? { runAs: sandbox.range } : {}),
+    ...(sandbox.kind === 'refused' ? { disabled: sandbox.message } : {}),
     prewarm: config.workerPoolSize > 0 ? [{ language: 'python', memoryMb: config.workerMemoryMb }, { language: 'javascript', memoryMb: config.workerMemoryMb }] : [],
   });
   const limits = { timeoutMs: config.workerTimeoutSeconds * 1000, memoryMb: config.workerMemoryMb, maxOutputBytes: config.workerMaxOutputBytes };

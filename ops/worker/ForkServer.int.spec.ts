@@ -109,7 +109,8 @@ describe('Python fork server: a fresh forked process per run', function () {
     if (zygote === undefined) throw new Error('no fork server');
     process.kill(zygote, 'SIGKILL');
     // The pooled processes can no longer be supervised: they are stopped, not left behind.
-    expect(await until(() => pooled.every((pid) => !running(pid)))).to.equal(true);
+    // (They die with it, parent-death signal; the runner learns of it a moment later: both awaited.)
+    expect(await until(() => !own.forkServerPids().includes(zygote) && pooled.every((pid) => !running(pid)))).to.equal(true);
     const after = result<{ pid: number; ppid: number }>(await action(own, STATEFUL));
     const [restarted] = own.forkServerPids();
     expect(restarted).to.be.a('number').and.not.equal(zygote);

@@ -50,6 +50,10 @@ export interface ForkRequest {
    * (~1 ms at 50 MB of RSS, ~10 ms at 2 GB). Its memory limit is in its own arguments: no RLIMIT_AS.
    */
   exec?: { executable: string; args: ReadonlyArray<string> };
+  /** This child's own identity (distinct per live process); default: the fork server's runAs. */
+  runAs?: RunAs;
+  /** Memory limit of the child's whole process tree (its own cgroup, where the fork server can make one). */
+  treeMb?: number;
 }
 
 type Channel = 'protocol' | 'output';
@@ -104,7 +108,16 @@ export class ForkServer {
     }
     const handle = new ForkedProcess(token, events, zygote, () => this.connecting.delete(token));
     this.connecting.set(token, handle);
-    zygote.request(handle, { op: 'fork', token, dir: request.dir, memoryMb: request.memoryMb, create: true, ...(request.exec ? { exec: request.exec } : {}) });
+    zygote.request(handle, {
+      op: 'fork',
+      token,
+      dir: request.dir,
+      memoryMb: request.memoryMb,
+      create: true,
+      ...(request.exec ? { exec: request.exec } : {}),
+      ...(request.runAs ? { uid: request.runAs.uid, gid: request.runAs.gid } : {}),
+      ...(request.treeMb !== undefined ? { treeMb: request.treeMb } : {}),
+    });
     return handle;
   }
 
@@ -231,7 +244,15 @@ class Zygote {
     const args = options.program?.args ?? ['-I', '-u', '-B', FORK_SERVER_SCRIPT];
     this.child = spawn(options.executable, [...args, socketPath, ...runAs], {
       cwd: dir,
-      env: { ...scrubbedEnv(dir), ...options.program?.env },
+      // CODERUN_PARENT_PID: the fork server dies with this process (parent-death signal), and exits at
+      // once if this process was gone before it could ask for that.
+      // CODERUN_CGROUPS=off (diagnostics: runs without cgroups of their own) is passed on.
+      env: {
+        ...scrubbedEnv(dir),
+        ...options.program?.env,
+        CODERUN_PARENT_PID: String(process.pid),
+        ...(process.env.CODERUN_CGROUPS ? { CODERUN_CGROUPS: process.env.CODERUN_CGROUPS } : {}),
+      },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
@@ -262,7 +283,10 @@ class Zygote {
     return this.child.pid;
   }
 
-  request(handle: ForkedProcess, message: { op: 'fork'; token: string; dir: string; memoryMb: number; create: boolean; exec?: ForkRequest['exec'] }): void {
+  request(
+    handle: ForkedProcess,
+    message: { op: 'fork'; token: string; dir: string; memoryMb: number; create: boolean; exec?: ForkRequest['exec']; uid?: number; gid?: number; treeMb?: number },
+  ): void {
     // Written at once: the fork server reads it when it is ready (the socket pair buffers it).
     this.starting.set(handle.token, handle);
     this.control.write(`${JSON.stringify(message)}\n`);
@@ -288,10 +312,13 @@ class Zygote {
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
     }
-    this.kill();
+    // EOF on its control channel: it kills what the runs left, removes their cgroups and exits.
+    // SIGKILL only if that does not happen in time (it would leave its cgroups to the next start).
+    if (this.alive) this.control.end();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
     clearTimeout(timer);
+    if (this.alive) this.kill();
   }
 
   private kill(): void {
@@ -307,7 +334,7 @@ class Zygote {
   }
 
   private onLine(line: string): void {
-    let message: { op?: unknown; token?: unknown; pid?: unknown; code?: unknown; signal?: unknown; error?: unknown };
+    let message: { op?: unknown; token?: unknown; pid?: unknown; code?: unknown; signal?: unknown; error?: unknown; memory?: unknown; cgroup?: unknown };
     try {
       message = JSON.parse(line) as typeof message;
     } catch {
@@ -322,7 +349,7 @@ class Zygote {
         if (!handle) return;
         this.starting.delete(token);
         this.children.set(pid, handle);
-        handle.forked(pid);
+        handle.forked(pid, typeof message.cgroup === 'string' ? message.cgroup : undefined);
         return;
       }
       case 'fork_failed': {
@@ -337,7 +364,7 @@ class Zygote {
         this.children.delete(pid);
         const code = typeof message.code === 'number' ? message.code : null;
         const signal = typeof message.signal === 'string' ? (message.signal as NodeJS.Signals) : null;
-        handle.exited(code, signal, this.tail.text());
+        handle.exited(code, signal, this.tail.text(), message.memory === true);
         return;
       }
       case 'ready':
@@ -367,6 +394,7 @@ class Zygote {
 /** A runtime process forked by the fork server: complete once its pid and both connections are known. */
 class ForkedProcess implements ProcessHandle {
   pid: number | undefined;
+  cgroup: string | undefined;
   private readonly events: ProcessEvents;
   private protocol: Socket | null = null;
   private output: Socket | null = null;
@@ -396,8 +424,9 @@ class ForkedProcess implements ProcessHandle {
     return handle;
   }
 
-  forked(pid: number): void {
+  forked(pid: number, cgroup?: string): void {
     this.pid = pid;
+    this.cgroup = cgroup;
     if (this.killRequested || (this.claimedPid !== undefined && this.claimedPid !== pid)) {
       this.killNow();
       if (!this.killRequested) this.fail('a connection claimed the runtime process of another fork');
@@ -420,7 +449,7 @@ class ForkedProcess implements ProcessHandle {
   }
 
   /** The fork server reaped the child. */
-  exited(code: number | null, signal: NodeJS.Signals | null, serverOutput: string): void {
+  exited(code: number | null, signal: NodeJS.Signals | null, serverOutput: string, memory = false): void {
     this.reaped = true;
     this.forget();
     if (!this.started) {
@@ -432,7 +461,7 @@ class ForkedProcess implements ProcessHandle {
     // Its last output and protocol bytes may still be in flight: wait for both channels to close.
     const sockets = [this.protocol, this.output].filter((s): s is Socket => s !== null && !s.destroyed);
     let open = sockets.length;
-    const settle = () => this.finish(() => this.events.exit(code, signal));
+    const settle = () => this.finish(() => this.events.exit(code, signal, memory));
     if (open === 0) return settle();
     const timer = setTimeout(settle, OUTPUT_DRAIN_MS);
     for (const socket of sockets) {

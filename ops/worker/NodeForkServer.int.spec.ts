@@ -116,9 +116,12 @@ describe('Node fork server: a fresh forked node process per JavaScript run', fun
     expect(kinds.forked).to.deep.equal(kinds.execd);
   });
 
-  it('given code using worker threads, parallel WebAssembly compilation and tier-up, the libuv pool and child processes, when run in a forked node, then all of it completes', async () => {
+  it('given code using worker threads, parallel WebAssembly compilation and tier-up, the libuv pool and child processes, when run in a forked node, then all of it completes', async function () {
+    // Starting a worker, compiling WebAssembly in parallel and a child node took >30 s on a loaded
+    // 2-core CI machine (twice): what is asserted is that it completes, not how fast.
+    this.timeout(240_000);
     const own = runner({ poolSize: 0 });
-    const seen = result<Record<string, unknown>>(await js(own, THREADED));
+    const seen = result<Record<string, unknown>>(await js(own, THREADED, { ...LIMITS, timeoutMs: 180_000 }));
     expect(seen).to.deep.equal({ wasm: 768, message: 42, workerExit: 0, key: 'a9ad83929ae9ec53', file: true, echoed: 'spawned' });
     expect(own.nodeForkServerPids()).to.have.length(1);
   });
@@ -150,7 +153,8 @@ describe('Node fork server: a fresh forked node process per JavaScript run', fun
     const pooled = own.processIds();
     if (zygote === undefined) throw new Error('no node fork server');
     process.kill(zygote, 'SIGKILL');
-    expect(await until(() => pooled.every((pid) => !alive(pid)))).to.equal(true);
+    // (They die with it, parent-death signal; the runner learns of it a moment later: both awaited.)
+    expect(await until(() => !own.nodeForkServerPids().includes(zygote) && pooled.every((pid) => !alive(pid)))).to.equal(true);
     const after = result<Identity>(await js(own, NODE_IDENTITY));
     const [restarted] = own.nodeForkServerPids();
     expect(restarted).to.be.a('number').and.not.equal(zygote);

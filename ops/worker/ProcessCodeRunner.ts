@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { chown, writeFile } from 'node:fs/promises';
+import { chown, lchown, readdir, writeFile } from 'node:fs/promises';
+import { chownSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type {
@@ -27,7 +28,7 @@ import {
   type WireError,
   type WireRequest,
 } from './RuntimeProcess.ts';
-import { killGroup, makeRunDir, resolvePython, runDirName, scrubbedEnv, type RunAs } from './sandbox.ts';
+import { killGroup, makeRunDir, pythonFor, resolvePython, runDirName, RunIdentities, scrubbedEnv, type RunAs, type RunAsRange } from './sandbox.ts';
 import { WarmPool } from './WarmPool.ts';
 
 export interface ProcessCodeRunnerOptions {
@@ -57,11 +58,15 @@ export interface ProcessCodeRunnerOptions {
   /** Idle reuse processes kept per (language, memoryMb): the reuse runs expected at once. Default max(poolSize, 1). */
   maxIdleReusable?: number;
   /**
-   * Run user code (and bashblocks) as this unprivileged user. Without it, user code has the
-   * service's uid: the scrubbed environment hides the secrets from its env, but same-uid code can
-   * still read /proc/<service pid>/environ and the service's files. Needs a service able to setuid.
+   * Run user code (and bashblocks) as this unprivileged user, or (with `count` > 1) as one of
+   * `count` consecutive uid/gid pairs, a distinct one per live process. Without it, user code has
+   * the service's uid: the scrubbed environment hides the secrets from its env, but same-uid code
+   * can still read /proc/<service pid>/environ and the service's files. Needs a service able to
+   * setuid. The service passes its default range when it runs as root (sandbox.ts, decideSandbox).
    */
-  runAs?: RunAs;
+  runAs?: RunAs | RunAsRange;
+  /** Every run fails with this message (code runs refused: no sandbox on this host, decideSandbox). */
+  disabled?: string;
   /**
    * Python processes are forked from a pre-initialised interpreter (ForkServer.ts: ~1-2 ms instead
    * of ~47 ms of CPU per process; still one fresh process per run), and node runtimes are exec'd in
@@ -145,6 +150,12 @@ export class ProcessCodeRunner implements CodeRunner {
   private readonly interruptGraceMs: number;
   private readonly tmpRoot: string;
   private readonly runAs: RunAs | undefined;
+  /** Identities handed to processes, one per live process (null: the service's own). */
+  private readonly identities: RunIdentities | null;
+  /** Why runs of a language cannot happen here, beyond a missing interpreter. */
+  private readonly problems: Partial<Record<Language, string>> = {};
+  private readonly disabled: string | undefined;
+  private readonly headroomMb: number;
   private readonly forkServer: ForkServer | null;
   /** Node fork servers by memory limit; null when JavaScript processes are not forked. */
   private readonly nodeForkServers: Map<number, ForkServer> | null;
@@ -160,9 +171,21 @@ export class ProcessCodeRunner implements CodeRunner {
     this.finishTimeoutMs = options.finishTimeoutMs ?? 5000;
     this.interruptGraceMs = options.interruptGraceMs ?? 1000;
     this.tmpRoot = options.tmpRoot ?? tmpdir();
-    this.runAs = options.runAs;
+    this.runAs = options.runAs ? { uid: options.runAs.uid, gid: options.runAs.gid } : undefined;
+    this.identities = options.runAs ? new RunIdentities({ count: 1, ...options.runAs }) : null;
+    this.disabled = options.disabled;
     this.oneShot = options.protocol !== 'steps';
     const headroom = options.memoryHeadroomMb ?? 64;
+    this.headroomMb = headroom;
+    if (this.runAs && this.executables.python) {
+      // The run user must be able to read the interpreter's standard library (a pyenv one under a
+      // 0700 /root cannot: lazy imports would fail after the privilege drop): else the system one.
+      const usable = pythonFor([this.executables.python, '/usr/bin/python3'], this.runAs);
+      if (!usable) {
+        this.problems.python = `no python3 that the run user (uid ${this.runAs.uid}) can use: ${this.executables.python} and /usr/bin/python3 are not readable or do not start as that user`;
+      }
+      this.executables.python = usable;
+    }
     const python = this.executables.python;
     this.forkServer =
       python && options.pythonForkServer !== false ? new ForkServer({ executable: python, ...(this.runAs ? { runAs: this.runAs } : {}) }) : null;
@@ -175,22 +198,29 @@ export class ProcessCodeRunner implements CodeRunner {
       maxKeys,
       maxRunsPerProcess: options.maxRunsPerProcess ?? 10_000,
       maxIdleReusable: options.maxIdleReusable ?? Math.max(options.poolSize ?? 2, 1),
-      makeDir: (language, memoryMb) => (this.forkedBy(language, memoryMb) ? runDirName(this.tmpRoot) : makeRunDir(this.tmpRoot, this.runAs)),
+      makeDir: (language, memoryMb) => (this.forkedBy(language, memoryMb) ? runDirName(this.tmpRoot) : makeRunDir(this.tmpRoot)),
       start: (language, memoryMb, dir) => {
         // The same answer as makeDir's, just before it in the same turn (launch runs in the constructor).
         const server = this.forkedBy(language, memoryMb);
-        return new RuntimeProcess({
+        const runAs = this.identities?.take();
+        if (runAs && server === null) chownSync(dir, runAs.uid, runAs.gid);
+        const proc = new RuntimeProcess({
           language,
           memoryMb,
           dir,
           memoryHeadroomMb: headroom,
           makesOwnDir: server !== null,
-          launch: (events) => this.launch(language, memoryMb, dir, server, events),
+          ...(runAs ? { runAs } : {}),
+          launch: (events) => this.launch(language, memoryMb, dir, server, runAs, events),
         });
+        // Back to the free identities once the process (and, through its cgroup, all it started) is gone.
+        if (runAs) void proc.exited.then(() => this.identities?.release(runAs));
+        return proc;
       },
       reset: (proc) => this.reset(proc),
     });
-    for (const { language, memoryMb } of options.prewarm ?? []) {
+    // Refused runs (no sandbox) need no warm process.
+    for (const { language, memoryMb } of this.disabled ? [] : (options.prewarm ?? [])) {
       if (this.executables[language]) this.pool.prewarm(language, memoryMb);
     }
   }
@@ -260,13 +290,23 @@ export class ProcessCodeRunner implements CodeRunner {
    * the Python one, so that the service's own fork() with its large heap stays off the event loop),
    * otherwise spawned.
    */
-  private launch(language: Language, memoryMb: number, dir: string, server: ForkServer | null, events: ProcessEvents): ProcessHandle {
+  private launch(language: Language, memoryMb: number, dir: string, server: ForkServer | null, runAs: RunAs | undefined, events: ProcessEvents): ProcessHandle {
     const executable = this.executables[language] ?? 'python3';
     if (server) {
       const execNode = language === 'javascript' && server === this.forkServer;
-      return server.fork({ dir, memoryMb, ...(execNode ? { exec: { executable, args: runtimeArgs(language, memoryMb) } } : {}) }, events);
+      return server.fork(
+        {
+          dir,
+          memoryMb,
+          // The whole tree's limit (where the fork server can make cgroups): the watchdog's for the process itself.
+          treeMb: memoryMb + this.headroomMb,
+          ...(runAs ? { runAs } : {}),
+          ...(execNode ? { exec: { executable, args: runtimeArgs(language, memoryMb) } } : {}),
+        },
+        events,
+      );
     }
-    return new SpawnedProcess({ label: language, executable, args: runtimeArgs(language, memoryMb), dir, ...(this.runAs ? { runAs: this.runAs } : {}) }, events);
+    return new SpawnedProcess({ label: language, executable, args: runtimeArgs(language, memoryMb), dir, ...(runAs ? { runAs } : {}) }, events);
   }
 
   async runOperator(request: OperatorRunRequest): Promise<OperatorOutcome> {
@@ -444,6 +484,9 @@ export class ProcessCodeRunner implements CodeRunner {
   /** Why no run can start now (closed runner, missing interpreter), or null. */
   private unavailable(language: Language): string | null {
     if (this.closed) return 'the code runner is closed';
+    if (this.disabled) return this.disabled;
+    const problem = this.problems[language];
+    if (problem) return problem;
     if (!this.executables[language]) return `no ${language === 'python' ? 'python3' : 'node'} executable on this worker`;
     return null;
   }
@@ -481,10 +524,10 @@ export class ProcessCodeRunner implements CodeRunner {
         if (notReady) return notReady;
       }
       await writeFile(file, codeblock.code, { mode: 0o600 });
-      if (this.runAs) await chown(file, this.runAs.uid, this.runAs.gid);
+      if (proc.runAs) await chown(file, proc.runAs.uid, proc.runAs.gid);
     }
     if (install !== null) {
-      const failed = await runInstall(install, proc.dir, limits, control, log, this.runAs);
+      const failed = await runInstall(install, proc.dir, limits, control, log, proc.runAs, proc.cgroup);
       if (failed) return failed;
     }
     const notReady = await readiness(proc, limits, control);
@@ -567,6 +610,8 @@ export class ProcessCodeRunner implements CodeRunner {
       log.note('finish not called: no runtime process could be started');
       return null;
     }
+    // The run's directory (and what the run left in it) belonged to the run's identity: now the helper's.
+    if (helper.runAs) await chownTree(runDir, helper.runAs).catch(() => {});
     // Its own directory stays its home, removed with it.
     const moved = await this.invoke(helper, { op: 'reset', dir: runDir }, deadline, null);
     if (moved.kind !== 'ok') {
@@ -879,8 +924,26 @@ class ExecDriver implements Driver {
   }
 }
 
+/** lchown of a directory and everything in it (a few files: what one run left). */
+async function chownTree(dir: string, owner: RunAs): Promise<void> {
+  await lchown(dir, owner.uid, owner.gid);
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) await chownTree(path, owner);
+    else await lchown(path, owner.uid, owner.gid);
+  }
+}
+
 /** bashblock: `bash -c` in the run directory, scrubbed env, within the run's time limit. */
-async function runInstall(code: string, dir: string, limits: RunLimits, control: RunControl, log: CappedLog, runAs: RunAs | undefined): Promise<Failure | null> {
+async function runInstall(
+  code: string,
+  dir: string,
+  limits: RunLimits,
+  control: RunControl,
+  log: CappedLog,
+  runAs: RunAs | undefined,
+  cgroup: string | undefined,
+): Promise<Failure | null> {
   const child = spawn('bash', ['-c', code], {
     cwd: dir,
     env: scrubbedEnv(dir),
@@ -888,6 +951,15 @@ async function runInstall(code: string, dir: string, limits: RunLimits, control:
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
   });
+  // Into the run process's cgroup (its memory limit; killed with it, detached jobs included). bash
+  // has just been exec'd: what it starts from its first command on is in the cgroup too.
+  if (cgroup && child.pid !== undefined) {
+    try {
+      writeFileSync(join(cgroup, 'cgroup.procs'), String(child.pid));
+    } catch {
+      // the process (and its cgroup) is gone: the run ends anyway
+    }
+  }
   const stderrTail = new TailBuffer(INSTALL_TAIL_BYTES);
   child.stdout.on('data', (chunk: Buffer) => log.append('install', chunk));
   child.stderr.on('data', (chunk: Buffer) => {

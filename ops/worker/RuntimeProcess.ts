@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { Language } from '../../shared/ports/CodeRunner.ts';
 import { BoundedLineReader, TailBuffer, type CappedLog } from './boundedOutput.ts';
 import type { ProcessEvents, ProcessHandle } from './processHandle.ts';
-import { ResidentReader } from './sandbox.ts';
+import { ResidentReader, type RunAs } from './sandbox.ts';
 
 /** Directory of runtime.py / runtime.cjs (and the Python fork server). */
 export const RUNTIME_DIR = fileURLToPath(new URL('./runtime/', import.meta.url));
@@ -74,6 +74,8 @@ export interface RuntimeProcessOptions {
   memoryHeadroomMb: number;
   /** The process makes `dir` itself (through the fork server): it exists once the process is ready. */
   makesOwnDir?: boolean;
+  /** The identity the process (and its install step) runs as; the service's when absent. */
+  runAs?: RunAs;
   /**
    * Starts the OS process (spawned, or forked by the fork server: Python, or node exec'd in the
    * forked child) and reports its events.
@@ -152,6 +154,7 @@ export class RuntimeProcess {
   dir: string;
   /** `home` is made by the process itself: it exists once the process is ready. */
   readonly makesOwnDir: boolean;
+  readonly runAs: RunAs | undefined;
   /** Interrupted, killed or otherwise suspect: never handed to another run. */
   tainted = false;
   runs = 0;
@@ -189,6 +192,7 @@ export class RuntimeProcess {
     this.memoryMb = options.memoryMb;
     this.home = options.dir;
     this.makesOwnDir = options.makesOwnDir === true;
+    this.runAs = options.runAs;
     this.dir = options.dir;
     this.headroomMb = options.memoryHeadroomMb;
     this.ready = new Promise<void>((resolve, reject) => {
@@ -209,7 +213,8 @@ export class RuntimeProcess {
         this.tail.append(chunk);
         this.log?.append('code', chunk);
       },
-      exit: (code, signal) => this.finalize(this.describeExit(code, signal)),
+      // Killed at its cgroup's limit (the whole tree's memory): as the watchdog's kill would be reported.
+      exit: (code, signal, memory) => this.finalize(memory === true && !this.killReason ? new ProcessDied('memory', this.memoryMessage()) : this.describeExit(code, signal)),
       failed: (reason, message) => this.finalize(this.killReason ? this.describeKill() : new ProcessDied(reason, message)),
     });
     // A starting or busy process keeps the parent alive; an idle pooled one must not.
@@ -222,6 +227,11 @@ export class RuntimeProcess {
   setBusy(busy: boolean): void {
     this.busy = busy;
     this.handle.setRef(busy);
+  }
+
+  /** The cgroup of the process's tree, when it has one (ProcessHandle.cgroup). */
+  get cgroup(): string | undefined {
+    return this.handle.cgroup;
   }
 
   get pid(): number | undefined {

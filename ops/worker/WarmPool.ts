@@ -150,6 +150,14 @@ export class WarmPool {
       if (at !== -1) list.splice(at, 1);
     }
     process.kill('killed');
+    if (process.makesOwnDir) {
+      // A forked process makes its directory itself: killed before it got that far, it may still
+      // make it after a removal here (coderun-* left in the temp dir after close). Removed once it
+      // is gone, then.
+      let wait: NodeJS.Timeout | undefined;
+      await Promise.race([process.exited, new Promise<void>((resolve) => (wait = setTimeout(resolve, EXIT_WAIT_MS)))]);
+      clearTimeout(wait);
+    }
     await removeRunDir(process.home);
     if (waitForExit) {
       let timer: NodeJS.Timeout | undefined;

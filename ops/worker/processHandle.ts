@@ -15,8 +15,11 @@ export interface ProcessEvents {
   data(chunk: Buffer): void;
   /** stdout/stderr bytes of the process (the runtimes treat both the same way). */
   output(chunk: Buffer): void;
-  /** The process ended; its last output was delivered (or OUTPUT_DRAIN_MS passed). */
-  exit(code: number | null, signal: NodeJS.Signals | null): void;
+  /**
+   * The process ended; its last output was delivered (or OUTPUT_DRAIN_MS passed). `memory`: the
+   * kernel killed a process of its tree at the memory limit of the run's cgroup (forked processes).
+   */
+  exit(code: number | null, signal: NodeJS.Signals | null, memory?: boolean): void;
   /**
    * The process could not be started (`spawn`), or was lost: its end can no longer be observed
    * (the fork server died), so it was killed.
@@ -32,6 +35,11 @@ export interface ProcessEvents {
 export interface ProcessHandle {
   /** Process id; a forked process has none until the fork server reported it. */
   readonly pid: number | undefined;
+  /**
+   * The memory cgroup of the process's tree (a forked process whose fork server made one), which is
+   * killed and removed when the process is reaped: what else the run starts (the install step) joins it.
+   */
+  readonly cgroup?: string | undefined;
   /** Writes protocol bytes; what is written before the channel is connected is queued. */
   write(text: string): void;
   /** Signal to the process itself (SIGINT: interrupt the current call). */
@@ -54,10 +62,10 @@ export function endingOnce(events: ProcessEvents): ProcessEvents {
     output: (chunk) => {
       if (!ended) events.output(chunk);
     },
-    exit: (code, signal) => {
+    exit: (code, signal, memory) => {
       if (ended) return;
       ended = true;
-      events.exit(code, signal);
+      events.exit(code, signal, memory);
     },
     failed: (reason, message) => {
       if (ended) return;
@@ -86,7 +94,8 @@ export class SpawnedProcess implements ProcessHandle {
     const events = endingOnce(reported);
     this.child = spawn(options.executable, options.args, {
       cwd: options.dir,
-      env: scrubbedEnv(options.dir),
+      // CODERUN_PARENT_PID: the runtime dies with this process (parent-death signal; it removes the variable).
+      env: { ...scrubbedEnv(options.dir), CODERUN_PARENT_PID: String(process.pid) },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
       ...(options.runAs ? { uid: options.runAs.uid, gid: options.runAs.gid } : {}),

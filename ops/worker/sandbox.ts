@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, chownSync, mkdtempSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, chownSync, existsSync, mkdtempSync, openSync, readFileSync, readSync } from 'node:fs';
 import { chmod, rm, rmdir } from 'node:fs/promises';
 import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -135,4 +135,106 @@ export function resolvePython(): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The default identity range for user code when the service runs as root: uids and gids
+ * 64000-64999 (no account in /etc/passwd needs to exist; Debian leaves 60000-64999 unassigned
+ * locally, and the range stays below 65536, inside the default mapping of a user-namespaced container).
+ */
+export const DEFAULT_RUN_AS = { uid: 64_000, gid: 64_000, count: 1000 } as const;
+
+/** A range of identities: `count` consecutive uids from `uid`, each with the gid of the same offset from `gid`. */
+export interface RunAsRange extends RunAs {
+  count: number;
+}
+
+/**
+ * One identity per live runtime process, so that a run cannot signal, ptrace or read /proc of
+ * another run's process (which may hold another user's decrypted connection): processes of
+ * different uids are out of each other's reach. Free identities are handed out least recently
+ * released first, so that a uid comes back as late as possible. With a range of one, every process
+ * shares that identity. When all are taken (more live processes than the range), the
+ * least recently taken one is shared.
+ */
+export class RunIdentities {
+  private readonly free: RunAs[] = [];
+  private readonly taken = new Set<number>();
+
+  constructor(private readonly range: RunAsRange) {
+    for (let i = 0; i < range.count; i += 1) this.free.push({ uid: range.uid + i, gid: range.gid + i });
+  }
+
+  take(): RunAs {
+    const identity = this.free.shift() ?? { uid: this.range.uid, gid: this.range.gid };
+    if (this.range.count > 1) this.taken.add(identity.uid);
+    return identity;
+  }
+
+  release(identity: RunAs): void {
+    if (this.range.count <= 1 || !this.taken.delete(identity.uid)) return;
+    this.free.push(identity);
+  }
+}
+
+export type SandboxSetting = 'auto' | 'none';
+
+/** How run processes are kept from the service's rights on this host (decideSandbox). */
+export type SandboxDecision =
+  | { kind: 'run-as'; range: RunAsRange }
+  | { kind: 'none'; warning: string }
+  | { kind: 'refused'; message: string };
+
+/**
+ * - root (or a configured WORKER_RUN_AS_*): every run process drops to an unprivileged identity
+ *   (the default range when none is configured);
+ * - not root: no way to take the service's rights away from its children is implemented (a
+ *   namespace sandbox such as bubblewrap is not), so code is refused unless WORKER_SANDBOX=none
+ *   says to run it with the service's rights, which is warned about at every start.
+ * WORKER_SANDBOX=none also turns the default identity off as root (explicit only; warned).
+ */
+export function decideSandbox(input: { isRoot: boolean; setting: SandboxSetting; runAs: RunAsRange | null }): SandboxDecision {
+  const unsafe =
+    'WORKER_SANDBOX=none: operator and action code runs with the rights of the service (it can read DATA_DIR, the signing key and the service\'s environment)';
+  if (input.setting === 'none') return { kind: 'none', warning: unsafe };
+  if (input.runAs) return { kind: 'run-as', range: input.runAs };
+  if (input.isRoot) return { kind: 'run-as', range: { ...DEFAULT_RUN_AS } };
+  return {
+    kind: 'refused',
+    message:
+      'code runs are disabled: the service does not run as root, so run processes cannot be given another user (set WORKER_RUN_AS_UID/GID with CAP_SETUID/CAP_SETGID, run the service as root, or set WORKER_SANDBOX=none to run code with the service\'s rights)',
+  };
+}
+
+const reachable = new Map<string, boolean>();
+
+/**
+ * Whether `python` can start and import the standard library as `runAs` (a pyenv interpreter under
+ * /root, mode 0700, cannot: forked children would fail at their first lazy import once they
+ * dropped privileges). Checked once per (interpreter, identity).
+ */
+export function pythonReachable(python: string, runAs: RunAs): boolean {
+  const key = `${python}\0${runAs.uid}:${runAs.gid}`;
+  let ok = reachable.get(key);
+  if (ok === undefined) {
+    const probe = spawnSync(python, ['-I', '-c', 'import asyncio, json, decimal, email.message, http.client, ssl, urllib.request'], {
+      uid: runAs.uid,
+      gid: runAs.gid,
+      cwd: '/',
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' },
+      stdio: 'ignore',
+      timeout: 20_000,
+    });
+    ok = probe.status === 0;
+    reachable.set(key, ok);
+  }
+  return ok;
+}
+
+/** The first of `candidates` that `runAs` can use (pythonReachable), or null. */
+export function pythonFor(candidates: ReadonlyArray<string | null>, runAs: RunAs): string | null {
+  for (const python of new Set(candidates)) {
+    if (python && existsSync(python) && pythonReachable(python, runAs)) return python;
+  }
+  return null;
 }

@@ -24,7 +24,10 @@ export interface TestService {
 /** The real embedded service on a free port and a fresh DATA_DIR; a cheap scrypt cost keeps tests fast. */
 export const startTestService = async (env: Record<string, string> = {}, overrides: ServiceOverrides = {}, dataDir?: string): Promise<TestService> => {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'orchestrator-'));
-  const config = loadConfig({ PORT: '0', DATA_DIR: dir, ADMIN_PASSWORD: ADMIN.password, SQLITE_SYNCHRONOUS: 'normal', ...env });
+  // Not root (a developer's machine): code runs would be refused (ops/worker/sandbox.ts, decideSandbox);
+  // the suite runs them with the test process's rights instead. CI runs as root: the real default.
+  const sandbox = process.getuid?.() === 0 ? {} : { WORKER_SANDBOX: 'none' };
+  const config = loadConfig({ PORT: '0', DATA_DIR: dir, ADMIN_PASSWORD: ADMIN.password, SQLITE_SYNCHRONOUS: 'normal', ...sandbox, ...env });
   const mailer = new CapturingMailer();
   const announced: string[] = [];
   const service = await startService(config, {

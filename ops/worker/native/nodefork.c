@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -45,6 +46,10 @@ static int child_pidfds[MAX_CHILDREN];
 static pid_t child_pids[MAX_CHILDREN];
 static int child_count = 0;
 static char *maps_buffer = NULL;
+/* SIGTERM arrived (the runner died: dieWithParent). */
+static volatile sig_atomic_t terminated = 0;
+
+static int32_t first_int(napi_env env, napi_callback_info info, int32_t fallback);
 
 static napi_value throw_errno(napi_env env, const char *what, int error) {
   char message[512];
@@ -147,26 +152,38 @@ static napi_value wait_events(napi_env env, napi_callback_info info) {
   napi_create_array(env, &exits);
   napi_get_boolean(env, ready > 0 && fds[0].revents != 0, &flag);
   napi_set_named_property(env, result, "control", flag);
+  napi_get_boolean(env, terminated != 0, &flag);
+  napi_set_named_property(env, result, "terminated", flag);
   uint32_t reported = 0;
-  int kept = 0;
-  for (int i = 0; i < child_count; i++) {
+  /*
+   * Every ended child, tracked or not: the fork server is a child subreaper, so what a run left
+   * behind is reparented here once the run's process ends, and must be reaped here (untracked:
+   * reaped, not reported). A tracked child that ended after the poll is reported now too.
+   */
+  for (;;) {
     int status;
-    if (ready > 0 && fds[i + 1].revents != 0 && waitpid(child_pids[i], &status, WNOHANG) == child_pids[i]) {
-      close(child_pidfds[i]);
-      napi_value entry, null_value;
-      napi_get_null(env, &null_value);
-      napi_create_array_with_length(env, 3, &entry);
-      napi_set_element(env, entry, 0, int_value(env, child_pids[i]));
-      napi_set_element(env, entry, 1, WIFEXITED(status) ? int_value(env, WEXITSTATUS(status)) : null_value);
-      napi_set_element(env, entry, 2, WIFSIGNALED(status) ? int_value(env, WTERMSIG(status)) : null_value);
-      napi_set_element(env, exits, reported++, entry);
-      continue;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) break;
+    int index = -1;
+    for (int i = 0; i < child_count; i++) {
+      if (child_pids[i] == pid) {
+        index = i;
+        break;
+      }
     }
-    child_pidfds[kept] = child_pidfds[i];
-    child_pids[kept] = child_pids[i];
-    kept++;
+    if (index < 0) continue;
+    close(child_pidfds[index]);
+    child_count--;
+    child_pidfds[index] = child_pidfds[child_count];
+    child_pids[index] = child_pids[child_count];
+    napi_value entry, null_value;
+    napi_get_null(env, &null_value);
+    napi_create_array_with_length(env, 3, &entry);
+    napi_set_element(env, entry, 0, int_value(env, pid));
+    napi_set_element(env, entry, 1, WIFEXITED(status) ? int_value(env, WEXITSTATUS(status)) : null_value);
+    napi_set_element(env, entry, 2, WIFSIGNALED(status) ? int_value(env, WTERMSIG(status)) : null_value);
+    napi_set_element(env, exits, reported++, entry);
   }
-  child_count = kept;
   napi_set_named_property(env, result, "exits", exits);
   return result;
 }
@@ -206,6 +223,24 @@ static int connect_with_hello(const char *socket_path, const char *hello) {
   return fd;
 }
 
+static int write_text(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  size_t length = strlen(text);
+  ssize_t written = write(fd, text, length);
+  int error = written == (ssize_t)length ? 0 : (written < 0 ? errno : EIO);
+  close(fd);
+  return error;
+}
+
+/* This process into a run cgroup (made and limited by the fork server); 0 or an errno. */
+static int join_cgroup(const char *directory) {
+  char path[4200], text[64];
+  snprintf(path, sizeof path, "%s/cgroup.procs", directory);
+  snprintf(text, sizeof text, "%d", (int)getpid());
+  return write_text(path, text);
+}
+
 /*
  * becomeChild({socketPath, outputHello, protocolHello, dir, create, uid, gid, controlFd}) in a
  * forked child, before any user code: own session (the runner kills the group), the run directory
@@ -221,9 +256,9 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "becomeChild(options)");
     return NULL;
   }
-  static char socket_path[4096], output_hello[2048], protocol_hello[2048], dir[4096];
+  static char socket_path[4096], output_hello[2048], protocol_hello[2048], dir[4096], cgroup[4096];
   bool create = false;
-  int32_t uid = -1, gid = -1, control = -1;
+  int32_t uid = -1, gid = -1, control = -1, parent = -1;
   if (napi_get_named_property(env, argv[0], "socketPath", &field) != napi_ok || get_string(env, field, socket_path, sizeof socket_path) ||
       napi_get_named_property(env, argv[0], "outputHello", &field) != napi_ok || get_string(env, field, output_hello, sizeof output_hello) ||
       napi_get_named_property(env, argv[0], "protocolHello", &field) != napi_ok || get_string(env, field, protocol_hello, sizeof protocol_hello) ||
@@ -231,11 +266,15 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
       napi_get_named_property(env, argv[0], "create", &field) != napi_ok || napi_get_value_bool(env, field, &create) != napi_ok ||
       napi_get_named_property(env, argv[0], "uid", &field) != napi_ok || napi_get_value_int32(env, field, &uid) != napi_ok ||
       napi_get_named_property(env, argv[0], "gid", &field) != napi_ok || napi_get_value_int32(env, field, &gid) != napi_ok ||
-      napi_get_named_property(env, argv[0], "controlFd", &field) != napi_ok || napi_get_value_int32(env, field, &control) != napi_ok) {
+      napi_get_named_property(env, argv[0], "controlFd", &field) != napi_ok || napi_get_value_int32(env, field, &control) != napi_ok ||
+      napi_get_named_property(env, argv[0], "parentPid", &field) != napi_ok || napi_get_value_int32(env, field, &parent) != napi_ok ||
+      napi_get_named_property(env, argv[0], "cgroup", &field) != napi_ok || get_string(env, field, cgroup, sizeof cgroup)) {
     napi_throw_type_error(env, NULL, "becomeChild: bad options");
     return NULL;
   }
   if (setsid() < 0) return throw_errno(env, "setsid", errno);
+  /* The fork server's SIGTERM handling (dieWithParent) is not the runtime's. */
+  signal(SIGTERM, SIG_DFL);
   /*
    * SCHED_BATCH: the same share of the CPU, but a run process woken by the service's request no
    * longer preempts the service's thread that woke it (docs/decisions.md, "Run processes are
@@ -245,6 +284,12 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
   (void)sched_setscheduler(0, SCHED_BATCH, &no_priority);
   /* A distinct name in ps/top: without exec the child keeps the fork server's command line. */
   prctl(PR_SET_NAME, "node-run", 0, 0, 0);
+  /* Its run's memory cgroup (before the privilege drop): the limit covers its whole process tree,
+   * and the fork server kills whatever is left in it once this process is reaped. */
+  if (cgroup[0] != 0) {
+    int error = join_cgroup(cgroup);
+    if (error) return throw_errno(env, "joining the run's cgroup", error);
+  }
   if (create) {
     if (mkdir(dir, 0700) != 0) return throw_errno(env, "mkdir", errno);
     if (uid >= 0 && chown(dir, (uid_t)uid, (gid_t)gid) != 0) return throw_errno(env, "chown", errno);
@@ -268,6 +313,48 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
       return NULL;
     }
   }
+  /* Dies with the fork server (set after the privilege drop, which clears it). */
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (parent > 0 && getppid() != parent) _exit(0);
+  return NULL;
+}
+
+static void on_terminate(int signal_number) {
+  (void)signal_number;
+  terminated = 1;
+}
+
+/*
+ * dieWithParent(parentPid, catchTerm): a parent-death signal, and an exit at once if the parent is
+ * gone already. catchTerm (the fork server): SIGTERM, caught here: waitEvents() then returns
+ * {terminated: true} and the fork server cleans up as at the end of its control channel (SIGKILL
+ * would leave what the runs started). Otherwise (a spawned runtime): SIGKILL, which no busy loop
+ * of user code can delay.
+ */
+static napi_value die_with_parent(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  int32_t parent = -1;
+  bool catch_term = false;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc > 0) napi_get_value_int32(env, argv[0], &parent);
+  if (argc > 1) napi_get_value_bool(env, argv[1], &catch_term);
+  if (catch_term) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_terminate;
+    sigemptyset(&action.sa_mask);
+    /* No SA_RESTART: the poll in waitEvents() returns EINTR. */
+    sigaction(SIGTERM, &action, NULL);
+  }
+  prctl(PR_SET_PDEATHSIG, catch_term ? SIGTERM : SIGKILL, 0, 0, 0);
+  if (parent > 0 && getppid() != parent) _exit(0);
+  return NULL;
+}
+
+/* becomeSubreaper(): orphans of this process's descendants are reparented here, not to init. */
+static napi_value become_subreaper(napi_env env, napi_callback_info info) {
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) return throw_errno(env, "PR_SET_CHILD_SUBREAPER", errno);
   return NULL;
 }
 
@@ -320,7 +407,7 @@ NAPI_MODULE_INIT() {
   static const struct {
     const char *name;
     napi_callback callback;
-  } functions[] = {{"forkChild", fork_child}, {"waitEvents", wait_events}, {"becomeChild", become_child}, {"exit", hard_exit}, {"ownPid", own_pid}, {"closeInherited", close_inherited}};
+  } functions[] = {{"forkChild", fork_child}, {"waitEvents", wait_events}, {"becomeChild", become_child}, {"exit", hard_exit}, {"ownPid", own_pid}, {"closeInherited", close_inherited}, {"dieWithParent", die_with_parent}, {"becomeSubreaper", become_subreaper}};
   for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++) {
     napi_value fn;
     napi_create_function(env, functions[i].name, NAPI_AUTO_LENGTH, functions[i].callback, NULL, &fn);

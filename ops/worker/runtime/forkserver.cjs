@@ -40,12 +40,18 @@
 // Control channel: fd 3, JSON lines (see forkserver.py). The memory limit is this process's own
 // (V8 fixes the heap limit at start): the runner starts one fork server per memory limit.
 
-const { readSync, writeSync } = require('node:fs');
+const { existsSync, mkdirSync, readdirSync, readFileSync, readSync, rmdirSync, rmSync, writeFileSync, writeSync } = require('node:fs');
 const { constants } = require('node:os');
 const path = require('node:path');
 
 const CONTROL_FD = 3;
 const native = require('../native/build/Release/nodefork.node');
+// Sandbox (forkserver.py's docstring): dies with the runner, reaps what runs leave behind, and
+// gives each child its own memory cgroup when it can.
+const PARENT_PID = Number(process.env.CODERUN_PARENT_PID ?? 0);
+delete process.env.CODERUN_PARENT_PID;
+if (PARENT_PID > 0) native.dieWithParent(PARENT_PID, true);
+native.becomeSubreaper();
 // Whatever the service inherited and passed on (fds without close-on-exec beyond the control
 // channel) is nobody's business here, and would reach every child.
 native.closeInherited(CONTROL_FD + 1);
@@ -59,6 +65,7 @@ const runtime = require('./runtime.cjs');
 
 const [memoryArg, SOCKET_PATH, uidArg, gidArg] = process.argv.slice(2);
 const MEMORY_MB = Number(memoryArg);
+const SERVER_PID = process.pid;
 const RUN_AS = uidArg !== undefined ? { uid: Number(uidArg), gid: Number(gidArg) } : null;
 const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name]));
 
@@ -79,6 +86,193 @@ setV8Flags?.('--lazy');
 // (module (func (export "f") (result i32) i32.const 1)): WebAssembly's one-time set-up, done here.
 new WebAssembly.Instance(new WebAssembly.Module(Uint8Array.of(0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 102, 0, 0, 10, 6, 1, 4, 0, 65, 1, 11)));
 
+/** This process's memory cgroup directory (cgroup v1), or null. */
+function ownMemoryCgroup() {
+  try {
+    for (const line of readFileSync('/proc/self/cgroup', 'utf8').split('\n')) {
+      const [, controllers, where] = line.split(/:(.*?):/);
+      if (controllers !== undefined && controllers.split(',').includes('memory')) {
+        const dir = `/sys/fs/cgroup/memory${where}`;
+        return existsSync(dir) ? dir : null;
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return null;
+}
+
+/** The pids in a cgroup (strings), or null when it is gone. */
+function cgroupProcs(dir) {
+  try {
+    return readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean);
+  } catch (error) {
+    return error.code === 'ENOENT' ? null : [];
+  }
+}
+
+function killAll(pids) {
+  for (const pid of pids) {
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+}
+
+/** SIGKILL to every process in a run cgroup (its tasks leaf), then rmdir both; true once it is gone. */
+function killCgroup(dir) {
+  const tasks = path.join(dir, 't');
+  killAll(cgroupProcs(tasks) ?? []);
+  try {
+    for (const level of [tasks, dir]) {
+      try {
+        rmdirSync(level);
+      } catch (error) {
+        if (error.code !== 'ENOENT') throw error;
+      }
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const isRunCgroup = (name) => /^c\d+$/.test(name);
+
+/** coderun-<pid> under the own memory cgroup when writable (removing those of dead fork servers), or null. */
+function makeCgroupBase() {
+  const own = ownMemoryCgroup();
+  if (own === null || process.env.CODERUN_CGROUPS === 'off') return null;
+  try {
+    for (const name of readdirSync(own)) {
+      const match = /^coderun-(\d+)$/.exec(name);
+      if (!match) continue;
+      try {
+        process.kill(Number(match[1]), 0);
+        continue;
+      } catch (error) {
+        if (error.code !== 'ESRCH') continue;
+      }
+      const stale = path.join(own, name);
+      for (const child of readdirSync(stale)) {
+        if (isRunCgroup(child)) killCgroup(path.join(stale, child));
+      }
+      try {
+        rmdirSync(stale);
+      } catch {
+        // still draining: the next start
+      }
+    }
+    const base = path.join(own, `coderun-${process.pid}`);
+    mkdirSync(base);
+    return base;
+  } catch {
+    return null;
+  }
+}
+
+const CGROUP_BASE = makeCgroupBase();
+/** Run cgroups ({dir, limitMb, oomKills}) of children not reaped yet, by pid. */
+const runCgroups = new Map();
+/** Run cgroups whose processes were killed but are not gone yet. */
+const draining = new Set();
+/*
+ * A run cgroup is two levels: c<n> holds the memory limit, c<n>/t the processes (see forkserver.py:
+ * node sizes worker isolates from the limit of its own cgroup, and a small one left forked workers
+ * waiting forever for their exit).
+ */
+/**
+ * Empty run cgroups, reused (mkdir + rmdir per run were ~160 us). One still charged with more than
+ * REUSE_USAGE_BYTES once its processes are gone (files a run left in a tmpfs) is removed instead.
+ */
+const freeCgroups = [];
+const FREE_CGROUPS_MAX = 64;
+const REUSE_USAGE_BYTES = 4 << 20;
+let cgroupCount = 0;
+
+function setCgroupLimit(entry, treeMb) {
+  if (entry.limitMb === treeMb) return true;
+  try {
+    writeFileSync(path.join(entry.dir, 'memory.limit_in_bytes'), treeMb > 0 ? String(treeMb * 1024 * 1024) : '-1');
+  } catch {
+    return false;
+  }
+  entry.limitMb = treeMb;
+  return true;
+}
+
+/** A run cgroup limited to treeMb (0: no limit), from the pool or new; throws when none can be made. */
+function takeCgroup(treeMb) {
+  while (freeCgroups.length > 0) {
+    const entry = freeCgroups.pop();
+    if (setCgroupLimit(entry, treeMb)) return entry;
+    killCgroup(entry.dir);
+  }
+  cgroupCount += 1;
+  const entry = { dir: path.join(CGROUP_BASE, `c${cgroupCount}`), limitMb: null, oomKills: 0 };
+  mkdirSync(path.join(entry.dir, 't'), { recursive: true, mode: 0o755 });
+  if (!setCgroupLimit(entry, treeMb)) {
+    killCgroup(entry.dir);
+    throw new Error("could not set the memory limit of the run's cgroup");
+  }
+  return entry;
+}
+
+/** How many times the kernel killed a process of this cgroup at its memory limit (cgroup v1, 4.13+). */
+function oomKills(dir) {
+  let kills = 0;
+  for (const level of [dir, path.join(dir, 't')]) {
+    try {
+      const match = /^oom_kill (\d+)$/m.exec(readFileSync(path.join(level, 'memory.oom_control'), 'utf8'));
+      kills += match === null ? 0 : Number(match[1]);
+    } catch {
+      // gone
+    }
+  }
+  return kills;
+}
+
+/** After its run: SIGKILL to what is left in it; once empty, back to the pool (or removed). True when settled. */
+function settleCgroup(entry) {
+  const pids = cgroupProcs(path.join(entry.dir, 't'));
+  if (pids === null) return true;
+  if (pids.length > 0) {
+    killAll(pids);
+    return false;
+  }
+  let usage = REUSE_USAGE_BYTES;
+  try {
+    usage = Number(readFileSync(path.join(entry.dir, 'memory.usage_in_bytes'), 'utf8'));
+  } catch {
+    // removed below
+  }
+  if (usage < REUSE_USAGE_BYTES && freeCgroups.length < FREE_CGROUPS_MAX) {
+    freeCgroups.push(entry);
+    return true;
+  }
+  return killCgroup(entry.dir);
+}
+
+/** The child's end: a kill at its cgroup's limit is reported; whatever it started is killed. */
+function sweep(pid, report) {
+  const entry = runCgroups.get(pid);
+  if (entry === undefined) return;
+  runCgroups.delete(pid);
+  const kills = oomKills(entry.dir);
+  if (report.signal === 'SIGKILL' && kills > entry.oomKills) report.memory = true;
+  entry.oomKills = kills;
+  if (!settleCgroup(entry)) draining.add(entry);
+}
+
+function drain() {
+  for (const entry of draining) if (settleCgroup(entry)) draining.delete(entry);
+}
+
+/** Each child's run directory, removed here if the runner dies before it could remove them. */
+const runDirs = new Map();
+
 function send(message) {
   const data = Buffer.from(`${JSON.stringify(message)}\n`);
   for (let offset = 0; offset < data.length; ) offset += writeSync(CONTROL_FD, data, offset);
@@ -91,11 +285,18 @@ function send(message) {
 function serve() {
   const chunk = Buffer.alloc(65536);
   let pending = Buffer.alloc(0);
-  send({ op: 'ready', pid: process.pid });
+  send({ op: 'ready', pid: process.pid, cgroups: CGROUP_BASE !== null });
   for (;;) {
-    const events = native.waitEvents(CONTROL_FD, -1);
+    const events = native.waitEvents(CONTROL_FD, draining.size > 0 ? 50 : -1);
+    // The runner died (parent-death signal): as at the end of the control channel.
+    if (events.terminated) return null;
+    drain();
     for (const [pid, code, signal] of events.exits) {
-      send({ op: 'exit', pid, code, signal: signal === null ? null : (SIGNAL_NAMES.get(signal) ?? `SIG${signal}`) });
+      runDirs.delete(pid);
+      const report = { op: 'exit', pid, code, signal: signal === null ? null : (SIGNAL_NAMES.get(signal) ?? `SIG${signal}`) };
+      // Whatever the run started is killed with it (setsid and double forks included).
+      sweep(pid, report);
+      send(report);
     }
     if (!events.control) continue;
     let length;
@@ -124,13 +325,22 @@ function serve() {
 /** 0 in the child, the child's pid here (reported), -1 when the fork failed (reported). */
 function fork(request) {
   let pid;
+  let cgroup = null;
   try {
+    if (CGROUP_BASE !== null) cgroup = takeCgroup(Number.isInteger(request.treeMb) ? request.treeMb : 0);
     pid = native.forkChild();
   } catch (error) {
+    if (cgroup !== null) freeCgroups.push(cgroup);
     send({ op: 'fork_failed', token: request.token, error: error.message });
     return -1;
   }
-  if (pid !== 0) send({ op: 'forked', token: request.token, pid });
+  if (pid === 0) {
+    request.cgroupDir = cgroup === null ? '' : path.join(cgroup.dir, 't');
+    return 0;
+  }
+  runDirs.set(pid, request.dir);
+  if (cgroup !== null) runCgroups.set(pid, cgroup);
+  send({ op: 'forked', token: request.token, pid, ...(cgroup === null ? {} : { cgroup: path.join(cgroup.dir, 't') }) });
   return pid;
 }
 
@@ -162,9 +372,11 @@ function becomeRuntime(request) {
     protocolHello: hello('protocol'),
     dir: request.dir,
     create: request.create === true,
-    uid: RUN_AS ? RUN_AS.uid : -1,
-    gid: RUN_AS ? RUN_AS.gid : -1,
+    uid: Number.isInteger(request.uid) ? request.uid : RUN_AS ? RUN_AS.uid : -1,
+    gid: Number.isInteger(request.gid) ? request.gid : RUN_AS ? RUN_AS.gid : -1,
     controlFd: CONTROL_FD,
+    parentPid: SERVER_PID,
+    cgroup: request.cgroupDir ?? '',
   });
   process.chdir(request.dir);
   // Preloaded into the fork server for its forks (native/forkcond.c), not for what user code starts.
@@ -233,6 +445,41 @@ function start() {
     process.exitCode = 70;
   }
   if (request !== null) runChild(request);
+  else cleanup();
+}
+
+/** The runner is gone: what the runs left is killed and their cgroups removed (<= 1 s); children die with this process. */
+function cleanup() {
+  for (const pid of runDirs.keys()) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  if (CGROUP_BASE !== null) {
+    try {
+      for (let attempt = 0; attempt < 50; attempt++) {
+        native.waitEvents(-1, 0);
+        // The run cgroups are named by pid; the rest of the listing is the cgroup's own control files.
+        const runs = readdirSync(CGROUP_BASE).filter(isRunCgroup);
+        const left = runs.filter((name) => !killCgroup(path.join(CGROUP_BASE, name)));
+        if (left.length === 0) break;
+        native.waitEvents(-1, 20);
+      }
+      rmdirSync(CGROUP_BASE);
+    } catch {
+      // still draining: removed by the next fork server's start
+    }
+  }
+  // The runner can no longer remove its runs' directories (coderun-* left in the temp dir).
+  for (const dir of runDirs.values()) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // best effort
+    }
+  }
 }
 
 /** The forked child, whatever happens: a runtime, or an exit with the reason on stderr. */

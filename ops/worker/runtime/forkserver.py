@@ -12,8 +12,8 @@ Control channel: JSON lines on fd 3 (a socket pair made by the runner), both dir
      (create: the child makes `dir`, 0700 and owned by the run user, before dropping privileges;
      with "exec": {"executable": path, "args": [...]} the prepared child execs that program, the
      node runtime, instead of serving the Python one)
-  -> {"op": "forked", "token": hex, "pid": n} | {"op": "fork_failed", "token": hex, "error": text}
-  -> {"op": "exit", "pid": n, "code": n | null, "signal": name | null}   each child, once reaped
+  -> {"op": "forked", "token": hex, "pid": n, "cgroup"?: path} | {"op": "fork_failed", "token": hex, "error": text}
+  -> {"op": "exit", "pid": n, "code": n | null, "signal": name | null, "memory"?: true}   each child, once reaped
 EOF on the control channel (the runner is gone) ends this process; its children notice the same
 on their own channels.
 
@@ -23,8 +23,23 @@ service's uid) and sends one hello line on each connection, then:
   {"token": hex, "pid": n, "channel": "protocol"}  the runtime.py protocol (this socket is fd 3)
 Connections are made before privileges are dropped: a child running as `runAs` cannot reach the
 socket directory afterwards, so it cannot pose as another run's process.
+A fork request may name the child's own identity ("uid", "gid": distinct per live process, so
+that one run cannot signal, ptrace or read /proc of another) and its process tree's memory limit
+("treeMb"). Sandbox (docs/decisions.md, "Run processes never hold the service's rights"):
+- this process dies with the runner (PR_SET_PDEATHSIG; the env variable CODERUN_PARENT_PID names
+  the parent it must still have once that is set) and each child dies with this process (set
+  after the privilege drop, which clears it);
+- this process is a child subreaper: whatever a run started and left behind is reparented here
+  (not to init) and reaped here;
+- when the memory cgroup of this process is writable (root, cgroup v1), each child joins a run
+  cgroup of its own (<own memory cgroup>/coderun-<this pid>/c<n>/t, limited at c<n>, made or taken
+  from a pool here before the fork) before dropping privileges: the memory limit covers the whole
+  tree and, once the child is reaped, every process left in it (setsid/double fork included) is
+  SIGKILLed; the empty cgroup goes back to the pool. The "forked" report names it ("cgroup"), the
+  "exit" report says "memory": true when the kernel killed a process of it at its limit.
 Usage: python3 -I -u -B forkserver.py <socket path> [<uid> <gid>]
 """
+import ctypes
 import gc
 import importlib.util
 import json
@@ -55,11 +70,214 @@ runtime = load_runtime()
 import asyncio  # noqa: E402,F401
 import shutil  # noqa: E402,F401
 
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def prctl(option, value):
+    return _libc.prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
+
+
+def die_with_parent(expected_parent, signum=signal.SIGKILL):
+    """`signum` when the parent ends; exits at once if it has ended already (or was never it)."""
+    prctl(PR_SET_PDEATHSIG, signum)
+    if os.getppid() != expected_parent:
+        os._exit(0)
+
+
+def runner_gone(_signum, _frame):
+    """SIGTERM (the runner died: parent-death signal): the loop ends as at EOF, cleaning up on the way.
+    A flag, not an exception: raised while the cleanup has begun (EOF arrives a moment earlier), an
+    exception would cut it short."""
+    global terminated
+    terminated = True
+
+
+def own_memory_cgroup():
+    """This process's memory cgroup directory (cgroup v1), or None."""
+    try:
+        with open("/proc/self/cgroup") as lines:
+            for line in lines:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                if "memory" in controllers.split(","):
+                    directory = "/sys/fs/cgroup/memory" + path
+                    return directory if os.path.isdir(directory) else None
+    except OSError:
+        pass
+    return None
+
+
+def make_cgroup_base():
+    """coderun-<pid> under the own memory cgroup when it is writable; removes those of dead fork servers."""
+    own = own_memory_cgroup()
+    if own is None or os.environ.get("CODERUN_CGROUPS") == "off":
+        return None
+    try:
+        for name in os.listdir(own):
+            if not name.startswith("coderun-") or not name[8:].isdigit():
+                continue
+            try:
+                os.kill(int(name[8:]), 0)
+                continue
+            except ProcessLookupError:
+                pass
+            except OSError:
+                continue
+            stale = os.path.join(own, name)
+            for child in os.listdir(stale):
+                if is_run_cgroup(child):
+                    kill_cgroup(os.path.join(stale, child))
+            try:
+                os.rmdir(stale)
+            except OSError:
+                pass
+        base = os.path.join(own, "coderun-%d" % os.getpid())
+        os.mkdir(base)
+        return base
+    except OSError:
+        return None
+
+
+def kill_cgroup(directory):
+    """SIGKILL to every process in a run cgroup (its tasks leaf), then rmdir both; True once it is gone."""
+    tasks = os.path.join(directory, "t")
+    for pid in cgroup_procs(tasks) or []:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        for level in (tasks, directory):
+            try:
+                os.rmdir(level)
+            except FileNotFoundError:
+                pass
+        return True
+    except OSError:
+        return False
+
+
+def cgroup_procs(directory):
+    """The pids in a cgroup (strings), or None when it is gone."""
+    try:
+        with open(os.path.join(directory, "cgroup.procs")) as procs:
+            return procs.read().split()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return []
+
+
+def is_run_cgroup(name):
+    return name.startswith("c") and name[1:].isdigit()
+
+
+# A run cgroup is two levels: c<n> holds the memory limit, c<n>/t the processes. node sizes the heap
+# of each new isolate (worker threads) from the limit of the cgroup it is in (libuv's constrained
+# memory); in a 192 MB one, a forked node's worker thread ended up waiting forever for its exit
+# (docs/decisions.md, "JavaScript fork server": a background task the child has no thread for).
+# The kernel enforces the parent's limit on the leaf all the same.
+# Run cgroups are pooled: an empty one goes back to the pool after its run (mkdir + rmdir per run
+# were ~160 us). Entry: [directory, limit in MB (None: not set yet), oom_kill count seen so far].
+FREE_CGROUPS_MAX = 64
+# A cgroup still charged with more than this once its processes are gone (files a run left in a
+# tmpfs outside its directory) is removed (its charge moves to the parent), not reused.
+REUSE_USAGE_BYTES = 4 << 20
+free_cgroups = []
+cgroup_count = 0
+
+
+def take_cgroup(tree_mb):
+    """A run cgroup limited to tree_mb (0: no limit), from the pool or new."""
+    global cgroup_count
+    while free_cgroups:
+        entry = free_cgroups.pop()
+        if set_cgroup_limit(entry, tree_mb):
+            return entry
+        kill_cgroup(entry[0])
+    cgroup_count += 1
+    directory = os.path.join(CGROUP_BASE, "c%d" % cgroup_count)
+    os.mkdir(directory, 0o755)
+    os.mkdir(os.path.join(directory, "t"), 0o755)
+    entry = [directory, None, 0]
+    if not set_cgroup_limit(entry, tree_mb):
+        kill_cgroup(directory)
+        raise OSError("could not set the memory limit of the run's cgroup")
+    return entry
+
+
+def set_cgroup_limit(entry, tree_mb):
+    if entry[1] == tree_mb:
+        return True
+    try:
+        with open(os.path.join(entry[0], "memory.limit_in_bytes"), "w") as limit:
+            limit.write(str(tree_mb * 1024 * 1024) if tree_mb > 0 else "-1")
+    except OSError:
+        return False
+    entry[1] = tree_mb
+    return True
+
+
+def oom_kills(directory):
+    """How many times the kernel killed a process of this run cgroup at its memory limit (cgroup v1, 4.13+)."""
+    kills = 0
+    for level in (directory, os.path.join(directory, "t")):
+        try:
+            with open(os.path.join(level, "memory.oom_control")) as control:
+                for line in control:
+                    if line.startswith("oom_kill "):
+                        kills += int(line.split()[1])
+        except (OSError, ValueError):
+            pass
+    return kills
+
+
+def settle_cgroup(entry):
+    """After its run: SIGKILL to what is left in it; once empty, back to the pool (or removed). True when settled."""
+    pids = cgroup_procs(os.path.join(entry[0], "t"))
+    if pids is None:
+        return True
+    if pids:
+        for pid in pids:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+        return False
+    try:
+        with open(os.path.join(entry[0], "memory.usage_in_bytes")) as usage_file:
+            usage = int(usage_file.read())
+    except (OSError, ValueError):
+        usage = REUSE_USAGE_BYTES
+    if usage < REUSE_USAGE_BYTES and len(free_cgroups) < FREE_CGROUPS_MAX:
+        free_cgroups.append(entry)
+        return True
+    return kill_cgroup(entry[0])
+
+
+def join_cgroup(directory):
+    """In the child, before the privilege drop: into its run's cgroup (its whole tree's memory limit)."""
+    with open(os.path.join(directory, "cgroup.procs"), "w") as procs:
+        procs.write(str(os.getpid()))
+
+
 SOCKET_PATH = sys.argv[1]
 RUN_AS = (int(sys.argv[2]), int(sys.argv[3])) if len(sys.argv) > 3 else None
 # Control bytes read but not handled yet (further fork requests, with their tokens). A bytearray so
 # that a child can wipe its copy in place before user code runs.
 pending = bytearray()
+SERVER_PID = os.getpid()
+CGROUP_BASE = None
+# Children not reaped yet (orphans of runs are reaped too, but not reported).
+children = set()
+# Run cgroups (entries) of children not reaped yet, by pid.
+run_cgroups = {}
+# Run cgroups whose processes were killed but are not gone yet, by directory.
+draining = {}
+# Each child's run directory, removed here if the runner dies before it could remove them.
+run_dirs = {}
+terminated = False
 
 
 def send(message):
@@ -87,7 +305,7 @@ def batch_scheduled():
         pass
 
 
-def become_runtime(request):
+def become_runtime(request, cgroup):
     """In the forked child: a runtime process of its own, then serve the run protocol until EOF."""
     # Other forks' tokens are no business of this one.
     pending[:] = bytes(len(pending))
@@ -95,6 +313,7 @@ def become_runtime(request):
     # The fork server's signal set-up is not the runtime's.
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # Own session and process group: the runner's killGroup(pid) reaches the child and whatever it
     # starts, never the fork server.
     os.setsid()
@@ -109,12 +328,17 @@ def become_runtime(request):
         pass
     token, pid = request["token"], os.getpid()
     directory = request["dir"]
+    run_as = RUN_AS
+    if isinstance(request.get("uid"), int) and isinstance(request.get("gid"), int):
+        run_as = (request["uid"], request["gid"])
+    if cgroup is not None:
+        join_cgroup(os.path.join(cgroup[0], "t"))
     if request.get("create"):
         # Here rather than in the runner: a directory creation per process was a synchronous
         # mkdtemp on the service's event loop. Exclusive: a name that exists fails the fork.
         os.mkdir(directory, 0o700)
-        if RUN_AS is not None:
-            os.chown(directory, RUN_AS[0], RUN_AS[1])
+        if run_as is not None:
+            os.chown(directory, run_as[0], run_as[1])
     output = connect(token, pid, "output")
     protocol = connect(token, pid, "protocol")
     os.dup2(output, 1)
@@ -124,13 +348,15 @@ def become_runtime(request):
     if protocol != runtime.PROTO_FD:
         os.dup2(protocol, runtime.PROTO_FD)
         os.close(protocol)
-    if RUN_AS is not None:
-        uid, gid = RUN_AS
+    if run_as is not None:
+        uid, gid = run_as
         os.setgroups([])
         os.setgid(gid)
         os.setuid(uid)
         if os.getuid() != uid or os.geteuid() != uid:
             raise RuntimeError("could not drop privileges to uid %d" % uid)
+    # After the drop, which clears it; survives the exec of node below.
+    die_with_parent(SERVER_PID)
     os.chdir(directory)
     os.environ["HOME"] = directory
     os.environ["TMPDIR"] = directory
@@ -159,15 +385,20 @@ def become_runtime(request):
 
 def fork(request):
     token = request.get("token")
+    cgroup = None
     try:
+        if CGROUP_BASE is not None:
+            cgroup = take_cgroup(int(request.get("treeMb") or 0))
         pid = os.fork()
     except OSError as error:
+        if cgroup is not None:
+            free_cgroups.append(cgroup)
         send({"op": "fork_failed", "token": token, "error": str(error)})
         return
     if pid == 0:
         code = 0
         try:
-            become_runtime(request)
+            become_runtime(request, cgroup)
         except BaseException:  # noqa: B902 - whatever happens, the child never returns into this loop
             code = 70
             try:
@@ -176,7 +407,13 @@ def fork(request):
                 pass
         finally:
             os._exit(code)
-    send({"op": "forked", "token": token, "pid": pid})
+    children.add(pid)
+    run_dirs[pid] = request.get("dir")
+    forked = {"op": "forked", "token": token, "pid": pid}
+    if cgroup is not None:
+        run_cgroups[pid] = cgroup
+        forked["cgroup"] = os.path.join(cgroup[0], "t")
+    send(forked)
 
 
 def exit_status(status):
@@ -197,11 +434,41 @@ def reap():
             return
         if pid == 0:
             return
+        if pid not in children:
+            # An orphan a run left behind, reparented here (subreaper): reaped, nothing to report.
+            continue
+        children.discard(pid)
+        run_dirs.pop(pid, None)
         code, name = exit_status(status)
-        send({"op": "exit", "pid": pid, "code": code, "signal": name})
+        report = {"op": "exit", "pid": pid, "code": code, "signal": name}
+        cgroup = run_cgroups.pop(pid, None)
+        if cgroup is not None:
+            kills = oom_kills(cgroup[0])
+            if name == "SIGKILL" and kills > cgroup[2]:
+                report["memory"] = True
+            cgroup[2] = kills
+            # Whatever the run started is killed with it (setsid and double forks included).
+            if not settle_cgroup(cgroup):
+                draining[cgroup[0]] = cgroup
+        send(report)
+
+
+def drain():
+    for directory, cgroup in list(draining.items()):
+        if settle_cgroup(cgroup):
+            del draining[directory]
 
 
 def main():
+    global CGROUP_BASE
+    # The runner's end closes the control channel (EOF: the loop below returns); its death also sends
+    # SIGTERM (not SIGKILL: the cleanup below, killing what the runs left, must still happen).
+    signal.signal(signal.SIGTERM, runner_gone)
+    parent = os.environ.pop("CODERUN_PARENT_PID", None)
+    if parent is not None:
+        die_with_parent(int(parent), signal.SIGTERM)
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    CGROUP_BASE = make_cgroup_base()
     os.set_inheritable(CONTROL_FD, False)
     # SIGCHLD wakes the select below through a self-pipe, so that children are reaped and reported
     # from the main loop: a Python signal handler could run in the middle of another send().
@@ -213,9 +480,53 @@ def main():
     # Everything imported so far is shared copy-on-write with the children; frozen, their garbage
     # collector does not walk (and so does not copy) those objects.
     gc.freeze()
-    send({"op": "ready", "pid": os.getpid()})
+    send({"op": "ready", "pid": os.getpid(), "cgroups": CGROUP_BASE is not None})
+    try:
+        serve(wake_read)
+    finally:
+        cleanup()
+
+
+def cleanup():
+    """The runner is gone: every child and whatever the runs left are killed, the cgroups removed (<= 1 s)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for pid in list(children):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    # The runner can no longer remove its runs' directories (coderun-* left in the temp dir).
+    for directory in run_dirs.values():
+        if directory:
+            shutil.rmtree(directory, ignore_errors=True)
+    if CGROUP_BASE is None:
+        return
+    for _ in range(50):
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        except ChildProcessError:
+            pass
+        # The run cgroups are named by pid; the rest of the listing is the cgroup's own control files.
+        runs = [name for name in os.listdir(CGROUP_BASE) if is_run_cgroup(name)]
+        left = [name for name in runs if not kill_cgroup(os.path.join(CGROUP_BASE, name))]
+        if not left:
+            break
+        select.select([], [], [], 0.02)
+    try:
+        os.rmdir(CGROUP_BASE)
+    except OSError:
+        pass
+
+
+def serve(wake_read):
     while True:
-        readable, _, _ = select.select([CONTROL_FD, wake_read], [], [])
+        readable, _, _ = select.select([CONTROL_FD, wake_read], [], [], 0.05 if draining else None)
+        if terminated:
+            return
+        if draining:
+            reap()
+            drain()
         if wake_read in readable:
             try:
                 while os.read(wake_read, 512):

@@ -660,5 +660,25 @@ function main(options = {}) {
   send(JSON.stringify({ op: 'ready', pid: process.pid }));
 }
 
-if (require.main === module) main();
+/**
+ * Spawned by the runner itself (not forked): dies with it (SIGKILL as parent-death signal, through the
+ * nodefork addon when it is built), so that a busy loop of user code cannot keep it alive once the
+ * runner is gone; without the addon only the end of the protocol channel ends it (when its event
+ * loop gets to run). Forked and exec'd runtimes got theirs from their fork server.
+ */
+function dieWithRunner() {
+  const parent = Number(process.env.CODERUN_PARENT_PID ?? 0);
+  delete process.env.CODERUN_PARENT_PID;
+  if (!(parent > 0)) return;
+  try {
+    require('../native/build/Release/nodefork.node').dieWithParent(parent, false);
+  } catch {
+    // no addon
+  }
+}
+
+if (require.main === module) {
+  dieWithRunner();
+  main();
+}
 else module.exports = { main };

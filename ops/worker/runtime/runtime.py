@@ -683,6 +683,21 @@ def run_exec(request):
         send(recycled(request.get("id"), request["next"], True))
 
 
+def die_with_runner():
+    """Spawned by the runner itself (not forked): SIGKILL when it ends (a busy loop of user code
+    would otherwise keep this process alive: the end of the protocol channel is only read between
+    calls). Forked runtimes got theirs from the fork server."""
+    parent = os.environ.pop("CODERUN_PARENT_PID", None)
+    if parent is None:
+        return
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, ctypes.c_ulong(signal.SIGKILL), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
+    if os.getppid() != int(parent):
+        os._exit(0)
+
+
 if __name__ == "__main__":
+    die_with_runner()
     start(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
     main()
