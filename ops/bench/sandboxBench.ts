@@ -8,7 +8,8 @@ type Figures = Record<string, number>;
  * What the run sandbox costs (issue 19: at most 10% on the no-op task's end-to-end p50 and on
  * fresh-process throughput): the same service build measured with the default sandbox (a uid per
  * run process, a memory cgroup per run, parent-death signals) and with `WORKER_SANDBOX=none`, which
- * runs code as the service's own user as every release before it did: the same-run baseline.
+ * runs code as the service's own user as every release before it did, and with the per-run cgroups
+ * off (`CODERUN_CGROUPS=off`, read by the fork servers when they start): the same-run baseline.
  * Sides alternate in ABBA rounds so that a machine that drifts (another process, thermal) weighs on
  * both alike; each figure is the median of its side's rounds.
  */
@@ -35,7 +36,7 @@ export async function benchSandbox(opts: { dir: string; seconds?: number; rounds
       value,
       unit,
       baseline,
-      baseline_note: 'same run, same build, WORKER_SANDBOX=none (code runs as the service user, as before issue 19)',
+      baseline_note: 'same run, same build, WORKER_SANDBOX=none and CODERUN_CGROUPS=off (code runs as the service user without a cgroup per run, as before issue 19)',
       cost_percent: Number((100 * cost).toFixed(1)),
       rounds,
       rounds_values: { sandbox: samples.sandbox.map((figures) => figures[key]), baseline: samples.baseline.map((figures) => figures[key]) },
@@ -52,6 +53,11 @@ export async function benchSandbox(opts: { dir: string; seconds?: number; rounds
 }
 
 async function measure(dir: string, side: Side, seconds: number): Promise<Figures> {
+  // The fork servers take CODERUN_CGROUPS from this process's environment when they start (on the
+  // bed's first run); each side's bed is closed before the next opens, so it is set per side.
+  const cgroups = process.env.CODERUN_CGROUPS;
+  if (side === 'baseline') process.env.CODERUN_CGROUPS = 'off';
+  else delete process.env.CODERUN_CGROUPS;
   const bed = await openBed(dir, side === 'baseline' ? { WORKER_SANDBOX: 'none' } : {});
   try {
     const figures: Figures = {};
@@ -72,6 +78,8 @@ async function measure(dir: string, side: Side, seconds: number): Promise<Figure
     return figures;
   } finally {
     await bed.close();
+    if (cgroups === undefined) delete process.env.CODERUN_CGROUPS;
+    else process.env.CODERUN_CGROUPS = cgroups;
   }
 }
 
