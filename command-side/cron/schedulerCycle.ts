@@ -206,7 +206,7 @@ export const schedulerCycle = async (
       memory.problems.set(task.laui, problem);
       return;
     }
-    // A scheduled run acts with the rights of the task's creator (docs: access.md), checked at every
+    // A scheduled run acts with the rights of the task's creator (README, Security: "Whose rights a run has"), checked at every
     // run: one who can no longer VIEW what the task references stops its runs (logged, not claimed).
     const refusal = await runRefusal(deps, typeof task.created_by === 'string' ? task.created_by : null, fields, [], references);
     if (refusal !== null) {

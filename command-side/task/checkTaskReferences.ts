@@ -91,7 +91,7 @@ export const referenceChecker = (deps: ReferenceCheckDeps): ReferenceChecker => 
 };
 
 /**
- * Whose rights a run acts with (docs: access.md): the user who queued it (`run_by`, written with
+ * Whose rights a run acts with (README, Security: "Whose rights a run has"): the user who queued it (`run_by`, written with
  * its queued_for_connection step: the caller of /task/run or multiple_tasks, or for a scheduled run
  * the task's creator), else the task's creator. Null: a task written by the service itself (no user
  * in its metadata); no user can write one, so it runs unchecked.
