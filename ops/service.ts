@@ -66,7 +66,7 @@ import { failureThrottle, loginThrottle, memoryLimiters } from './auth/rateLimit
 import { secureDataDir, secureEventLog } from './secureDataDir.ts';
 import { eventRoutes } from '../query-side/events/routes.ts';
 import { EventStreams } from '../query-side/events/EventStreams.ts';
-import { fileCheckpoint, kafkaDomainEventSink, publishDomainEvents, type DomainEventPublisher } from './bus/kafka/DomainEventPublisher.ts';
+import { startDomainEventPublishing } from './bus/kafka/DomainEventPublisher.ts';
 import { decideSandbox } from './worker/sandbox.ts';
 
 export interface Service {
@@ -267,15 +267,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   reaper.unref();
   cron.start();
   // Kafka mode only: the log is also published to `domain-events` for analysts' own consumers.
-  const publisher: DomainEventPublisher | null =
-    config.bus.kind === 'kafka'
-      ? publishDomainEvents({
-          eventStore,
-          sink: await kafkaDomainEventSink({ brokers: config.bus.brokers, clientId: config.bus.clientId }),
-          checkpoint: fileCheckpoint(join(config.dataDir, 'domain-events.checkpoint')),
-          logger,
-        })
-      : null;
+  const publisher = await startDomainEventPublishing(config.bus, { eventStore, dataDir: config.dataDir, logger });
   ready = true;
   logger.log({ level: 'info', category: 'API', message: `Service ready on ${url}` });
 

@@ -10,7 +10,7 @@ import { MASK, isSealedField, isSecretKey, maskCredentialsInString } from '../..
  *   shape and masked view; its ciphertext becomes `********`: an exported ciphertext would be
  *   one leaked deployment key away from plaintext.
  * - A value under a secret-bearing key (isSecretKey: password_hash, token, api_key, ...) becomes
- *   `********`, whatever its type (the sealed marketplace token included).
+ *   `********`, whatever its type (the sealed marketplace token included) but a boolean or null.
  * - Any other string loses a password it embeds (`scheme://user:secret@host`, `password=...`).
  *
  * Stream ids are left alone except those named after a credential's hash (`authcode-<sha256>`,
@@ -26,7 +26,10 @@ export const redactData = (value: unknown): unknown => {
     return { $sealed: MASK, keys, ...(shown === undefined ? {} : { shown: redactData(shown) }) };
   }
   const result: Record<string, unknown> = {};
-  for (const [key, inner] of Object.entries(value)) result[key] = isSecretKey(key) ? (inner === null ? null : MASK) : redactData(inner);
+  // A flag is no secret (must_change_password: false stays readable); any other value under a secret key is.
+  for (const [key, inner] of Object.entries(value)) {
+    result[key] = isSecretKey(key) && inner !== null && typeof inner !== 'boolean' ? MASK : redactData(inner);
+  }
   return result;
 };
 

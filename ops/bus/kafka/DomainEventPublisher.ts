@@ -3,6 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel, Partitioners, type Message, type Producer } from 'kafkajs';
 import { START, type EventStore, type Position, type RecordedEvent, type Subscription } from '../../../shared/event-store/EventStore.ts';
 import type { Logger } from '../../../shared/ports/Logger.ts';
+import type { BusConfig } from '../../config.ts';
+import { join } from 'node:path';
 import { toEnvelope } from '../../../query-side/events/eventEnvelope.ts';
 
 /** The topic analysts attach their own consumers to (docs/events.md). */
@@ -147,4 +149,27 @@ export const kafkaDomainEventSink = async (options: { brokers: ReadonlyArray<str
     },
     close: () => producer.disconnect(),
   };
+};
+
+/**
+ * The service's choice: with the Kafka bus, the `domain-events` publisher (checkpoint in DATA_DIR);
+ * with the in-process bus, nothing at all (no sink is even created).
+ */
+export const startDomainEventPublishing = async (
+  bus: BusConfig,
+  deps: {
+    eventStore: EventStore;
+    dataDir: string;
+    logger?: Logger;
+    sinkFor?: (brokers: ReadonlyArray<string>, clientId: string) => Promise<DomainEventSink>;
+  },
+): Promise<DomainEventPublisher | null> => {
+  if (bus.kind !== 'kafka') return null;
+  const sinkFor = deps.sinkFor ?? ((brokers, clientId) => kafkaDomainEventSink({ brokers, clientId }));
+  return publishDomainEvents({
+    eventStore: deps.eventStore,
+    sink: await sinkFor(bus.brokers, bus.clientId),
+    checkpoint: fileCheckpoint(join(deps.dataDir, 'domain-events.checkpoint')),
+    ...(deps.logger ? { logger: deps.logger } : {}),
+  });
 };
