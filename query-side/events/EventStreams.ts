@@ -14,10 +14,17 @@ export interface EventStreamSettings {
 
 /** Frames are written in chunks of about this size: one write per event costs a syscall each. */
 const FLUSH_BYTES = 64 * 1024;
+/**
+ * The bound of what one client may have waiting in the response's buffer: beyond it the stream
+ * stops reading the log until the socket drains. Waiting at the socket's own high-water mark
+ * (16 KiB) instead would make every chunk wait for a round trip to the reader.
+ */
+const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** A dropped client gets this long to read its last event before its socket is destroyed. */
 const DROP_GRACE_MS = 30_000;
 
-const line = (text: string): string => text.replace(/[\r\n]/g, ' ');
+/** A type name as one line (types are identifiers; the check costs less than a replace per event). */
+const line = (text: string): string => (text.includes('\n') || text.includes('\r') ? text.replace(/[\r\n]/g, ' ') : text);
 
 /** One SSE frame: `id:` the global position, `event:` the type, `data:` the envelope JSON. */
 export const sseFrame = (event: RecordedEvent): string => {
@@ -31,8 +38,8 @@ export const sseFrame = (event: RecordedEvent): string => {
  * the libraries for Koa (koa-sse-stream, better-sse) queue writes without looking at the socket's
  * backpressure, and the bounded buffer and slow-client drop are what this needs. The store's
  * catch-up subscription does the rest: it waits for each onEvent, so the stream reads the log no
- * faster than the client reads the socket, and at most one chunk (FLUSH_BYTES) plus the socket's
- * buffer is held per client.
+ * faster than the client reads the socket, and at most MAX_BUFFERED_BYTES plus one chunk
+ * (FLUSH_BYTES) is held per client.
  */
 export class EventStreams {
   private readonly open = new Set<() => void>();
@@ -100,7 +107,8 @@ export class EventStreams {
 
     const send = (chunk: string): void => {
       if (closed || chunk === '') return;
-      if (!res.write(chunk) && backlog === null) {
+      res.write(chunk);
+      if (res.writableLength > MAX_BUFFERED_BYTES && backlog === null) {
         backlog = waitForDrain().finally(() => {
           backlog = null;
         });
