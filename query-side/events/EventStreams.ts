@@ -133,21 +133,23 @@ export class EventStreams {
     this.open.add(shutdown);
     res.on('close', stop);
 
+    const take = (event: RecordedEvent): void => {
+      if (closed || !matches(event)) return;
+      pending += sseFrame(event);
+      if (pending.length >= FLUSH_BYTES) flush();
+      else if (!flushScheduled) {
+        // Live events come one by one: sent as soon as the current batch of reads is done.
+        flushScheduled = true;
+        setImmediate(flush);
+      }
+    };
+
     // Tells the client the stream is open before the first event (EventSource fires `open`).
     send(': connected\n\n');
     subscription = eventStore.subscribeToAll({
       after,
-      onEvent: async (event) => {
-        if (backlog !== null) await backlog;
-        if (closed || !matches(event)) return;
-        pending += sseFrame(event);
-        if (pending.length >= FLUSH_BYTES) flush();
-        else if (!flushScheduled) {
-          // Live events come one by one: sent as soon as the current batch of reads is done.
-          flushScheduled = true;
-          setImmediate(flush);
-        }
-      },
+      // Not async: most events need no wait, and a promise per event is a fifth of the cost.
+      onEvent: (event) => (backlog === null ? take(event) : backlog.then(() => take(event))),
       onError: (error) => drop(`the event log could not be read: ${error instanceof Error ? error.message : String(error)}`),
     });
   }
