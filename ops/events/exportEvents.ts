@@ -1,4 +1,4 @@
-import { createWriteStream, renameSync, rmSync } from 'node:fs';
+import { chmodSync, createWriteStream, renameSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import type { EventStore, Position } from '../../shared/event-store/EventStore.ts';
 import { toEnvelope } from '../../query-side/events/eventEnvelope.ts';
@@ -56,6 +56,8 @@ export const exportEvents = async (store: EventStore, options: ExportOptions): P
       await jsonlToParquet(jsonl, `${options.out}.partial`);
       rmSync(jsonl, { force: true });
     }
+    // Redacted, yet every user's activity: readable by the operator only (DuckDB's file too).
+    chmodSync(`${options.out}.partial`, 0o600);
     renameSync(`${options.out}.partial`, options.out);
     return { events, last };
   } catch (error) {
