@@ -41,8 +41,12 @@ export const sseFrame = (event: RecordedEvent): string => {
  * faster than the client reads the socket, and at most MAX_BUFFERED_BYTES plus one chunk
  * (FLUSH_BYTES) is held per client.
  */
+/** Open streams one user may hold: each holds a subscription and up to 1 MiB of buffer. */
+export const MAX_STREAMS_PER_USER = 10;
+
 export class EventStreams {
   private readonly open = new Set<() => void>();
+  private readonly perUser = new Map<string, number>();
 
   constructor(
     private readonly deps: { eventStore: EventStore; logger?: Logger; settings: EventStreamSettings },
@@ -50,6 +54,11 @@ export class EventStreams {
 
   get size(): number {
     return this.open.size;
+  }
+
+  /** False when `who` already holds MAX_STREAMS_PER_USER streams (the route answers 429). */
+  mayOpen(who: string): boolean {
+    return (this.perUser.get(who) ?? 0) < MAX_STREAMS_PER_USER;
   }
 
   /** Takes over `res` (the caller has set the status line's headers it wants kept). */
@@ -71,11 +80,15 @@ export class EventStreams {
     });
     res.socket?.setNoDelay(true);
 
+    this.perUser.set(who, (this.perUser.get(who) ?? 0) + 1);
     const stop = (): void => {
       if (closed) return;
       closed = true;
       clearInterval(heartbeat);
       this.open.delete(shutdown);
+      const left = (this.perUser.get(who) ?? 1) - 1;
+      if (left > 0) this.perUser.set(who, left);
+      else this.perUser.delete(who);
       // Not awaited: this may run inside onEvent, and close() waits for the running handler.
       void subscription?.close();
     };

@@ -265,6 +265,30 @@ describe('event stream for analysts and auditors (HTTP, embedded service)', () =
       }
     });
 
+    it('given a user with 10 open streams, when opening one more, then 429 until one closes', async () => {
+      const streams = Array.from({ length: 10 }, () => open('?type=NothingProbed'));
+      try {
+        for (const stream of streams) await stream.waitFor(() => stream.comments.includes('connected'), 20_000, 'the stream to open');
+        const refused = await svc.client().get('/api/v1/events/stream', { token: auditor.token });
+        expect(refused.status).to.equal(429);
+        expect(refused.json).to.deep.equal({ detail: 'Too many open event streams' });
+        streams.pop()?.close();
+        // The service learns of the close asynchronously: try again until it has.
+        const deadline = Date.now() + 20_000;
+        for (;;) {
+          const again = open('?type=NothingProbed');
+          streams.push(again);
+          await again.waitFor(() => again.status !== 0, 20_000, 'an answer');
+          if (again.status === 200) break;
+          expect(again.status).to.equal(429);
+          if (Date.now() > deadline) throw new Error('the closed stream was never released');
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      } finally {
+        for (const stream of streams) stream.close();
+      }
+    });
+
     it('given a client that stops reading, when events keep coming, then it is dropped with a last event saying why', async () => {
       const stream = open('?type=SlowProbed');
       try {
