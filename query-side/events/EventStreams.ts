@@ -8,7 +8,10 @@ import { eventMatches } from './readEventsPage.ts';
 export interface EventStreamSettings {
   /** A comment line this often keeps proxies from closing an idle stream. */
   heartbeatMs: number;
-  /** A client whose socket stays full this long is dropped (its last event says why). */
+  /**
+   * A client that has not taken its buffer (over 1 MiB) this long after it filled is dropped, its
+   * last event saying why: it reads slower than ~1 MiB per this period, or not at all.
+   */
   slowClientMs: number;
 }
 
@@ -20,6 +23,8 @@ const FLUSH_BYTES = 64 * 1024;
  * (16 KiB) instead would make every chunk wait for a round trip to the reader.
  */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
+/** Open streams one user may hold: each holds a subscription and up to 1 MiB of buffer. */
+export const MAX_STREAMS_PER_USER = 10;
 /** A dropped client gets this long to read its last event before its socket is destroyed. */
 const DROP_GRACE_MS = 30_000;
 
@@ -41,9 +46,6 @@ export const sseFrame = (event: RecordedEvent): string => {
  * faster than the client reads the socket, and at most MAX_BUFFERED_BYTES plus one chunk
  * (FLUSH_BYTES) is held per client.
  */
-/** Open streams one user may hold: each holds a subscription and up to 1 MiB of buffer. */
-export const MAX_STREAMS_PER_USER = 10;
-
 export class EventStreams {
   private readonly open = new Set<() => void>();
   private readonly perUser = new Map<string, number>();
@@ -112,7 +114,7 @@ export class EventStreams {
         };
         const timer = setTimeout(() => {
           done();
-          drop(`slow client: the connection accepted nothing for ${settings.slowClientMs} ms; reconnect with Last-Event-ID to resume`);
+          drop(`slow client: the events buffered for this connection were not taken within ${settings.slowClientMs} ms; reconnect with Last-Event-ID to resume`);
         }, settings.slowClientMs);
         res.on('drain', done);
         res.on('close', done);
