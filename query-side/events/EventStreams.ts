@@ -39,9 +39,10 @@ export const sseFrame = (event: RecordedEvent): string => {
 };
 
 /**
- * The open SSE streams of GET /events/stream. Written by hand rather than with an SSE library:
- * the libraries for Koa (koa-sse-stream, better-sse) queue writes without looking at the socket's
- * backpressure, and the bounded buffer and slow-client drop are what this needs. The store's
+ * The open SSE streams of GET /events/stream. Written by hand rather than with an SSE library: the
+ * frame format is a few lines, and the parts that matter here (a drain-aware write the log reading
+ * pauses on, a bounded buffer, a stalled client dropped with a last event saying why) would still be
+ * this code's, around a library's push. The store's
  * catch-up subscription does the rest: it waits for each onEvent, so the stream reads the log no
  * faster than the client reads the socket, and at most MAX_BUFFERED_BYTES plus one chunk
  * (FLUSH_BYTES) is held per client.
