@@ -9,6 +9,14 @@ import { openSqliteEventStore } from './event-store/sqlite/SqliteEventStore.ts';
 import { loadKeys } from './keys/loadKeys.ts';
 import { AesSecretBox } from './keys/AesSecretBox.ts';
 import { scryptPasswords } from './auth/scryptPasswords.ts';
+import { SingleBar, Presets } from 'cli-progress';
+import type { EventStore, Position } from '../shared/event-store/EventStore.ts';
+import { userStream, usernameKey } from '../command-side/user/user.ts';
+import { uniqueKeyDecider, uniqueKeyStream } from '../command-side/kernel/uniqueKey.ts';
+import { loadState } from '../command-side/kernel/handleCommand.ts';
+import { toEnvelope } from '../query-side/events/eventEnvelope.ts';
+import { eventMatches } from '../query-side/events/readEventsPage.ts';
+import { exportEvents, type ExportFormat } from './events/exportEvents.ts';
 
 /**
  * Operator commands against DATA_DIR. They append to the same SQLite log as the service (WAL lets
@@ -22,9 +30,20 @@ const nonEmpty = (name: string) => (value: string) => {
   return value;
 };
 
-program
-  .command('user')
-  .description('manage users')
+const openStore = (): EventStore => {
+  const config = loadConfig();
+  // One command, one append (or reads only): a writer thread would only add its start-up.
+  return openSqliteEventStore({ file: join(config.dataDir, 'events.sqlite'), synchronous: config.sqliteSynchronous, writer: 'main-thread', pollIntervalMs: 200 });
+};
+
+const position = (name: string) => (value: string): Position => {
+  if (!/^\d{1,16}$/.test(value)) throw new InvalidArgumentError(`${name} must be a global position (a non-negative integer)`);
+  return BigInt(value);
+};
+
+const user = program.command('user').description('manage users');
+
+user
   .command('create')
   .description('create a user (like POST /api/v1/user/create)')
   .requiredOption('--username <name>', 'login name', nonEmpty('username'))
@@ -32,23 +51,123 @@ program
   .option('--password <password>', 'password (default: read from the PASSWORD environment variable)')
   .option('--must-change-password', 'force a password change at first login', false)
   .option('--admin', 'make the user an administrator', false)
-  .action(async (options: { username: string; email: string; password?: string; mustChangePassword: boolean; admin: boolean }) => {
+  .option('--auditor', 'grant the auditor role (reads the whole event log: GET /api/v1/events)', false)
+  .action(async (options: { username: string; email: string; password?: string; mustChangePassword: boolean; admin: boolean; auditor: boolean }) => {
     const password = options.password ?? process.env.PASSWORD;
     if (!password) throw new InvalidArgumentError('give --password or set PASSWORD');
     const config = loadConfig();
     const keys = await loadKeys(config);
-    // One command, one append: a writer thread would only add its start-up.
-    const eventStore = openSqliteEventStore({ file: join(config.dataDir, 'events.sqlite'), synchronous: config.sqliteSynchronous, writer: 'main-thread' });
+    const eventStore = openStore();
     try {
       const users = userHandler({ eventStore, passwords: scryptPasswords(), secrets: new AesSecretBox(keys.encryptionKey) });
       const created = await users.create(
-        { username: options.username, email: options.email, password, mustChangePassword: options.mustChangePassword, isAdmin: options.admin },
+        {
+          username: options.username,
+          email: options.email,
+          password,
+          mustChangePassword: options.mustChangePassword,
+          isAdmin: options.admin,
+          isAuditor: options.auditor,
+        },
         metadataFor(null, systemClock.now(), 'cli'),
       );
       console.log(JSON.stringify({ user_laui: created.laui }));
     } finally {
       await eventStore.close();
     }
+  });
+
+user
+  .command('grant-auditor')
+  .description('grant (or with --revoke withdraw) the auditor role (like POST /api/v1/user/roles)')
+  .requiredOption('--username <name>', 'login name', nonEmpty('username'))
+  .option('--revoke', 'withdraw the role instead', false)
+  .action(async (options: { username: string; revoke: boolean }) => {
+    const config = loadConfig();
+    const keys = await loadKeys(config);
+    const eventStore = openStore();
+    try {
+      // The name's reservation names its user's stream: no read model needed beside the log.
+      const reservation = await loadState(eventStore, uniqueKeyStream(usernameKey(options.username)), uniqueKeyDecider);
+      const owner = reservation.owner;
+      if (owner === null || !owner.startsWith('user-')) throw new AppError(404, 'User not found');
+      const laui = owner.slice('user-'.length);
+      if ((await eventStore.readStream(userStream(laui), { toRevision: 0 })).length === 0) throw new AppError(404, 'User not found');
+      const users = userHandler({ eventStore, passwords: scryptPasswords(), secrets: new AesSecretBox(keys.encryptionKey) });
+      await users.setAuditor(laui, !options.revoke, metadataFor(null, systemClock.now(), 'cli'));
+      console.log(JSON.stringify({ user_laui: laui, is_auditor: !options.revoke }));
+    } finally {
+      await eventStore.close();
+    }
+  });
+
+const events = program.command('events').description('read the event log (redacted as GET /api/v1/events serves it)');
+
+events
+  .command('export')
+  .description('write events to a file (JSON lines or Parquet), with a progress bar')
+  .requiredOption('--out <file>', 'the file to write', nonEmpty('out'))
+  .option('--from <position>', 'start after this global position (exclusive)', position('from'), 0n)
+  .option('--to <position>', 'stop at this global position (inclusive; default: the head at start)', position('to'))
+  .option('--type <prefix>', 'only event types starting with this (e.g. Task)')
+  .option('--format <format>', 'jsonl or parquet', (value: string): ExportFormat => {
+    if (value !== 'jsonl' && value !== 'parquet') throw new InvalidArgumentError('format must be jsonl or parquet');
+    return value;
+  }, 'jsonl')
+  .action(async (options: { out: string; from: Position; to?: Position; type?: string; format: ExportFormat }) => {
+    const eventStore = openStore();
+    // On stderr, and only on a terminal: stdout carries the summary line for scripts.
+    const bar = new SingleBar({ stream: process.stderr, format: 'events {bar} {percentage}% | {value}/{total} positions | ETA {eta}s' }, Presets.shades_classic);
+    let started = false;
+    try {
+      const result = await exportEvents(eventStore, {
+        from: options.from,
+        ...(options.to === undefined ? {} : { to: options.to }),
+        ...(options.type === undefined ? {} : { type: options.type }),
+        format: options.format,
+        out: options.out,
+        onProgress: (done, total) => {
+          if (!started) bar.start(total, 0);
+          started = true;
+          bar.update(done);
+        },
+      });
+      if (started) bar.stop();
+      console.log(JSON.stringify({ out: options.out, format: options.format, events: result.events, last_position: Number(result.last) }));
+    } finally {
+      if (started) bar.stop();
+      await eventStore.close();
+    }
+  });
+
+events
+  .command('tail')
+  .description('follow the log: one served event (JSON) per line, until interrupted')
+  .option('--from <position>', 'start after this global position (default: the head, new events only)', position('from'))
+  .option('--type <prefix>', 'only event types starting with this')
+  .option('--stream <id>', 'only this stream')
+  .action(async (options: { from?: Position; type?: string; stream?: string }) => {
+    const eventStore = openStore();
+    const matches = eventMatches({ ...(options.type === undefined ? {} : { type: options.type }), ...(options.stream === undefined ? {} : { stream: options.stream }) });
+    const after = options.from ?? (await eventStore.headPosition());
+    await new Promise<void>((resolve, reject) => {
+      const subscription = eventStore.subscribeToAll({
+        after,
+        onEvent: async (event) => {
+          if (!matches(event)) return;
+          // Honour a slow reader of the pipe (| head, | jq): wait rather than buffer.
+          if (!process.stdout.write(`${JSON.stringify(toEnvelope(event))}\n`)) await new Promise((done) => process.stdout.once('drain', done));
+        },
+        onError: reject,
+      });
+      const stop = (): void => {
+        void subscription.close().then(resolve, reject);
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      process.stdout.once('error', stop);
+    });
+    await eventStore.close();
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -56,6 +56,8 @@ export interface Config {
   trustProxyHops: number;
   /** Brute-force limits on credential checks; see ops/auth/rateLimiterThrottles.ts. */
   throttle: ThrottleConfig;
+  /** GET /api/v1/events/stream: heartbeat comment interval and how long a full socket is tolerated. */
+  eventStream: { heartbeatMs: number; slowClientMs: number };
 }
 
 export interface ThrottleConfig {
@@ -191,6 +193,10 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     bus: busConfig(env),
     trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 10),
     throttle: throttleConfig(env),
+    eventStream: {
+      heartbeatMs: integer(env, 'EVENTS_HEARTBEAT_MS', 15_000, 100, 3_600_000),
+      slowClientMs: integer(env, 'EVENTS_SLOW_CLIENT_MS', 30_000, 100, 3_600_000),
+    },
     allowedRedirectOrigins: (text(env, 'OAUTH_REDIRECT_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())

@@ -64,6 +64,9 @@ import { scryptPasswords } from './auth/scryptPasswords.ts';
 import { resolveRedirect } from './auth/isAllowedRedirect.ts';
 import { failureThrottle, loginThrottle, memoryLimiters } from './auth/rateLimiterThrottles.ts';
 import { secureDataDir, secureEventLog } from './secureDataDir.ts';
+import { eventRoutes } from '../query-side/events/routes.ts';
+import { EventStreams } from '../query-side/events/EventStreams.ts';
+import { startDomainEventPublishing } from './bus/kafka/DomainEventPublisher.ts';
 import { decideSandbox } from './worker/sandbox.ts';
 
 export interface Service {
@@ -181,6 +184,9 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     ),
   };
 
+  // Analysts' and auditors' reads of the log (docs/events.md) follow the store itself, not a read model.
+  const eventStreams = new EventStreams({ eventStore, logger, settings: config.eventStream });
+
   let ready = false;
   const app = createApp({
     logger,
@@ -224,6 +230,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       }),
       catalogCommandRoutes({ eventStore, items, links, access, clock, secrets, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       userQueryRoutes({ users, secrets }),
+      eventRoutes({ eventStore, streams: eventStreams }),
       userCommandRoutes({ users: userCommands, passwordChangeThrottle: throttles.passwordChange, clock, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       groupQueryRoutes({ readStore }),
       groupCommandRoutes({
@@ -259,6 +266,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   }, config.reaperIntervalMs);
   reaper.unref();
   cron.start();
+  // Kafka mode only: the log is also published to `domain-events` for analysts' own consumers.
+  const publisher = await startDomainEventPublishing(config.bus, { eventStore, dataDir: config.dataDir, logger });
   ready = true;
   logger.log({ level: 'info', category: 'API', message: `Service ready on ${url}` });
 
@@ -275,9 +284,12 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       ready = false;
       clearInterval(reaper);
       await cron.stop();
+      // Open SSE streams would keep server.close() waiting for ever.
+      eventStreams.closeAll();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await worker.close();
+      await publisher?.close();
       await bus.close();
       await reaping;
       await runner.close();

@@ -18,6 +18,8 @@ export const decideUser = (command: UserCommand, state: UserState): UserEvent[] 
             password_hash: command.passwordHash,
             must_change_password: command.mustChangePassword,
             is_admin: command.isAdmin,
+            // Written only when granted: a UserCreated of a plain user reads as before.
+            ...(command.isAuditor ? { is_auditor: true } : {}),
           },
         },
       ];
@@ -29,6 +31,10 @@ export const decideUser = (command: UserCommand, state: UserState): UserEvent[] 
     case 'update-marketplace-token':
       if (!state.exists) throw notFound('User not found');
       return [{ type: 'MarketplaceTokenUpdated', data: { token: command.token } }];
+    case 'set-auditor':
+      if (!state.exists) throw notFound('User not found');
+      // Idempotent: granting a role held already records nothing.
+      return state.isAuditor === command.isAuditor ? [] : [{ type: 'UserAuditorRoleChanged', data: { is_auditor: command.isAuditor } }];
     default:
       return assertNever(command);
   }

@@ -20,6 +20,7 @@ describe('user decider', () => {
     passwordHash: 'h1',
     mustChangePassword: true,
     isAdmin: false,
+    isAuditor: false,
   };
 
   it('given no user, when created, then UserCreated carries the profile and the hash only', () => {
@@ -47,6 +48,22 @@ describe('user decider', () => {
       .thenFails(401, 'User not authenticated');
   });
 
+  it('given no user, when created as an auditor, then UserCreated says so', () => {
+    given()
+      .when({ ...create, isAuditor: true })
+      .then([{ ...created, data: { ...created.data, is_auditor: true } } as UserEvent]);
+  });
+  it('given a plain user, when granted the auditor role, then UserAuditorRoleChanged; granted again, nothing', () => {
+    const granted: UserEvent = { type: 'UserAuditorRoleChanged', data: { is_auditor: true } };
+    given(created).when({ kind: 'set-auditor', isAuditor: true }).then([granted]);
+    given(created, granted).when({ kind: 'set-auditor', isAuditor: true }).then([]);
+    given(created, granted)
+      .when({ kind: 'set-auditor', isAuditor: false })
+      .then([{ type: 'UserAuditorRoleChanged', data: { is_auditor: false } }]);
+  });
+  it('given no user, when the auditor role is granted, then 404 User not found', () => {
+    given().when({ kind: 'set-auditor', isAuditor: true }).thenFails(404, 'User not found');
+  });
   it('given no user, when a marketplace token is stored, then 404 User not found', () => {
     given()
       .when({ kind: 'update-marketplace-token', token: { v: 1, iv: 'a', tag: 'b', ct: 'c' } })

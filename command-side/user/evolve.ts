@@ -13,11 +13,14 @@ export const evolveUser = (state: UserState, event: UserEvent): UserState => {
         passwordHash: event.data.password_hash,
         mustChangePassword: event.data.must_change_password,
         isAdmin: event.data.is_admin,
+        isAuditor: event.data.is_auditor === true,
       };
     case 'UserPasswordChanged':
       return state.exists ? { ...state, passwordHash: event.data.password_hash, mustChangePassword: false } : state;
     case 'MarketplaceTokenUpdated':
       return state;
+    case 'UserAuditorRoleChanged':
+      return state.exists ? { ...state, isAuditor: event.data.is_auditor } : state;
     default:
       return assertNever(event);
   }

@@ -21,6 +21,8 @@ export interface NewUser {
   password: string;
   mustChangePassword: boolean;
   isAdmin: boolean;
+  /** May read the whole event log (GET /api/v1/events); absent means no. */
+  isAuditor?: boolean;
 }
 
 const USERNAME = /^[A-Za-z0-9_.@-]{1,64}$/;
@@ -55,6 +57,7 @@ export const userHandler = ({ eventStore, passwords, secrets }: UserHandlerDeps)
         passwordHash: await passwords.hash(user.password),
         mustChangePassword: user.mustChangePassword,
         isAdmin: user.isAdmin,
+        isAuditor: user.isAuditor === true,
       },
       metadata,
     );
@@ -86,6 +89,12 @@ export const userHandler = ({ eventStore, passwords, secrets }: UserHandlerDeps)
       metadata,
     );
     return result.position as Position;
+  },
+
+  /** Grants or withdraws the auditor role: the commit's position, or null when nothing changed. */
+  async setAuditor(laui: Laui, isAuditor: boolean, metadata: EventMetadata): Promise<Position | null> {
+    const result = await handleCommand(eventStore, userStream(laui), userDecider, { kind: 'set-auditor', isAuditor }, metadata);
+    return result.position;
   },
 });
 

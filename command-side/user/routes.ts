@@ -35,8 +35,15 @@ const createUserSchema = {
     password: { type: 'string' },
     must_change_password: { type: 'boolean', default: true },
     is_admin: { type: 'boolean', default: false },
+    is_auditor: { type: 'boolean', default: false },
   },
   required: ['username', 'email', 'password'],
+} as const;
+
+const rolesSchema = {
+  type: 'object',
+  properties: { user_laui: { type: 'string', pattern: '^[0-9a-f]{24}$' }, is_auditor: { type: 'boolean' } },
+  required: ['user_laui', 'is_auditor'],
 } as const;
 
 /** Private user commands (spec 4.7) plus admin user creation. */
@@ -75,17 +82,32 @@ export const userCommandRoutes = (deps: UserRoutesDeps): Router<AppState> => {
 
   router.post('/api/v1/user/create', async (ctx) => {
     if (!principalOf(ctx).isAdmin) throw forbidden();
-    const body = validateRequest<{ username: string; email: string; password: string; must_change_password: boolean; is_admin: boolean }>(
+    const body = validateRequest<{ username: string; email: string; password: string; must_change_password: boolean; is_admin: boolean; is_auditor: boolean }>(
       createUserSchema,
       requireObjectBody(ctx.request.body),
     );
     const created = await deps.users.create(
-      { username: body.username, email: body.email, password: body.password, mustChangePassword: body.must_change_password, isAdmin: body.is_admin },
+      {
+        username: body.username,
+        email: body.email,
+        password: body.password,
+        mustChangePassword: body.must_change_password,
+        isAdmin: body.is_admin,
+        isAuditor: body.is_auditor,
+      },
       meta(ctx),
     );
     await settle(created.position);
     ctx.body = { user_laui: created.laui };
   });
 
+  /** Admin only: grant or withdraw the auditor role (reads the event log, GET /api/v1/events). */
+  router.post('/api/v1/user/roles', async (ctx) => {
+    if (!principalOf(ctx).isAdmin) throw forbidden();
+    const body = validateRequest<{ user_laui: string; is_auditor: boolean }>(rolesSchema, requireObjectBody(ctx.request.body));
+    const position = await deps.users.setAuditor(body.user_laui, body.is_auditor, meta(ctx));
+    if (position !== null) await settle(position);
+    ctx.body = { user_laui: body.user_laui, is_auditor: body.is_auditor };
+  });
   return router;
 };

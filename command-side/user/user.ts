@@ -6,10 +6,13 @@ import type { Sealed } from '../../shared/ports/SecretBox.ts';
 export type UserEvent =
   | DomainEvent<
       'UserCreated',
-      { laui: Laui; username: string; email: string; password_hash: string; must_change_password: boolean; is_admin: boolean }
+      /** is_auditor: absent on users created before the auditor role existed (false). */
+      { laui: Laui; username: string; email: string; password_hash: string; must_change_password: boolean; is_admin: boolean; is_auditor?: boolean }
     >
   | DomainEvent<'UserPasswordChanged', { password_hash: string }>
-  | DomainEvent<'MarketplaceTokenUpdated', { token: Sealed }>;
+  | DomainEvent<'MarketplaceTokenUpdated', { token: Sealed }>
+  /** The auditor role (reads the whole event log, GET /events) granted or withdrawn. */
+  | DomainEvent<'UserAuditorRoleChanged', { is_auditor: boolean }>;
 
 export type UserState =
   | { exists: false }
@@ -20,6 +23,7 @@ export type UserState =
       passwordHash: string;
       mustChangePassword: boolean;
       isAdmin: boolean;
+      isAuditor: boolean;
     };
 
 export type UserCommand =
@@ -31,10 +35,12 @@ export type UserCommand =
       passwordHash: string;
       mustChangePassword: boolean;
       isAdmin: boolean;
+      isAuditor: boolean;
     }
   /** The handler checks the current password (slow hashing is I/O-like) and says so here. */
   | { kind: 'change-password'; currentPasswordMatches: boolean; newPasswordHash: string }
-  | { kind: 'update-marketplace-token'; token: Sealed };
+  | { kind: 'update-marketplace-token'; token: Sealed }
+  | { kind: 'set-auditor'; isAuditor: boolean };
 
 export const userStream = (laui: Laui): string => `user-${laui}`;
 export const usernameKey = (username: string): string => `user:${username.toLowerCase()}`;

@@ -210,7 +210,7 @@ export const benchCycle = async (root: string, shape: CycleShape): Promise<Cycle
     };
     const now = clock.now();
     const meta: EventMetadata = metadataFor(null, now, 'bench');
-    const principal: Principal = { laui: newLaui(now), username: 'bench', isAdmin: true, mustChangePassword: false };
+    const principal: Principal = { laui: newLaui(now), username: 'bench', isAdmin: true, isAuditor: false, mustChangePassword: false };
     const { result: tree } = await bootstrapAccount(deps, principal, { account_name: 'bench', project_name: 'main' }, meta, settle);
     const create = async (body: Record<string, unknown>): Promise<Laui> => {
       const created = await createItem(deps, principal, body, meta);

@@ -60,6 +60,7 @@ export const authenticate = (options: AuthenticateOptions): Middleware<AppState>
       laui: user.laui,
       username: user.username,
       isAdmin: user.is_admin,
+      isAuditor: user.is_auditor === true,
       mustChangePassword: user.must_change_password,
     };
     if (user.must_change_password && !allowed.has(ctx.path)) throw new AppError(403, 'Password change required');

@@ -174,7 +174,16 @@ const send = (svc: TestService, main: string, generated: Generated): Promise<Raw
   if (generated.cookie) headers.push(['Cookie', `frontend_token=${token}; session=${token}; refresh_token=${'0'.repeat(64)}; oauth_flow=${token}`]);
   // Only a body shorter than its Content-Length leaves the server waiting: we close our side then.
   const endAfterMs = contentLength === 'long' ? 500 : undefined;
-  return rawRequest(svc.service.url, { method: generated.route.method, path: `${path}${generated.query}`, headers, body, ...(endAfterMs === undefined ? {} : { endAfterMs }) });
+  // The event stream (SSE) never ends by itself: its status line is the answer.
+  const headOnly = generated.route.path === '/api/v1/events/stream';
+  return rawRequest(svc.service.url, {
+    method: generated.route.method,
+    path: `${path}${generated.query}`,
+    headers,
+    body,
+    headOnly,
+    ...(endAfterMs === undefined ? {} : { endAfterMs }),
+  });
 };
 
 const describeRequest = (generated: Generated): string =>

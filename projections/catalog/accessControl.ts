@@ -28,6 +28,7 @@ export interface KnownUser {
   laui: Laui;
   username: string;
   is_admin: boolean;
+  is_auditor?: boolean;
   must_change_password: boolean;
 }
 
@@ -68,9 +69,9 @@ export const createAccessControl = (deps: {
       return item;
     },
     async principalOf(userLaui) {
-      if (!deps.users) return { laui: userLaui, username: '', isAdmin: false, mustChangePassword: false };
+      if (!deps.users) return { laui: userLaui, username: '', isAdmin: false, isAuditor: false, mustChangePassword: false };
       const user = await deps.users.peek(userLaui);
-      return user ? { laui: user.laui, username: user.username, isAdmin: user.is_admin, mustChangePassword: user.must_change_password } : null;
+      return user ? { laui: user.laui, username: user.username, isAdmin: user.is_admin, isAuditor: user.is_auditor === true, mustChangePassword: user.must_change_password } : null;
     },
   };
   return control;

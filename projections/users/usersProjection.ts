@@ -15,6 +15,8 @@ export interface UserDoc {
   password_hash: string;
   must_change_password: boolean;
   is_admin: boolean;
+  /** May read the event log (GET /api/v1/events). Absent on documents of an older read store: false. */
+  is_auditor?: boolean;
   marketplace_token: Sealed | null;
   chat_agent_laui: Laui | null;
   chat_agent_name: string | null;
@@ -31,7 +33,7 @@ export const usersProjection: Projection<UserDoc> = {
   name: 'users',
   collection: USERS,
   indexes: [{ fields: ['username_key'], unique: true }],
-  handles: new Set(['UserCreated', 'UserPasswordChanged', 'MarketplaceTokenUpdated']),
+  handles: new Set(['UserCreated', 'UserPasswordChanged', 'MarketplaceTokenUpdated', 'UserAuditorRoleChanged']),
   documentId: (event: RecordedEvent) => (event.streamId.startsWith('user-') ? event.streamId.slice('user-'.length) : null),
   evolve: (doc, event) => {
     const data = event.data as Record<string, unknown>;
@@ -47,6 +49,7 @@ export const usersProjection: Projection<UserDoc> = {
           password_hash: str(data, 'password_hash'),
           must_change_password: data.must_change_password === true,
           is_admin: data.is_admin === true,
+          is_auditor: data.is_auditor === true,
           marketplace_token: null,
           chat_agent_laui: null,
           chat_agent_name: null,
@@ -58,6 +61,8 @@ export const usersProjection: Projection<UserDoc> = {
         return doc && { ...doc, password_hash: str(data, 'password_hash'), must_change_password: false, updated_at: at };
       case 'MarketplaceTokenUpdated':
         return doc && { ...doc, marketplace_token: data.token as Sealed, updated_at: at };
+      case 'UserAuditorRoleChanged':
+        return doc && { ...doc, is_auditor: data.is_auditor === true, updated_at: at };
       default:
         return doc;
     }

@@ -5,5 +5,7 @@ export interface Principal {
   laui: Laui;
   username: string;
   isAdmin: boolean;
+  /** Granted the auditor role: may read the whole event log (GET /api/v1/events). */
+  isAuditor: boolean;
   mustChangePassword: boolean;
 }

@@ -26,6 +26,8 @@ export const rawRequest = (
      * whose client has closed, so a slow answer would be lost.
      */
     endAfterMs?: number;
+    /** Stop reading once the status line and headers are in: for a stream that never ends (SSE). */
+    headOnly?: boolean;
   },
   timeoutMs = 20_000,
 ): Promise<RawReply> => {
@@ -49,6 +51,7 @@ export const rawRequest = (
     socket.on('data', (chunk: Buffer) => {
       clearTimeout(ender);
       chunks.push(chunk);
+      if (request.headOnly && Buffer.concat(chunks).includes('\r\n\r\n')) socket.destroy();
     });
     socket.on('error', () => {
       // A reset after the server answered (or refused): what was read so far is the answer.

@@ -1,0 +1,149 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { metadataFor, type EventToAppend } from '../../shared/events.ts';
+import { START } from '../../shared/event-store/EventStore.ts';
+import { EventStreams } from '../../query-side/events/EventStreams.ts';
+import { openSqliteEventStore } from '../event-store/sqlite/SqliteEventStore.ts';
+
+/** An SSE consumer: splits frames and parses each data line, then reports how many it read. */
+const SSE_READER = `
+const { request } = require('node:http');
+const { parentPort, workerData } = require('node:worker_threads');
+const { port, total } = workerData;
+let buffer = '';
+let received = 0;
+parentPort.once('message', () => {
+const req = request({ host: '127.0.0.1', port, path: '/' }, (res) => {
+  res.setEncoding('utf8');
+  res.on('data', (chunk) => {
+    const frames = (buffer + chunk).split('\\n\\n');
+    buffer = frames.pop();
+    for (const frame of frames) {
+      const data = frame.indexOf('\\ndata: ');
+      if (data < 0) continue;
+      JSON.parse(frame.slice(data + 7));
+      received += 1;
+    }
+    if (received >= total) {
+      parentPort.postMessage(received);
+      req.destroy();
+    }
+  });
+});
+req.on('error', () => parentPort.postMessage(received));
+req.end();
+});
+parentPort.postMessage('ready');
+`;
+
+/**
+ * GET /api/v1/events/stream against reading the store directly, same log, same run. The log holds
+ * item-like events (~0.6 KB: fields, access maps, a sealed connection content every tenth event),
+ * so redaction has real work. The SSE side is EventStreams behind a bare HTTP server (the route adds
+ * one token check per connection, nothing per event) and a client on a worker thread that splits
+ * frames and parses every data line, as an analyst's consumer would.
+ */
+export async function benchEvents(opts: { dir: string; events?: number }): Promise<Array<Record<string, unknown>>> {
+  const total = opts.events ?? 100_000;
+  const store = openSqliteEventStore({ file: join(opts.dir, 'events-stream.sqlite'), synchronous: 'normal' });
+  await store.writerReady();
+  const meta = metadataFor('65a000000000000000000001', new Date('2026-01-01T00:00:00Z'), 'bench');
+  const sealed = { $sealed: { v: 1, iv: 'aXY', tag: 'dGFn', ct: 'Y2lwaGVydGV4dA'.repeat(8) }, keys: ['host', 'password'], shown: { host: 'db', password: '********' } };
+  const pending: Array<Promise<unknown>> = [];
+  for (let index = 0; index < total; index += 10) {
+    const laui = `65b${index.toString(16).padStart(21, '0')}`;
+    const events: EventToAppend[] = Array.from({ length: Math.min(10, total - index) }, (_, offset) => ({
+      type: offset === 0 ? 'ItemCreated' : 'ItemUpdated',
+      data:
+        offset === 0
+          ? {
+              laui,
+              item_type: 'connection',
+              name: `conn-${index}`,
+              parent_laui: '65a000000000000000000002',
+              parent_type: 'folder.connection',
+              link_laui: '65a000000000000000000003',
+              is_root: false,
+              fields: { content: sealed, max_parallelism: 4, description: 'a connection used by the benchmark' },
+              access: { owners: { '65a000000000000000000001': 'true' }, editors: {}, viewers: {} },
+              version: 1,
+              revision_laui: '65a000000000000000000004',
+            }
+          : { changes: { description: `revision ${offset} of a connection used by the benchmark`, state: 'success', tags: ['a', 'b'] }, version: offset + 1, revision_laui: null },
+      metadata: meta,
+    }));
+    pending.push(store.append(`item-${laui}`, events, 'no_stream'));
+    if (pending.length >= 500) await Promise.all(pending.splice(0));
+  }
+  await Promise.all(pending);
+
+  const direct = async (): Promise<number> => {
+    const started = process.hrtime.bigint();
+    let after = START;
+    let read = 0;
+    for (;;) {
+      const page = await store.readAll({ after, maxCount: 1000 });
+      if (page.length === 0) break;
+      read += page.length;
+      after = page[page.length - 1]?.position ?? after;
+    }
+    if (read !== total) throw new Error(`direct read ${read} of ${total}`);
+    return Number(process.hrtime.bigint() - started) / 1e9;
+  };
+
+  const streams = new EventStreams({ eventStore: store, settings: { heartbeatMs: 60_000, slowClientMs: 60_000 } });
+  const server = createServer((_req, res) => streams.serve(res, START, {}, 'bench'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  // The reader is another program: a worker thread here, so that its parsing does not share the
+  // server's event loop (as a consumer on another core would not).
+  const sse = (): Promise<number> =>
+    new Promise((resolve, reject) => {
+      // Started (and its start-up paid) before the clock runs; no loader hooks in it.
+      const reader = new Worker(SSE_READER, { eval: true, workerData: { port, total }, execArgv: [] });
+      let started = 0n;
+      reader.on('message', (message: number | 'ready') => {
+        if (message === 'ready') {
+          started = process.hrtime.bigint();
+          reader.postMessage('go');
+          return;
+        }
+        void reader.terminate();
+        if (message !== total) reject(new Error(`SSE read ${message} of ${total}`));
+        else resolve(Number(process.hrtime.bigint() - started) / 1e9);
+      });
+      reader.once('error', reject);
+    });
+
+  // Warm both paths once (page cache, JIT), then alternate: A B B A.
+  await direct();
+  await sse();
+  const directSeconds = [await direct()];
+  const sseSeconds = [await sse(), await sse()];
+  directSeconds.push(await direct());
+  streams.closeAll();
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await store.close();
+
+  const best = (values: number[]): number => Math.min(...values);
+  const directRate = total / best(directSeconds);
+  const sseRate = total / best(sseSeconds);
+  const ratio = sseRate / directRate;
+  return [
+    {
+      figure: 'events.sse.read',
+      value: Math.round(sseRate),
+      unit: 'events/s',
+      events: total,
+      baseline: 'events.store.readAll in the same run',
+      baselineValue: Math.round(directRate),
+      ratio: Number(ratio.toFixed(2)),
+      target: '>= 0.5 of the direct read',
+      pass: ratio >= 0.5,
+    },
+    { figure: 'events.store.readAll', value: Math.round(directRate), unit: 'events/s', events: total, baseline: 'itself (the reference for events.sse.read)' },
+  ];
+}

@@ -1,0 +1,40 @@
+import Router from '@koa/router';
+import { TooManyRequestsError, forbidden } from '../../shared/errors.ts';
+import type { EventStore } from '../../shared/event-store/EventStore.ts';
+import { principalOf, type AppContext, type AppState } from '../../shared/http/AppState.ts';
+import { toEnvelope } from './eventEnvelope.ts';
+import type { EventStreams } from './EventStreams.ts';
+import { parseEventsQuery, resumePosition } from './eventsQuery.ts';
+import { readEventsPage } from './readEventsPage.ts';
+
+/** The whole log is for administrators and auditors only: it shows every user's activity. */
+const requireEventReader = (ctx: AppContext): void => {
+  const principal = principalOf(ctx);
+  if (!principal.isAdmin && !principal.isAuditor) throw forbidden();
+};
+
+/** GET /api/v1/events (pages) and /api/v1/events/stream (Server-Sent Events), see docs/events.md. */
+export const eventRoutes = (deps: { eventStore: EventStore; streams: EventStreams }): Router<AppState> => {
+  const router = new Router<AppState>();
+
+  router.get('/api/v1/events', async (ctx) => {
+    requireEventReader(ctx);
+    const query = parseEventsQuery({ ...ctx.query });
+    const page = await readEventsPage(deps.eventStore, query);
+    ctx.set('cache-control', 'no-store');
+    ctx.body = { events: page.events.map(toEnvelope), next_from: Number(page.nextFrom) };
+  });
+
+  router.get('/api/v1/events/stream', (ctx) => {
+    requireEventReader(ctx);
+    const query = parseEventsQuery({ ...ctx.query });
+    const after = resumePosition(ctx.get('last-event-id') || undefined, query.from);
+    const who = principalOf(ctx).laui;
+    if (!deps.streams.mayOpen(who)) throw new TooManyRequestsError(5, 'Too many open event streams');
+    // The response is written by EventStreams from here on, not by Koa.
+    ctx.respond = false;
+    deps.streams.serve(ctx.res, after, query, who);
+  });
+
+  return router;
+};
