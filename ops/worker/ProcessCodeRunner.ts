@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { chown, lchown, readdir, writeFile } from 'node:fs/promises';
-import { chownSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type {
@@ -934,6 +934,21 @@ async function chownTree(dir: string, owner: RunAs): Promise<void> {
   }
 }
 
+/** util-linux's setpriv (Debian: always there), for dropping the identity after joining a cgroup; null without it. */
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path)) ?? null;
+
+/**
+ * The install step joins the run's cgroup before bash starts: `sh` (still the service's user) writes
+ * its own pid into the cgroup, then exec's setpriv, which drops to the run's identity (real, effective
+ * and saved ids, no groups) and exec's bash; one pid throughout. Moving bash in after spawn returned
+ * raced its first commands: a `setsid job &` forked before the move escaped the cgroup and outlived
+ * the run (seen on a loaded machine).
+ */
+function joinThenExec(procs: string, runAs: RunAs | undefined, code: string): [string, string[]] {
+  const drop = runAs && SETPRIV ? [SETPRIV, `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--'] : [];
+  return ['/bin/sh', ['-c', 'echo $$ > "$0" && exec "$@"', procs, ...drop, 'bash', '-c', code]];
+}
+
 /** bashblock: `bash -c` in the run directory, scrubbed env, within the run's time limit. */
 async function runInstall(
   code: string,
@@ -944,16 +959,19 @@ async function runInstall(
   runAs: RunAs | undefined,
   cgroup: string | undefined,
 ): Promise<Failure | null> {
-  const child = spawn('bash', ['-c', code], {
+  const joinFirst = cgroup !== undefined && (runAs === undefined || SETPRIV !== null);
+  const [file, args] = joinFirst ? joinThenExec(join(cgroup, 'cgroup.procs'), runAs, code) : ['bash', ['-c', code]];
+  const child = spawn(file, args, {
     cwd: dir,
     env: scrubbedEnv(dir),
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
+    // Without the join-first wrapper the identity is dropped by spawn itself.
+    ...(runAs && !joinFirst ? { uid: runAs.uid, gid: runAs.gid } : {}),
   });
-  // Into the run process's cgroup (its memory limit; killed with it, detached jobs included). bash
-  // has just been exec'd: what it starts from its first command on is in the cgroup too.
-  if (cgroup && child.pid !== undefined) {
+  // No setpriv: moved into the cgroup from here, once spawned. Commands bash runs before the move
+  // (on a loaded machine, its first few) escape the cgroup; README, Security, says so.
+  if (cgroup && !joinFirst && child.pid !== undefined) {
     try {
       writeFileSync(join(cgroup, 'cgroup.procs'), String(child.pid));
     } catch {

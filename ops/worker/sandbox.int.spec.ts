@@ -181,11 +181,14 @@ describe('Sandbox: run processes never hold the service\'s rights', function () 
     const runner = new ProcessCodeRunner({ poolSize: 0, runAs: { ...DEFAULT_RUN_AS } });
     try {
       const outcome = await runner.runOperator({
-        ...request('python', 'def run(c, p, x):\n    return {"job": int(open("job.pid").read())}\n', {}),
-        bashblock: { code: 'setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > job.pid' },
+        ...request('python', 'def run(c, p, x):\n    return {"job": int(open("job.pid").read()), "cgroup": open("cgroup.txt").read()}\n', {}),
+        // Its very first command already runs in the run's cgroup (joined before bash starts, not
+        // moved in afterwards: a job forked before such a move escaped on a loaded machine).
+        bashblock: { code: 'cat /proc/self/cgroup > cgroup.txt; setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > job.pid' },
       });
       expect(outcome.status, JSON.stringify(outcome)).to.equal('success');
-      const job = (outcome as unknown as { output: { job: number } }).output.job;
+      const { job, cgroup } = (outcome as unknown as { output: { job: number; cgroup: string } }).output;
+      expect(cgroup.split('\n').find((line) => /:memory:/.test(line)), cgroup).to.match(/\/coderun-\d+\/c\d+\/t$/);
       expect(await waitUntil(() => !running(job), 15_000), `install job ${job} still running`).to.equal(true);
     } finally {
       await runner.close();
