@@ -64,7 +64,8 @@ import { scryptPasswords } from './auth/scryptPasswords.ts';
 import { resolveRedirect } from './auth/isAllowedRedirect.ts';
 import { failureThrottle, loginThrottle, memoryLimiters } from './auth/rateLimiterThrottles.ts';
 import { secureDataDir, secureEventLog } from './secureDataDir.ts';
-import { decideSandbox } from './worker/sandbox.ts';
+import { nodeForkAddonLoads } from './worker/nodeForkProgram.ts';
+import { decideSandbox, probeBwrap } from './worker/sandbox.ts';
 
 export interface Service {
   url: string;
@@ -134,7 +135,18 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const links = readStore.collection<LinkDoc>(LINKS, linksProjection.indexes);
   const access = createAccessControl({ items, groupsOf: (laui) => groupsOfPrincipal(readStore, laui), users });
   // Run processes never hold the service's rights: another uid per process when root (README, Security).
-  const sandbox = decideSandbox({ isRoot: process.getuid?.() === 0, setting: config.workerSandbox, runAs: config.workerRunAs });
+  // Not root: a bubblewrap sandbox when it works here (probed once, now, off the request path).
+  const isRoot = process.getuid?.() === 0;
+  const wantsBwrap = config.workerSandbox === 'bwrap' || (config.workerSandbox === 'auto' && !isRoot && config.workerRunAs === null);
+  const sandbox = decideSandbox({
+    isRoot,
+    setting: config.workerSandbox,
+    runAs: config.workerRunAs,
+    bwrapUsable: wantsBwrap && probeBwrap(nodeForkAddonLoads),
+  });
+  if (config.workerSandbox === 'bwrap' && sandbox.kind !== 'bwrap') {
+    throw new Error(sandbox.kind === 'refused' ? sandbox.message : 'WORKER_SANDBOX=bwrap: bubblewrap is not usable here');
+  }
   if (sandbox.kind === 'none') {
     logger.log({ level: 'warning', category: 'API', message: sandbox.warning });
     announce(`WARNING: ${sandbox.warning}`);
@@ -150,6 +162,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     nodeForkServer: config.workerNodeFork,
     maxRunsPerProcess: config.workerReuseMaxRuns,
     ...(sandbox.kind === 'run-as' ? { runAs: sandbox.range } : {}),
+    // DATA_DIR (keys, event log, logs) is an empty directory in the sandbox; so is the code tree.
+    ...(sandbox.kind === 'bwrap' ? { bwrap: { hidden: [config.dataDir] } } : {}),
     ...(sandbox.kind === 'refused' ? { disabled: sandbox.message } : {}),
     prewarm: config.workerPoolSize > 0 ? [{ language: 'python', memoryMb: config.workerMemoryMb }, { language: 'javascript', memoryMb: config.workerMemoryMb }] : [],
   });
