@@ -8,8 +8,8 @@ describe('decideSandbox: how run processes are kept from the service\'s rights',
 
   it('given WORKER_RUN_AS_* configured, when decided, then that identity is used, as root or not (a service given CAP_SETUID)', () => {
     const runAs = { uid: 1500, gid: 1500, count: 1 };
-    expect(decideSandbox({ isRoot: true, setting: 'auto', runAs, bwrapUsable: false })).to.deep.equal({ kind: 'run-as', range: runAs, bwrapUsable: false });
-    expect(decideSandbox({ isRoot: false, setting: 'auto', runAs, bwrapUsable: false })).to.deep.equal({ kind: 'run-as', range: runAs, bwrapUsable: false });
+    expect(decideSandbox({ isRoot: true, setting: 'auto', runAs, bwrapUsable: false })).to.deep.equal({ kind: 'run-as', range: runAs });
+    expect(decideSandbox({ isRoot: false, setting: 'auto', runAs, bwrapUsable: true })).to.deep.equal({ kind: 'run-as', range: runAs });
   });
 
   it('given a service not running as root and no identity, when decided, then code runs are refused with a message naming the ways out', () => {

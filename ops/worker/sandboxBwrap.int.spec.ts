@@ -1,0 +1,205 @@
+import { expect } from 'chai';
+import { execFileSync, spawn } from 'node:child_process';
+import { chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Language } from '../../shared/ports/CodeRunner.ts';
+import { secureDataDir } from '../secureDataDir.ts';
+
+/**
+ * The bubblewrap path (issue 19, not root): a process of an unprivileged uid (the "service")
+ * builds the runner as ops/service.ts does in WORKER_SANDBOX=auto and runs hostile code, which has
+ * that same uid. Without the sandbox it could read DATA_DIR (its own uid's), the service's
+ * /proc/<pid>/environ (which holds a secret here) and the code tree, and its detached children
+ * would outlive it.
+ */
+const SCRIPT = fileURLToPath(new URL('./sandboxBwrap.script.ts', import.meta.url));
+const WORKTREE = fileURLToPath(new URL('../../', import.meta.url));
+const UID = 64_999;
+const SECRET = `bwrap-spec-secret-${process.pid}-${Date.now()}`;
+
+const HOSTILE: Record<Language, string> = {
+  python: `
+import os, subprocess, time
+
+def attempt(path):
+    try:
+        with open(path, "rb") as f:
+            return [path, f.read(300).decode("latin1")]
+    except OSError:
+        return None
+
+def run(connection, payload, context):
+    data_dir, tag, repo = context["dataDir"], context["tag"], context["repo"]
+    candidates = [os.path.join(data_dir, "keys", "jwt-private.pem"), os.path.join(data_dir, "events.sqlite")]
+    for root, dirs, files in os.walk(data_dir):
+        candidates += [os.path.join(root, name) for name in files]
+    read = [entry for entry in map(attempt, candidates) if entry]
+    code = [entry for entry in map(attempt, [os.path.join(repo, "package.json"), os.path.join(repo, "ops", "service.ts"), os.path.join(repo, "ops", "config.ts")]) if entry]
+    pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    environs = [entry for entry in (attempt("/proc/%s/environ" % pid) for pid in pids) if entry]
+    subprocess.Popen(["sleep", tag], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.Popen(["sh", "-c", "setsid sleep %s >/dev/null 2>&1 &" % tag]).wait()
+    time.sleep(1.5)
+    return {"read": read, "code": code, "environs": environs, "pids": len(pids), "uid": os.getuid()}
+`,
+  javascript: `
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawn, spawnSync } = require('node:child_process');
+
+const attempt = (file) => {
+  try { return [file, fs.readFileSync(file, 'latin1').slice(0, 300)]; } catch { return null; }
+};
+
+exports.run = async (connection, payload, context) => {
+  const { dataDir, tag, repo } = context;
+  const candidates = [path.join(dataDir, 'keys', 'jwt-private.pem'), path.join(dataDir, 'events.sqlite')];
+  const walk = (dir) => {
+    let entries = [];
+    try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch { return; }
+    for (const entry of entries) {
+      if (entry.isDirectory()) walk(path.join(dir, entry.name));
+      else candidates.push(path.join(dir, entry.name));
+    }
+  };
+  walk(dataDir);
+  const read = candidates.map(attempt).filter(Boolean);
+  const code = [path.join(repo, 'package.json'), path.join(repo, 'ops', 'service.ts'), path.join(repo, 'ops', 'config.ts')].map(attempt).filter(Boolean);
+  const pids = fs.readdirSync('/proc').filter((name) => /^\\d+$/.test(name));
+  const environs = pids.map((pid) => attempt('/proc/' + pid + '/environ')).filter(Boolean);
+  spawn('sleep', [tag], { detached: true, stdio: 'ignore' }).unref();
+  spawnSync('sh', ['-c', 'setsid sleep ' + tag + ' >/dev/null 2>&1 &']);
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  return { read, code, environs, pids: pids.length, uid: process.getuid() };
+};
+`,
+};
+
+/** An install step that tries the same and leaves a detached job. */
+const INSTALL = `
+cat "$DATA"/keys/* "$DATA"/events.sqlite 2>/dev/null
+cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep BWRAP_SPEC_SECRET
+cat "$REPO"/package.json 2>/dev/null | head -3
+setsid sleep "$TAG" </dev/null >/dev/null 2>&1 &
+true
+`;
+
+interface Seen {
+  read: Array<[string, string]>;
+  code: Array<[string, string]>;
+  environs: Array<[string, string]>;
+  pids: number;
+  uid: number;
+}
+
+interface Report {
+  decision: { kind: string };
+  uid: number;
+  pid: number;
+  results: Array<{ tag: string; outcome: { status: string; output?: unknown; logs?: string }; leftBehind: number[]; startedDuring: number[] }>;
+}
+
+function bwrapInstalled(): boolean {
+  try {
+    execFileSync('bwrap', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs the service-side script as UID; its report. */
+async function asUnprivileged(scratch: string, dataDir: string, runs: Array<{ language: Language; code: string; bashblock?: string; tag: string }>): Promise<Report> {
+  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], {
+    uid: UID,
+    gid: UID,
+    cwd: WORKTREE,
+    env: {
+      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      HOME: join(scratch, 'home'),
+      TMPDIR: '/tmp',
+      BWRAP_SPEC_SECRET: SECRET,
+      BWRAP_SPEC_DATA_DIR: dataDir,
+      BWRAP_SPEC_RUNS: JSON.stringify(runs),
+      ...(process.env.BWRAP_SPEC_DEBUG ? { BWRAP_SPEC_DEBUG: process.env.BWRAP_SPEC_DEBUG } : {}),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const line = out.trim().split('\n').pop() ?? '';
+  if (code !== 0 || !line.startsWith('{')) throw new Error(`the unprivileged script failed (exit ${code}): ${err.slice(-2000)} ${out.slice(-500)}`);
+  if (process.env.BWRAP_SPEC_DEBUG) console.log(line.slice(0, 6000));
+  return JSON.parse(line) as Report;
+}
+
+describe('Sandbox (not root): bubblewrap', function () {
+  this.timeout(180_000);
+  let scratch: string;
+  let dataDir: string;
+
+  before(function () {
+    if (process.getuid?.() !== 0) {
+      console.log('    (skipped: the spec starts the service side as another uid, which needs root)');
+      this.skip();
+    }
+    if (!bwrapInstalled()) {
+      console.log('    (skipped: bubblewrap is not installed: apt-get install -y bubblewrap)');
+      this.skip();
+    }
+    scratch = mkdtempSync(join(tmpdir(), 'bwrap-spec-'));
+    dataDir = join(scratch, 'data');
+    mkdirSync(join(dataDir, 'keys'), { recursive: true });
+    mkdirSync(join(scratch, 'home'));
+    writeFileSync(join(dataDir, 'keys', 'jwt-private.pem'), '-----BEGIN PRIVATE KEY-----\nsecret\n');
+    writeFileSync(join(dataDir, 'events.sqlite'), 'SQLite format 3\0secret events');
+    secureDataDir(dataDir);
+    // Everything belongs to the service's uid, which the runs have too.
+    execFileSync('chown', ['-R', `${UID}:${UID}`, scratch]);
+    chownSync(scratch, UID, UID);
+  });
+
+  after(() => {
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('given a service not running as root, when hostile Python and JavaScript code and an install step run, then nothing of DATA_DIR, the code tree or another process\'s environment is read, and their detached processes end with the run', async () => {
+    const tag = (n: number) => String(3_000 + (process.pid % 1000) * 10 + n);
+    const report = await asUnprivileged(scratch, dataDir, [
+      { language: 'python', code: HOSTILE.python, tag: tag(1) },
+      { language: 'javascript', code: HOSTILE.javascript, tag: tag(2) },
+      {
+        language: 'python',
+        code: 'def run(c, p, x):\n    return {}\n',
+        bashblock: `DATA=${dataDir} REPO=${WORKTREE} TAG=${tag(3)}\n${INSTALL}`,
+        tag: tag(3),
+      },
+    ]);
+    expect(report.uid).to.equal(UID);
+    expect(report.decision.kind).to.equal('bwrap');
+    const [python, javascript, install] = report.results;
+    for (const result of [python, javascript]) {
+      expect(result.outcome.status, JSON.stringify(result.outcome)).to.equal('success');
+      const seen = result.outcome.output as Seen;
+      expect(seen.uid).to.equal(UID);
+      expect(seen.read, 'DATA_DIR').to.deep.equal([]);
+      expect(seen.code, 'the code tree').to.deep.equal([]);
+      for (const [path, text] of seen.environs) expect(text, path).not.to.include(SECRET);
+      // Its own pid namespace: bubblewrap's init, the fork server, itself (and what it started).
+      expect(seen.pids).to.be.below(10);
+      // The detached processes were alive during the run (seen from the service), and are gone after it.
+      expect(result.startedDuring.length, `${result.tag} started`).to.be.at.least(1);
+      expect(result.leftBehind, `${result.tag} left behind`).to.deep.equal([]);
+    }
+    expect(install.outcome.status, JSON.stringify(install.outcome)).to.equal('success');
+    expect(install.outcome.logs ?? '').not.to.include('secret').and.not.to.include(SECRET).and.not.to.include('"name"');
+    expect(install.leftBehind).to.deep.equal([]);
+    // Nothing is left in the temp directory by the runner (its private runs root).
+    expect(readdirSync(tmpdir()).filter((name) => name.startsWith('coderuns-') && statSync(join(tmpdir(), name)).uid === UID)).to.deep.equal([]);
+  });
+});
