@@ -147,6 +147,9 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   if (config.workerSandbox === 'bwrap' && sandbox.kind !== 'bwrap') {
     throw new Error(sandbox.kind === 'refused' ? sandbox.message : 'WORKER_SANDBOX=bwrap: bubblewrap is not usable here');
   }
+  if (sandbox.kind === 'bwrap') {
+    logger.log({ level: 'info', category: 'API', message: 'code runs in bubblewrap sandboxes (the service does not run as root): DATA_DIR and the code tree are hidden from them' });
+  }
   if (sandbox.kind === 'none') {
     logger.log({ level: 'warning', category: 'API', message: sandbox.warning });
     announce(`WARNING: ${sandbox.warning}`);

@@ -157,6 +157,18 @@ interface Driver {
 const SERVICE_ROOT = dirname(fileURLToPath(new URL('../../package.json', import.meta.url)));
 const ADDON_DIR = dirname(NODE_FORK_ADDON);
 
+/**
+ * The service user's home directory, hidden in the bubblewrap sandbox too (the runs have its uid:
+ * its dotfiles, credentials, shell history), unless an interpreter lives under it (pyenv, nvm),
+ * which the fork servers must start from; nothing when HOME is unset or /.
+ */
+function serviceHome(executables: ReadonlyArray<string | null>): string[] {
+  const home = process.env.HOME;
+  if (!home || home === '/' || !home.startsWith('/')) return [];
+  const base = home.endsWith('/') ? home : `${home}/`;
+  return executables.some((executable) => executable !== null && executable.startsWith(base)) ? [] : [home.replace(/\/+$/, '')];
+}
+
 const LANGUAGES: readonly Language[] = ['python', 'javascript'];
 const CODE_FILE: Record<Language, string> = { python: 'user_code.py', javascript: 'user_code.js' };
 const RESET_TIMEOUT_MS = 2000;
@@ -204,7 +216,7 @@ export class ProcessCodeRunner implements CodeRunner {
     this.tmpRoot = sandbox ? mkdtempSync(join(options.tmpRoot ?? tmpdir(), 'coderuns-')) : (options.tmpRoot ?? tmpdir());
     this.bwrap = sandbox
       ? {
-          hidden: [...sandbox.hidden, SERVICE_ROOT],
+          hidden: [...sandbox.hidden, SERVICE_ROOT, ...serviceHome([this.executables.python, this.executables.javascript])],
           // What the fork servers load from the hidden code tree: the runtimes and the addon.
           readOnly: [RUNTIME_DIR, ADDON_DIR],
           writable: [this.tmpRoot],

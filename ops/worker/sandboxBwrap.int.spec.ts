@@ -6,12 +6,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Language } from '../../shared/ports/CodeRunner.ts';
 import { secureDataDir } from '../secureDataDir.ts';
+import { bareOperatorRequest } from './operatorRequests.ts';
+import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
 
 /**
  * The bubblewrap path (issue 19, not root): a process of an unprivileged uid (the "service")
  * builds the runner as ops/service.ts does in WORKER_SANDBOX=auto and runs hostile code, which has
  * that same uid. Without the sandbox it could read DATA_DIR (its own uid's), the service's
- * /proc/<pid>/environ (which holds a secret here) and the code tree, and its detached children
+ * /proc/<pid>/environ (which holds a secret here), the code tree and the service user's home, and
+ * its detached children
  * would outlive it.
  */
 const SCRIPT = fileURLToPath(new URL('./sandboxBwrap.script.ts', import.meta.url));
@@ -31,12 +34,12 @@ def attempt(path):
         return None
 
 def run(connection, payload, context):
-    data_dir, tag, repo = context["dataDir"], context["tag"], context["repo"]
+    data_dir, tag, repo, home = context["dataDir"], context["tag"], context["repo"], context["home"]
     candidates = [os.path.join(data_dir, "keys", "jwt-private.pem"), os.path.join(data_dir, "events.sqlite")]
     for root, dirs, files in os.walk(data_dir):
         candidates += [os.path.join(root, name) for name in files]
     read = [entry for entry in map(attempt, candidates) if entry]
-    code = [entry for entry in map(attempt, [os.path.join(repo, "package.json"), os.path.join(repo, "ops", "service.ts"), os.path.join(repo, "ops", "config.ts")]) if entry]
+    code = [entry for entry in map(attempt, [os.path.join(repo, "package.json"), os.path.join(repo, "ops", "service.ts"), os.path.join(repo, "ops", "config.ts"), os.path.join(home, ".netrc")]) if entry]
     pids = [name for name in os.listdir("/proc") if name.isdigit()]
     environs = [entry for entry in (attempt("/proc/%s/environ" % pid) for pid in pids) if entry]
     subprocess.Popen(["sleep", tag], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -54,7 +57,7 @@ const attempt = (file) => {
 };
 
 exports.run = async (connection, payload, context) => {
-  const { dataDir, tag, repo } = context;
+  const { dataDir, tag, repo, home } = context;
   const candidates = [path.join(dataDir, 'keys', 'jwt-private.pem'), path.join(dataDir, 'events.sqlite')];
   const walk = (dir) => {
     let entries = [];
@@ -66,7 +69,7 @@ exports.run = async (connection, payload, context) => {
   };
   walk(dataDir);
   const read = candidates.map(attempt).filter(Boolean);
-  const code = [path.join(repo, 'package.json'), path.join(repo, 'ops', 'service.ts'), path.join(repo, 'ops', 'config.ts')].map(attempt).filter(Boolean);
+  const code = [path.join(repo, 'package.json'), path.join(repo, 'ops', 'service.ts'), path.join(repo, 'ops', 'config.ts'), path.join(home, '.netrc')].map(attempt).filter(Boolean);
   const pids = fs.readdirSync('/proc').filter((name) => /^\\d+$/.test(name));
   const environs = pids.map((pid) => attempt('/proc/' + pid + '/environ')).filter(Boolean);
   spawn('sleep', [tag], { detached: true, stdio: 'ignore' }).unref();
@@ -156,6 +159,8 @@ describe('Sandbox (not root): bubblewrap', function () {
     dataDir = join(scratch, 'data');
     mkdirSync(join(dataDir, 'keys'), { recursive: true });
     mkdirSync(join(scratch, 'home'));
+    // The service user's own files outside DATA_DIR (its home is hidden too).
+    writeFileSync(join(scratch, 'home', '.netrc'), 'machine db.example login service password secret\n');
     writeFileSync(join(dataDir, 'keys', 'jwt-private.pem'), '-----BEGIN PRIVATE KEY-----\nsecret\n');
     writeFileSync(join(dataDir, 'events.sqlite'), 'SQLite format 3\0secret events');
     secureDataDir(dataDir);
@@ -182,13 +187,14 @@ describe('Sandbox (not root): bubblewrap', function () {
     ]);
     expect(report.uid).to.equal(UID);
     expect(report.decision.kind).to.equal('bwrap');
-    const [python, javascript, install] = report.results;
+    expect(report.results).to.have.length(3);
+    const [python, javascript, install] = report.results as [Report['results'][number], Report['results'][number], Report['results'][number]];
     for (const result of [python, javascript]) {
       expect(result.outcome.status, JSON.stringify(result.outcome)).to.equal('success');
       const seen = result.outcome.output as Seen;
       expect(seen.uid).to.equal(UID);
       expect(seen.read, 'DATA_DIR').to.deep.equal([]);
-      expect(seen.code, 'the code tree').to.deep.equal([]);
+      expect(seen.code, 'the code tree and the service user\'s home').to.deep.equal([]);
       for (const [path, text] of seen.environs) expect(text, path).not.to.include(SECRET);
       // Its own pid namespace: bubblewrap's init, the fork server, itself (and what it started).
       expect(seen.pids).to.be.below(10);
@@ -201,5 +207,21 @@ describe('Sandbox (not root): bubblewrap', function () {
     expect(install.leftBehind).to.deep.equal([]);
     // Nothing is left in the temp directory by the runner (its private runs root).
     expect(readdirSync(tmpdir()).filter((name) => name.startsWith('coderuns-') && statSync(join(tmpdir(), name)).uid === UID)).to.deep.equal([]);
+  });
+});
+
+describe('Sandbox (not root): bubblewrap refuses what it cannot wrap', () => {
+  it('given the bubblewrap sandbox without fork servers, when runs come, then each is an error naming the missing fork server and no runtime is spawned by the service', async () => {
+    const runner = new ProcessCodeRunner({ poolSize: 0, bwrap: { hidden: [] }, pythonForkServer: false, nodeForkServer: false });
+    try {
+      for (const language of ['python', 'javascript'] as const) {
+        const outcome = await runner.runOperator(bareOperatorRequest({ language, code: language === 'python' ? 'def run(c, p, x):\n    return {}\n' : 'exports.run = () => ({});' }));
+        expect(outcome.status, language).to.equal('error');
+        expect('message' in outcome ? outcome.message : '', language).to.include('fork server in the bubblewrap sandbox');
+      }
+      expect(runner.processIds()).to.deep.equal([]);
+    } finally {
+      await runner.close();
+    }
   });
 });

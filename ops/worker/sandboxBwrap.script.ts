@@ -57,7 +57,7 @@ async function main(): Promise<void> {
         ...(run.bashblock ? { bashblock: { code: run.bashblock } } : {}),
         connection: {},
         payload: {},
-        context: { dataDir, tag: run.tag, repo: dirname(fileURLToPath(new URL('../../package.json', import.meta.url))) },
+        context: { dataDir, tag: run.tag, home: process.env.HOME ?? '/nonexistent', repo: dirname(fileURLToPath(new URL('../../package.json', import.meta.url))) },
         limits: { ...LIMITS, timeoutMs: 30_000 },
         pollIntervalMs: 50,
         checkCompletionTimeoutMs: 1000,
