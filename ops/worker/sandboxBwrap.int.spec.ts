@@ -196,6 +196,9 @@ describe('Sandbox (not root): bubblewrap', function () {
       expect(seen.read, 'DATA_DIR').to.deep.equal([]);
       expect(seen.code, 'the code tree and the service user\'s home').to.deep.equal([]);
       for (const [path, text] of seen.environs) expect(text, path).not.to.include(SECRET);
+      // Only bubblewrap's init (pid 1, the scrubbed environment it was started with): the fork server
+      // and the other runs of the sandbox, all of the same uid, are non-dumpable.
+      expect(seen.environs.map(([path]) => path)).to.deep.equal(['/proc/1/environ']);
       // Its own pid namespace: bubblewrap's init, the fork server, itself (and what it started).
       expect(seen.pids).to.be.below(10);
       // The detached processes were alive during the run (seen from the service), and are gone after it.
