@@ -137,7 +137,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   // Run processes never hold the service's rights: another uid per process when root (README, Security).
   // Not root: a bubblewrap sandbox when it works here (probed once, now, off the request path).
   const isRoot = process.getuid?.() === 0;
-  const wantsBwrap = config.workerSandbox === 'bwrap' || (config.workerSandbox === 'auto' && !isRoot && config.workerRunAs === null);
+  const wantsBwrap = !isRoot && (config.workerSandbox === 'bwrap' || (config.workerSandbox === 'auto' && config.workerRunAs === null));
   const sandbox = decideSandbox({
     isRoot,
     setting: config.workerSandbox,

@@ -194,8 +194,8 @@ export type SandboxDecision =
  *   hidden), see bwrapArgs;
  * - neither: code is refused unless WORKER_SANDBOX=none says to run it with the service's rights,
  *   which is warned about at every start.
- * WORKER_SANDBOX=bwrap requires bubblewrap (root or not): unusable, runs are refused (the service
- * fails at start on that). WORKER_SANDBOX=none also turns the default identity off as root
+ * WORKER_SANDBOX=bwrap requires bubblewrap and a service not running as root: otherwise runs are
+ * refused (the service fails at start on that). WORKER_SANDBOX=none also turns the default identity off as root
  * (explicit only; warned).
  */
 export function decideSandbox(input: { isRoot: boolean; setting: SandboxSetting; runAs: RunAsRange | null; bwrapUsable: boolean }): SandboxDecision {
@@ -203,6 +203,11 @@ export function decideSandbox(input: { isRoot: boolean; setting: SandboxSetting;
     'WORKER_SANDBOX=none: operator and action code runs with the rights of the service (it can read DATA_DIR, the signing key and the service\'s environment)';
   if (input.setting === 'none') return { kind: 'none', warning: unsafe };
   if (input.setting === 'bwrap') {
+    // As root, the sandbox's uid would be root's on the host (files of root stay readable to its
+    // owner, capabilities or not): the uid switch of `auto` is the sandbox for root.
+    if (input.isRoot) {
+      return { kind: 'refused', message: 'WORKER_SANDBOX=bwrap is for a service that does not run as root (in the sandbox, code would keep uid 0 on the host); as root use WORKER_SANDBOX=auto (every run process switches to an unprivileged uid)' };
+    }
     return input.bwrapUsable
       ? { kind: 'bwrap' }
       : { kind: 'refused', message: 'WORKER_SANDBOX=bwrap, but bubblewrap is not usable here (`bwrap` on PATH, unprivileged user namespaces allowed, the nodefork addon built)' };
