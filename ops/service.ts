@@ -101,6 +101,20 @@ export interface ServiceOverrides {
 export const startService = async (config: Config, overrides: ServiceOverrides = {}): Promise<Service> => {
   const clock = overrides.clock ?? systemClock;
   const announce = overrides.announce ?? ((message: string) => console.log(message));
+  // Run processes never hold the service's rights: another uid per process when root, else a
+  // bubblewrap sandbox when it works here (probed once, now, off the request path). Decided before
+  // anything is opened: WORKER_SANDBOX=bwrap without bubblewrap fails the start.
+  const isRoot = process.getuid?.() === 0;
+  const wantsBwrap = !isRoot && (config.workerSandbox === 'bwrap' || (config.workerSandbox === 'auto' && config.workerRunAs === null));
+  const sandbox = decideSandbox({
+    isRoot,
+    setting: config.workerSandbox,
+    runAs: config.workerRunAs,
+    bwrapUsable: wantsBwrap && probeBwrap(nodeForkAddonLoads),
+  });
+  if (config.workerSandbox === 'bwrap' && sandbox.kind !== 'bwrap') {
+    throw new Error(sandbox.kind === 'refused' ? sandbox.message : 'WORKER_SANDBOX=bwrap: bubblewrap is not usable here');
+  }
   secureDataDir(config.dataDir);
   const logger = new JsonLinesLogger(join(config.dataDir, 'logs'), clock, config.logToConsole ? (line) => process.stdout.write(line) : undefined);
   const keys = await loadKeys(config);
@@ -134,19 +148,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const items = readStore.collection<ItemDoc>(ITEMS, itemsProjection.indexes);
   const links = readStore.collection<LinkDoc>(LINKS, linksProjection.indexes);
   const access = createAccessControl({ items, groupsOf: (laui) => groupsOfPrincipal(readStore, laui), users });
-  // Run processes never hold the service's rights: another uid per process when root (README, Security).
-  // Not root: a bubblewrap sandbox when it works here (probed once, now, off the request path).
-  const isRoot = process.getuid?.() === 0;
-  const wantsBwrap = !isRoot && (config.workerSandbox === 'bwrap' || (config.workerSandbox === 'auto' && config.workerRunAs === null));
-  const sandbox = decideSandbox({
-    isRoot,
-    setting: config.workerSandbox,
-    runAs: config.workerRunAs,
-    bwrapUsable: wantsBwrap && probeBwrap(nodeForkAddonLoads),
-  });
-  if (config.workerSandbox === 'bwrap' && sandbox.kind !== 'bwrap') {
-    throw new Error(sandbox.kind === 'refused' ? sandbox.message : 'WORKER_SANDBOX=bwrap: bubblewrap is not usable here');
-  }
+  // Run processes never hold the service's rights (README, Security): decided at the top.
   if (sandbox.kind === 'bwrap') {
     logger.log({ level: 'info', category: 'API', message: 'code runs in bubblewrap sandboxes (the service does not run as root): DATA_DIR and the code tree are hidden from them' });
   }

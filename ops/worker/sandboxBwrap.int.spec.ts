@@ -18,6 +18,7 @@ import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
  * would outlive it.
  */
 const SCRIPT = fileURLToPath(new URL('./sandboxBwrap.script.ts', import.meta.url));
+const SERVICE_SCRIPT = fileURLToPath(new URL('./sandboxBwrapService.script.ts', import.meta.url));
 const WORKTREE = fileURLToPath(new URL('../../', import.meta.url));
 const UID = 64_999;
 const SECRET = `bwrap-spec-secret-${process.pid}-${Date.now()}`;
@@ -113,9 +114,9 @@ function bwrapInstalled(): boolean {
   }
 }
 
-/** Runs the service-side script as UID; its report. */
-async function asUnprivileged(scratch: string, dataDir: string, runs: Array<{ language: Language; code: string; bashblock?: string; tag: string }>): Promise<Report> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], {
+/** Runs a script as UID; its exit code, stdout and stderr. */
+async function runAs(script: string, scratch: string, env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
     uid: UID,
     gid: UID,
     cwd: WORKTREE,
@@ -124,9 +125,7 @@ async function asUnprivileged(scratch: string, dataDir: string, runs: Array<{ la
       HOME: join(scratch, 'home'),
       TMPDIR: '/tmp',
       BWRAP_SPEC_SECRET: SECRET,
-      BWRAP_SPEC_DATA_DIR: dataDir,
-      BWRAP_SPEC_RUNS: JSON.stringify(runs),
-      ...(process.env.BWRAP_SPEC_DEBUG ? { BWRAP_SPEC_DEBUG: process.env.BWRAP_SPEC_DEBUG } : {}),
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -135,10 +134,26 @@ async function asUnprivileged(scratch: string, dataDir: string, runs: Array<{ la
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const line = out.trim().split('\n').pop() ?? '';
-  if (code !== 0 || !line.startsWith('{')) throw new Error(`the unprivileged script failed (exit ${code}): ${err.slice(-2000)} ${out.slice(-500)}`);
+  return { code, out, err };
+}
+
+/** The last JSON line a script printed (it may log before it). */
+function lastJson<T>(run: { code: number | null; out: string; err: string }): T {
+  const line = run.out.trim().split('\n').filter((text) => text.startsWith('{"')).pop() ?? '';
+  if (run.code !== 0 || !line) throw new Error(`the unprivileged script failed (exit ${run.code}): ${run.err.slice(-2000)} ${run.out.slice(-500)}`);
   if (process.env.BWRAP_SPEC_DEBUG) console.log(line.slice(0, 6000));
-  return JSON.parse(line) as Report;
+  return JSON.parse(line) as T;
+}
+
+/** Runs the runner-level script as UID; its report. */
+async function asUnprivileged(scratch: string, dataDir: string, runs: Array<{ language: Language; code: string; bashblock?: string; tag: string }>): Promise<Report> {
+  return lastJson<Report>(
+    await runAs(SCRIPT, scratch, {
+      BWRAP_SPEC_DATA_DIR: dataDir,
+      BWRAP_SPEC_RUNS: JSON.stringify(runs),
+      ...(process.env.BWRAP_SPEC_DEBUG ? { BWRAP_SPEC_DEBUG: process.env.BWRAP_SPEC_DEBUG } : {}),
+    }),
+  );
 }
 
 describe('Sandbox (not root): bubblewrap', function () {
@@ -210,6 +225,32 @@ describe('Sandbox (not root): bubblewrap', function () {
     expect(install.leftBehind).to.deep.equal([]);
     // Nothing is left in the temp directory by the runner (its private runs root).
     expect(readdirSync(tmpdir()).filter((name) => name.startsWith('coderuns-') && statSync(join(tmpdir(), name)).uid === UID)).to.deep.equal([]);
+  });
+
+  it('given the service not running as root (WORKER_SANDBOX=auto), when an action reads the signing key and the service\'s environment and signs an admin token, then nothing is read and the token is refused (issue 19\'s forge path)', async () => {
+    const serviceData = join(scratch, 'service-data');
+    mkdirSync(serviceData);
+    chownSync(serviceData, UID, UID);
+    const seen = lastJson<{ status: number; result?: { key: unknown; events: unknown; environ: unknown; environs: string }; forgedStatus: number | null; announced: string[] }>(
+      await runAs(SERVICE_SCRIPT, scratch, { BWRAP_SPEC_DATA_DIR: serviceData, WORKER_SANDBOX: 'auto' }),
+    );
+    expect(seen.status, JSON.stringify(seen)).to.equal(200);
+    expect(seen.result?.key).to.equal(null);
+    expect(seen.result?.events).to.equal(null);
+    expect(seen.result?.environ).to.equal(null);
+    expect(seen.result?.environs).not.to.include(SECRET);
+    expect(seen.forgedStatus).to.equal(401);
+    // No warning: a sandbox is in place.
+    expect(seen.announced.join('\n')).not.to.include('WARNING');
+  });
+
+  it('given WORKER_SANDBOX=bwrap and no bubblewrap on PATH, when the service starts, then it refuses to start, saying why', async () => {
+    const serviceData = join(scratch, 'service-data-refused');
+    mkdirSync(serviceData);
+    chownSync(serviceData, UID, UID);
+    const run = await runAs(SERVICE_SCRIPT, scratch, { BWRAP_SPEC_DATA_DIR: serviceData, WORKER_SANDBOX: 'bwrap', PATH: join(scratch, 'empty-path') });
+    expect(run.code).to.not.equal(0);
+    expect(run.err).to.include('bubblewrap is not usable');
   });
 });
 
