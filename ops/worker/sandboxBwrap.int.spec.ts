@@ -146,7 +146,7 @@ function lastJson<T>(run: { code: number | null; out: string; err: string }): T 
 }
 
 /** Runs the runner-level script as UID; its report. */
-async function asUnprivileged(scratch: string, dataDir: string, runs: Array<{ language: Language; code: string; bashblock?: string; tag: string }>): Promise<Report> {
+async function asUnprivileged(scratch: string, dataDir: string, runs: Array<{ language: Language; code: string; bashblock?: string; tag: string; timeoutMs?: number }>): Promise<Report> {
   return lastJson<Report>(
     await runAs(SCRIPT, scratch, {
       BWRAP_SPEC_DATA_DIR: dataDir,
@@ -225,6 +225,32 @@ describe('Sandbox (not root): bubblewrap', function () {
     expect(install.leftBehind).to.deep.equal([]);
     // Nothing is left in the temp directory by the runner (its private runs root).
     expect(readdirSync(tmpdir()).filter((name) => name.startsWith('coderuns-') && statSync(join(tmpdir(), name)).uid === UID)).to.deep.equal([]);
+  });
+
+  it('given runs in the sandbox that loop forever or grow beyond their memory, when they run, then the runner reaches their real pids: the time limit kills the loop (and its child) and the watchdog the allocation', async () => {
+    const tag = String(5_000 + (process.pid % 1000) * 4);
+    const report = await asUnprivileged(scratch, dataDir, [
+      {
+        language: 'python',
+        // Its child stays in its process group: killed with it by the time limit's group kill (the
+        // runner's pid for it must be the real one), not left to the orphan sweep.
+        code: `import subprocess\nsubprocess.Popen(["sleep", "${tag}"])\ndef run(c, p, x):\n    while True:\n        pass\n`,
+        tag,
+        timeoutMs: 3000,
+      },
+      {
+        language: 'javascript',
+        // Outside the V8 heap (no heap limit): only the RSS watchdog, which reads /proc/<pid>/statm, stops it.
+        code: 'exports.run = () => { const kept = []; for (let i = 0; i < 64; i++) kept.push(Buffer.alloc(16 * 1024 * 1024, 1)); return kept.length; };',
+        tag: `${tag}1`,
+      },
+    ]);
+    const [loop, hog] = report.results as [Report['results'][number], Report['results'][number]];
+    expect(JSON.stringify(loop.outcome)).to.include('time limit');
+    expect(loop.startedDuring.length).to.equal(1);
+    expect(loop.leftBehind).to.deep.equal([]);
+    expect(hog.outcome.status, JSON.stringify(hog.outcome)).not.to.equal('success');
+    expect(JSON.stringify(hog.outcome)).to.include('memory');
   });
 
   it('given the service not running as root (WORKER_SANDBOX=auto), when an action reads the signing key and the service\'s environment and signs an admin token, then nothing is read and the token is refused (issue 19\'s forge path)', async () => {

@@ -21,6 +21,8 @@ interface Run {
   bashblock?: string;
   /** A distinctive argument of the detached processes the run starts (`sleep <tag>`). */
   tag: string;
+  /** The run's time limit; default 30 s. */
+  timeoutMs?: number;
 }
 
 /** Processes of this host whose command line is `sleep <tag>` (zombies excluded). */
@@ -58,7 +60,7 @@ async function main(): Promise<void> {
         connection: {},
         payload: {},
         context: { dataDir, tag: run.tag, home: process.env.HOME ?? '/nonexistent', repo: dirname(fileURLToPath(new URL('../../package.json', import.meta.url))) },
-        limits: { ...LIMITS, timeoutMs: 30_000 },
+        limits: { ...LIMITS, timeoutMs: run.timeoutMs ?? 30_000 },
         pollIntervalMs: 50,
         checkCompletionTimeoutMs: 1000,
         isCancelled: async () => false,
