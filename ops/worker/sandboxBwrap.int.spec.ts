@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { execFileSync, spawn } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -105,6 +105,29 @@ interface Report {
   results: Array<{ tag: string; outcome: { status: string; output?: unknown; logs?: string }; leftBehind: number[]; startedDuring: number[] }>;
 }
 
+/** The runners' private runs roots of UID in the temp directory. */
+function runsRoots(): string[] {
+  return readdirSync(tmpdir()).filter((name) => name.startsWith('coderuns-') && statSync(join(tmpdir(), name)).uid === UID);
+}
+
+/** Live (not zombie) processes of `uid`, with their command lines. */
+function processesOf(uid: number): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // The Uid line, not the owner of /proc/<pid>: that is root for a non-dumpable process.
+      if (!new RegExp(`^Uid:\\s+${uid}\\s`, 'm').test(readFileSync(`/proc/${name}/status`, 'latin1'))) continue;
+      const stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z') continue;
+      found.push(`${name}: ${readFileSync(`/proc/${name}/cmdline`, 'latin1').replace(/\0/g, ' ')}`);
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
 function bwrapInstalled(): boolean {
   try {
     execFileSync('bwrap', ['--version'], { stdio: 'ignore' });
@@ -190,6 +213,7 @@ describe('Sandbox (not root): bubblewrap', function () {
 
   it('given a service not running as root, when hostile Python and JavaScript code and an install step run, then nothing of DATA_DIR, the code tree or another process\'s environment is read, and their detached processes end with the run', async () => {
     const tag = (n: number) => String(3_000 + (process.pid % 1000) * 10 + n);
+    const before = runsRoots();
     const report = await asUnprivileged(scratch, dataDir, [
       { language: 'python', code: HOSTILE.python, tag: tag(1) },
       { language: 'javascript', code: HOSTILE.javascript, tag: tag(2) },
@@ -224,7 +248,7 @@ describe('Sandbox (not root): bubblewrap', function () {
     expect(install.outcome.logs ?? '').not.to.include('secret').and.not.to.include(SECRET).and.not.to.include('"name"');
     expect(install.leftBehind).to.deep.equal([]);
     // Nothing is left in the temp directory by the runner (its private runs root).
-    expect(readdirSync(tmpdir()).filter((name) => name.startsWith('coderuns-') && statSync(join(tmpdir(), name)).uid === UID)).to.deep.equal([]);
+    expect(runsRoots().filter((name) => !before.includes(name))).to.deep.equal([]);
   });
 
   it('given runs in the sandbox that loop forever or grow beyond their memory, when they run, then the runner reaches their real pids: the time limit kills the loop (and its child) and the watchdog the allocation', async () => {
@@ -251,6 +275,53 @@ describe('Sandbox (not root): bubblewrap', function () {
     expect(loop.leftBehind).to.deep.equal([]);
     expect(hog.outcome.status, JSON.stringify(hog.outcome)).not.to.equal('success');
     expect(JSON.stringify(hog.outcome)).to.include('memory');
+  });
+
+  it('given a service killed with SIGKILL while a sandboxed run is busy with detached children, when it is gone, then no process of its uid is left (the sandboxes die with it)', async () => {
+    const tag = String(7_000 + (process.pid % 1000) * 2);
+    const before = runsRoots();
+    const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], {
+      uid: UID,
+      gid: UID,
+      cwd: WORKTREE,
+      env: {
+        PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+        HOME: join(scratch, 'home'),
+        TMPDIR: '/tmp',
+        BWRAP_SPEC_DATA_DIR: dataDir,
+        BWRAP_SPEC_HANG: '1',
+        BWRAP_SPEC_RUNS: JSON.stringify([
+          {
+            language: 'python',
+            code: `import subprocess\ndef run(c, p, x):\n    subprocess.Popen(["sleep", "${tag}"], start_new_session=True)\n    subprocess.Popen(["sleep", "${tag}"])\n    while True:\n        pass\n`,
+            tag,
+          },
+        ]),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const running = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 90_000);
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('"running"')) {
+          clearTimeout(timer);
+          resolve(true);
+        }
+      });
+      child.once('exit', () => resolve(false));
+    });
+    expect(running, `the run did not start: ${err.slice(-1500)}`).to.equal(true);
+    expect(processesOf(UID).length).to.be.at.least(4);
+    child.kill('SIGKILL');
+    const deadline = Date.now() + 20_000;
+    while (processesOf(UID).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(processesOf(UID)).to.deep.equal([]);
+    // Its runs root stays (nobody is left to remove it: README, Security); not this spec's business.
+    for (const name of runsRoots().filter((root) => !before.includes(root))) rmSync(join(tmpdir(), name), { recursive: true, force: true });
   });
 
   it('given the service not running as root (WORKER_SANDBOX=auto), when an action reads the signing key and the service\'s environment and signs an admin token, then nothing is read and the token is refused (issue 19\'s forge path)', async () => {

@@ -51,6 +51,23 @@ async function main(): Promise<void> {
     ...(decision.kind === 'bwrap' ? { bwrap: { hidden: [dataDir] } } : {}),
     ...(decision.kind === 'refused' ? { disabled: decision.message } : {}),
   });
+  if (process.env.BWRAP_SPEC_HANG && runs[0]) {
+    // Killed by the spec once the run is busy and its detached processes are up: nothing of it may stay.
+    const run = runs[0];
+    void runner.runOperator({
+      codeblock: { language: run.language, code: run.code },
+      connection: {},
+      payload: {},
+      context: { dataDir, tag: run.tag },
+      limits: { ...LIMITS, timeoutMs: 120_000 },
+      pollIntervalMs: 50,
+      checkCompletionTimeoutMs: 1000,
+      isCancelled: async () => false,
+    });
+    while (sleepers(run.tag).length < 2) await new Promise((resolve) => setTimeout(resolve, 50));
+    process.stdout.write(`${JSON.stringify({ running: sleepers(run.tag) })}\n`);
+    await new Promise(() => {});
+  }
   const results: Array<{ tag: string; outcome: unknown; leftBehind: number[]; startedDuring: number[] }> = [];
   try {
     for (const run of runs) {
