@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { chown, lchown, readdir, rm, writeFile } from 'node:fs/promises';
-import { chownSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -169,6 +169,18 @@ function serviceHome(executables: ReadonlyArray<string | null>): string[] {
   return executables.some((executable) => executable !== null && executable.startsWith(base)) ? [] : [home.replace(/\/+$/, '')];
 }
 
+function existingRealPaths(paths: ReadonlyArray<string>): string[] {
+  const found: string[] = [];
+  for (const path of paths) {
+    try {
+      found.push(realpathSync(path));
+    } catch {
+      // does not exist: nothing to hide
+    }
+  }
+  return [...new Set(found)];
+}
+
 const LANGUAGES: readonly Language[] = ['python', 'javascript'];
 const CODE_FILE: Record<Language, string> = { python: 'user_code.py', javascript: 'user_code.js' };
 const RESET_TIMEOUT_MS = 2000;
@@ -213,10 +225,12 @@ export class ProcessCodeRunner implements CodeRunner {
     const sandbox = options.bwrap && !options.runAs ? options.bwrap : undefined;
     // Sandboxed runs have the service's uid: their directories sit in a private root, the only one of
     // the host's temp directory the sandboxes show (writable).
-    this.tmpRoot = sandbox ? mkdtempSync(join(options.tmpRoot ?? tmpdir(), 'coderuns-')) : (options.tmpRoot ?? tmpdir());
+    this.tmpRoot = sandbox ? realpathSync(mkdtempSync(join(options.tmpRoot ?? tmpdir(), 'coderuns-'))) : (options.tmpRoot ?? tmpdir());
     this.bwrap = sandbox
       ? {
-          hidden: [...sandbox.hidden, SERVICE_ROOT, ...serviceHome([this.executables.python, this.executables.javascript])],
+          // Real paths (a symlinked DATA_DIR is hidden where it is), existing ones only (bubblewrap
+          // cannot make a mount point for HOME=/nonexistent in the read-only /).
+          hidden: existingRealPaths([...sandbox.hidden, SERVICE_ROOT, ...serviceHome([this.executables.python, this.executables.javascript])]),
           // What the fork servers load from the hidden code tree: the runtimes and the addon.
           readOnly: [RUNTIME_DIR, ADDON_DIR],
           writable: [this.tmpRoot],

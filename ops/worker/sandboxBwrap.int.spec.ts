@@ -286,7 +286,8 @@ describe('Sandbox (not root): bubblewrap', function () {
       cwd: WORKTREE,
       env: {
         PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-        HOME: join(scratch, 'home'),
+        // A system account's HOME that does not exist (Debian's nobody): nothing to hide there.
+        HOME: '/nonexistent',
         TMPDIR: '/tmp',
         BWRAP_SPEC_DATA_DIR: dataDir,
         BWRAP_SPEC_HANG: '1',
@@ -314,6 +315,7 @@ describe('Sandbox (not root): bubblewrap', function () {
       });
       child.once('exit', () => resolve(false));
     });
+    if (!running) child.kill('SIGKILL');
     expect(running, `the run did not start: ${err.slice(-1500)}`).to.equal(true);
     expect(processesOf(UID).length).to.be.at.least(4);
     child.kill('SIGKILL');

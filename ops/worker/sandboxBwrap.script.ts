@@ -64,7 +64,11 @@ async function main(): Promise<void> {
       checkCompletionTimeoutMs: 1000,
       isCancelled: async () => false,
     });
-    while (sleepers(run.tag).length < 2) await new Promise((resolve) => setTimeout(resolve, 50));
+    const deadline = Date.now() + 60_000;
+    while (sleepers(run.tag).length < 2) {
+      if (Date.now() > deadline) throw new Error('the run did not start its processes within 60 s');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     process.stdout.write(`${JSON.stringify({ running: sleepers(run.tag) })}\n`);
     await new Promise(() => {});
   }
@@ -104,5 +108,6 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
-  process.exitCode = 1;
+  // Exits even with a runner still open.
+  process.exit(1);
 });
