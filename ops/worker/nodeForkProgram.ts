@@ -39,7 +39,6 @@ export function nodeForkProgram(memoryMb: number): { args: string[]; label: stri
 
 interface NodeForkAddon {
   peerPid(fd: number): number;
-  setDumpable(flag: boolean): void;
 }
 
 function addon(): NodeForkAddon {
@@ -58,14 +57,4 @@ export function socketPeerPid(fd: number): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * PR_SET_DUMPABLE 0 for this process: its /proc/<pid>/environ and mem then belong to root, and a
- * process of the same uid can neither read them nor ptrace it (bubblewrap mode: the runs have the
- * service's uid; they cannot even see the service's pids, this is a second wall). Throws when the
- * addon does not load.
- */
-export function makeUndumpable(): void {
-  addon().setDumpable(false);
 }
