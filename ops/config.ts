@@ -44,8 +44,11 @@ export interface Config {
    * running as root uses 64000-64999 (ops/worker/sandbox.ts, decideSandbox).
    */
   workerRunAs: { uid: number; gid: number; count: number } | null;
-  /** WORKER_SANDBOX: `auto` (default: see decideSandbox) or `none` (code runs with the service's rights; warned at every start). */
-  workerSandbox: 'auto' | 'none';
+  /**
+   * WORKER_SANDBOX: `auto` (default: see decideSandbox), `bwrap` (bubblewrap required: the service
+   * fails at start without it) or `none` (code runs with the service's rights; warned at every start).
+   */
+  workerSandbox: 'auto' | 'none' | 'bwrap';
   /** The message bus: in the process (embedded mode) or Kafka (distributed mode). */
   bus: BusConfig;
   /**
@@ -151,9 +154,9 @@ const runAs = (env: NodeJS.ProcessEnv): { uid: number; gid: number; count: numbe
   return { ...first, count };
 };
 
-const sandbox = (env: NodeJS.ProcessEnv): 'auto' | 'none' => {
+const sandbox = (env: NodeJS.ProcessEnv): 'auto' | 'none' | 'bwrap' => {
   const raw = (text(env, 'WORKER_SANDBOX') ?? 'auto').toLowerCase();
-  if (raw !== 'auto' && raw !== 'none') throw new Error(`WORKER_SANDBOX must be auto or none, got "${env.WORKER_SANDBOX}"`);
+  if (raw !== 'auto' && raw !== 'none' && raw !== 'bwrap') throw new Error(`WORKER_SANDBOX must be auto, bwrap or none, got "${env.WORKER_SANDBOX}"`);
   return raw;
 };
 

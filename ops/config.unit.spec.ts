@@ -10,10 +10,11 @@ describe('configuration', () => {
     expect(config.adminPassword).to.equal(null);
   });
 
-  it('given WORKER_SANDBOX, when loaded, then auto or none is kept and anything else refused', () => {
+  it('given WORKER_SANDBOX, when loaded, then auto, bwrap or none is kept and anything else refused', () => {
     expect(loadConfig({ WORKER_SANDBOX: 'none' }).workerSandbox).to.equal('none');
     expect(loadConfig({ WORKER_SANDBOX: 'AUTO' }).workerSandbox).to.equal('auto');
-    expect(() => loadConfig({ WORKER_SANDBOX: 'off' })).to.throw(/WORKER_SANDBOX must be auto or none/);
+    expect(loadConfig({ WORKER_SANDBOX: 'bwrap' }).workerSandbox).to.equal('bwrap');
+    expect(() => loadConfig({ WORKER_SANDBOX: 'off' })).to.throw(/WORKER_SANDBOX must be auto, bwrap or none/);
   });
 
   it('given WORKER_RUN_AS_COUNT with an identity, when loaded, then it is a range of that many; without an identity it is refused', () => {

@@ -67,7 +67,8 @@ import { secureDataDir, secureEventLog } from './secureDataDir.ts';
 import { eventRoutes } from '../query-side/events/routes.ts';
 import { EventStreams } from '../query-side/events/EventStreams.ts';
 import { startDomainEventPublishing } from './bus/kafka/DomainEventPublisher.ts';
-import { decideSandbox } from './worker/sandbox.ts';
+import { nodeForkAddonLoads } from './worker/nodeForkProgram.ts';
+import { decideSandbox, probeBwrap } from './worker/sandbox.ts';
 
 export interface Service {
   url: string;
@@ -103,6 +104,20 @@ export interface ServiceOverrides {
 export const startService = async (config: Config, overrides: ServiceOverrides = {}): Promise<Service> => {
   const clock = overrides.clock ?? systemClock;
   const announce = overrides.announce ?? ((message: string) => console.log(message));
+  // Run processes never hold the service's rights: another uid per process when root, else a
+  // bubblewrap sandbox when it works here (probed once, now, off the request path). Decided before
+  // anything is opened: WORKER_SANDBOX=bwrap without bubblewrap fails the start.
+  const isRoot = process.getuid?.() === 0;
+  const wantsBwrap = !isRoot && (config.workerSandbox === 'bwrap' || (config.workerSandbox === 'auto' && config.workerRunAs === null));
+  const sandbox = decideSandbox({
+    isRoot,
+    setting: config.workerSandbox,
+    runAs: config.workerRunAs,
+    bwrapUsable: wantsBwrap && probeBwrap(nodeForkAddonLoads),
+  });
+  if (config.workerSandbox === 'bwrap' && sandbox.kind !== 'bwrap') {
+    throw new Error(sandbox.kind === 'refused' ? sandbox.message : 'WORKER_SANDBOX=bwrap: bubblewrap is not usable here');
+  }
   secureDataDir(config.dataDir);
   const logger = new JsonLinesLogger(join(config.dataDir, 'logs'), clock, config.logToConsole ? (line) => process.stdout.write(line) : undefined);
   const keys = await loadKeys(config);
@@ -136,8 +151,10 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const items = readStore.collection<ItemDoc>(ITEMS, itemsProjection.indexes);
   const links = readStore.collection<LinkDoc>(LINKS, linksProjection.indexes);
   const access = createAccessControl({ items, groupsOf: (laui) => groupsOfPrincipal(readStore, laui), users });
-  // Run processes never hold the service's rights: another uid per process when root (README, Security).
-  const sandbox = decideSandbox({ isRoot: process.getuid?.() === 0, setting: config.workerSandbox, runAs: config.workerRunAs });
+  // Run processes never hold the service's rights (README, Security): decided at the top.
+  if (sandbox.kind === 'bwrap') {
+    logger.log({ level: 'info', category: 'API', message: 'code runs in bubblewrap sandboxes (the service does not run as root): DATA_DIR and the code tree are hidden from them' });
+  }
   if (sandbox.kind === 'none') {
     logger.log({ level: 'warning', category: 'API', message: sandbox.warning });
     announce(`WARNING: ${sandbox.warning}`);
@@ -153,6 +170,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     nodeForkServer: config.workerNodeFork,
     maxRunsPerProcess: config.workerReuseMaxRuns,
     ...(sandbox.kind === 'run-as' ? { runAs: sandbox.range } : {}),
+    // DATA_DIR (keys, event log, logs) is an empty directory in the sandbox; so is the code tree.
+    ...(sandbox.kind === 'bwrap' ? { bwrap: { hidden: [config.dataDir] } } : {}),
     ...(sandbox.kind === 'refused' ? { disabled: sandbox.message } : {}),
     prewarm: config.workerPoolSize > 0 ? [{ language: 'python', memoryMb: config.workerMemoryMb }, { language: 'javascript', memoryMb: config.workerMemoryMb }] : [],
   });

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BoundedLineReader, TailBuffer } from './boundedOutput.ts';
 import { endingOnce, OUTPUT_DRAIN_MS, type ProcessEvents, type ProcessHandle } from './processHandle.ts';
-import { killGroup, scrubbedEnv, type RunAs } from './sandbox.ts';
+import { socketPeerPid } from './nodeForkProgram.ts';
+import { bwrapArgs, killGroup, scrubbedEnv, type BwrapLayout, type RunAs } from './sandbox.ts';
 
 const FORK_SERVER_SCRIPT = fileURLToPath(new URL('./runtime/forkserver.py', import.meta.url));
 /** Control messages are a few hundred bytes; anything longer is a broken fork server. */
@@ -32,6 +33,12 @@ export interface ForkServerOptions {
   runAs?: RunAs;
   /** Parent of the private socket directory. Default: the OS temp dir (/tmp when that path is too long). */
   socketRoot?: string;
+  /**
+   * Runs the fork server inside a bubblewrap sandbox of this layout (the socket directory is added
+   * to its writable paths; sandbox.ts, bwrapArgs). Its children's pids are then those of the
+   * sandbox's pid namespace: the real ones are read from their connections (SO_PEERCRED).
+   */
+  bwrap?: BwrapLayout;
 }
 
 export interface ForkRequest {
@@ -204,11 +211,19 @@ export class ForkServer {
       if (end + 1 < head.length) socket.unshift(head.subarray(end + 1));
       const hello = parseHello(head.subarray(0, end));
       const handle = hello ? this.connecting.get(hello.token) : undefined;
-      if (!hello || !handle || !handle.connected(hello.channel, socket, hello.pid)) socket.destroy();
+      // Sandboxed: the hello's pid is the child's in the sandbox's pid namespace; the kernel's
+      // record of who connected gives the pid to signal and watch here.
+      const hostPid = this.options.bwrap ? peerPidOf(socket) : hello?.pid;
+      if (!hello || !handle || hostPid === undefined || !handle.connected(hello.channel, socket, hello.pid, hostPid)) socket.destroy();
     };
     socket.on('data', onData);
     socket.once('close', () => clearTimeout(timer));
   }
+}
+
+/** A process handle whose start fails at once with `message` (reported asynchronously). */
+export function failedStart(events: ProcessEvents, message: string): ProcessHandle {
+  return ForkedProcess.failing(randomBytes(16).toString('hex'), events, message);
 }
 
 /** One fork server process; replaced by a new one when it ends. */
@@ -231,7 +246,7 @@ class Zygote {
   private settleExited: () => void = () => {};
 
   constructor(
-    options: ForkServerOptions,
+    private readonly options: ForkServerOptions,
     socketPath: string,
     dir: string,
     private readonly onEnd: (wasReady: boolean) => void,
@@ -242,15 +257,20 @@ class Zygote {
     const runAs = options.runAs ? [String(options.runAs.uid), String(options.runAs.gid)] : [];
     this.label = labelOf(options);
     const args = options.program?.args ?? ['-I', '-u', '-B', FORK_SERVER_SCRIPT];
-    this.child = spawn(options.executable, [...args, socketPath, ...runAs], {
+    const command = [options.executable, ...args, socketPath, ...runAs];
+    const sandbox = options.bwrap ? { ...options.bwrap, writable: [...options.bwrap.writable, dir] } : null;
+    this.child = spawn(sandbox ? 'bwrap' : options.executable, sandbox ? [...bwrapArgs(sandbox), '--chdir', dir, '--', ...command] : command.slice(1), {
       cwd: dir,
       // CODERUN_PARENT_PID: the fork server dies with this process (parent-death signal), and exits at
-      // once if this process was gone before it could ask for that.
+      // once if this process was gone before it could ask for that. In a bubblewrap sandbox its
+      // parent is bubblewrap's init (pid 1 of the sandbox), and the whole sandbox dies with this
+      // process (--die-with-parent); CODERUN_SANDBOX=bwrap makes it and its children non-dumpable
+      // and has it kill what runs leave behind (no cgroups without root).
       // CODERUN_CGROUPS=off (diagnostics: runs without cgroups of their own) is passed on.
       env: {
         ...scrubbedEnv(dir),
         ...options.program?.env,
-        CODERUN_PARENT_PID: String(process.pid),
+        ...(sandbox ? { CODERUN_SANDBOX: 'bwrap' } : { CODERUN_PARENT_PID: String(process.pid) }),
         ...(process.env.CODERUN_CGROUPS ? { CODERUN_CGROUPS: process.env.CODERUN_CGROUPS } : {}),
       },
       detached: true,
@@ -281,6 +301,11 @@ class Zygote {
 
   get pid(): number | undefined {
     return this.child.pid;
+  }
+
+  /** Its children's pids are those of a sandbox's pid namespace (bubblewrap). */
+  get sandboxed(): boolean {
+    return this.options.bwrap !== undefined;
   }
 
   request(
@@ -393,8 +418,11 @@ class Zygote {
 
 /** A runtime process forked by the fork server: complete once its pid and both connections are known. */
 class ForkedProcess implements ProcessHandle {
-  pid: number | undefined;
   cgroup: string | undefined;
+  /** Its pid as the fork server knows it (in a sandbox: in the sandbox's pid namespace). */
+  private serverPid: number | undefined;
+  /** Its pid here (the same outside a sandbox), from its connections. */
+  private hostPid: number | undefined;
   private readonly events: ProcessEvents;
   private protocol: Socket | null = null;
   private output: Socket | null = null;
@@ -424,8 +452,13 @@ class ForkedProcess implements ProcessHandle {
     return handle;
   }
 
+  /** Process id here: signals, the watchdog (sandboxed: known once it connected). */
+  get pid(): number | undefined {
+    return this.zygote?.sandboxed ? this.hostPid : this.serverPid;
+  }
+
   forked(pid: number, cgroup?: string): void {
-    this.pid = pid;
+    this.serverPid = pid;
     this.cgroup = cgroup;
     if (this.killRequested || (this.claimedPid !== undefined && this.claimedPid !== pid)) {
       this.killNow();
@@ -436,13 +469,17 @@ class ForkedProcess implements ProcessHandle {
   }
 
   /** One of the child's two connections; false when it is not acceptable (duplicate, wrong pid). */
-  connected(channel: Channel, socket: Socket, pid: number): boolean {
+  connected(channel: Channel, socket: Socket, pid: number, hostPid: number): boolean {
     if (this.ended) return false;
-    if (this.pid !== undefined && pid !== this.pid) return false;
+    if (this.serverPid !== undefined && pid !== this.serverPid) return false;
+    if (this.hostPid !== undefined && hostPid !== this.hostPid) return false;
     if (channel === 'protocol' && this.protocol === null) this.protocol = socket;
     else if (channel === 'output' && this.output === null) this.output = socket;
     else return false;
     this.claimedPid = pid;
+    this.hostPid = hostPid;
+    // A kill asked for before the real pid was known (sandboxed).
+    if (this.killRequested && !this.reaped) this.killNow();
     if (this.protocol && this.output) this.forget();
     this.maybeStart();
     return true;
@@ -539,7 +576,7 @@ class ForkedProcess implements ProcessHandle {
   }
 
   private maybeStart(): void {
-    if (this.started || this.ended || this.killRequested || this.pid === undefined || !this.protocol || !this.output) return;
+    if (this.started || this.ended || this.killRequested || this.serverPid === undefined || this.pid === undefined || !this.protocol || !this.output) return;
     this.started = true;
     const { protocol, output } = this;
     protocol.on('data', (chunk: Buffer) => this.events.data(chunk));
@@ -564,6 +601,12 @@ class ForkedProcess implements ProcessHandle {
     if (on) this.zygote.retain();
     else this.zygote.release();
   }
+}
+
+/** The connecting process's pid in this pid namespace (SO_PEERCRED on the socket's fd). */
+function peerPidOf(socket: Socket): number | undefined {
+  const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
+  return typeof fd === 'number' && fd >= 0 ? socketPeerPid(fd) : undefined;
 }
 
 function parseHello(line: Buffer): { token: string; pid: number; channel: Channel } | null {

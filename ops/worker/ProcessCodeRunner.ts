@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { chown, lchown, readdir, writeFile } from 'node:fs/promises';
-import { chownSync, existsSync, writeFileSync } from 'node:fs';
+import { chown, lchown, readdir, rm, writeFile } from 'node:fs/promises';
+import { chownSync, existsSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type {
   ActionOutcome,
   ActionRunRequest,
@@ -14,12 +15,13 @@ import type {
   RunLimits,
 } from '../../shared/ports/CodeRunner.ts';
 import { CappedLog, TailBuffer } from './boundedOutput.ts';
-import { ForkServer } from './ForkServer.ts';
-import { nodeForkAddonLoads, nodeForkProgram } from './nodeForkProgram.ts';
+import { failedStart, ForkServer } from './ForkServer.ts';
+import { NODE_FORK_ADDON, nodeForkAddonLoads, nodeForkProgram } from './nodeForkProgram.ts';
 import { SpawnedProcess, type ProcessEvents, type ProcessHandle } from './processHandle.ts';
 import {
   ProcessDied,
   RuntimeProcess,
+  RUNTIME_DIR,
   runtimeArgs,
   type ExecEvent,
   type ExecEvents,
@@ -28,7 +30,19 @@ import {
   type WireError,
   type WireRequest,
 } from './RuntimeProcess.ts';
-import { killGroup, makeRunDir, pythonFor, resolvePython, runDirName, RunIdentities, scrubbedEnv, type RunAs, type RunAsRange } from './sandbox.ts';
+import {
+  bwrapArgs,
+  killGroup,
+  makeRunDir,
+  pythonFor,
+  resolvePython,
+  runDirName,
+  RunIdentities,
+  scrubbedEnv,
+  type BwrapLayout,
+  type RunAs,
+  type RunAsRange,
+} from './sandbox.ts';
 import { WarmPool } from './WarmPool.ts';
 
 export interface ProcessCodeRunnerOptions {
@@ -67,6 +81,14 @@ export interface ProcessCodeRunnerOptions {
   runAs?: RunAs | RunAsRange;
   /** Every run fails with this message (code runs refused: no sandbox on this host, decideSandbox). */
   disabled?: string;
+  /**
+   * Not root: the fork servers (and every install step) run inside bubblewrap sandboxes (sandbox.ts,
+   * bwrapArgs) in which `hidden` (DATA_DIR) and the service's code tree are empty, the runs'
+   * directories live in a private root of their own, and processes are only ever forked (a process
+   * the service would spawn or exec itself could not be wrapped with its pid known: refused).
+   * Exclusive with runAs.
+   */
+  bwrap?: { hidden: ReadonlyArray<string> };
   /**
    * Python processes are forked from a pre-initialised interpreter (ForkServer.ts: ~1-2 ms instead
    * of ~47 ms of CPU per process; still one fresh process per run), and node runtimes are exec'd in
@@ -131,6 +153,34 @@ interface Driver {
   finish(deadline: number): Promise<CallResult>;
 }
 
+/** The service's code tree (hidden in the bubblewrap sandbox but for RUNTIME_DIR and ADDON_DIR). */
+const SERVICE_ROOT = dirname(fileURLToPath(new URL('../../package.json', import.meta.url)));
+const ADDON_DIR = dirname(NODE_FORK_ADDON);
+
+/**
+ * The service user's home directory, hidden in the bubblewrap sandbox too (the runs have its uid:
+ * its dotfiles, credentials, shell history), unless an interpreter lives under it (pyenv, nvm),
+ * which the fork servers must start from; nothing when HOME is unset or /.
+ */
+function serviceHome(executables: ReadonlyArray<string | null>): string[] {
+  const home = process.env.HOME;
+  if (!home || home === '/' || !home.startsWith('/')) return [];
+  const base = home.endsWith('/') ? home : `${home}/`;
+  return executables.some((executable) => executable !== null && executable.startsWith(base)) ? [] : [home.replace(/\/+$/, '')];
+}
+
+function existingRealPaths(paths: ReadonlyArray<string>): string[] {
+  const found: string[] = [];
+  for (const path of paths) {
+    try {
+      found.push(realpathSync(path));
+    } catch {
+      // does not exist: nothing to hide
+    }
+  }
+  return [...new Set(found)];
+}
+
 const LANGUAGES: readonly Language[] = ['python', 'javascript'];
 const CODE_FILE: Record<Language, string> = { python: 'user_code.py', javascript: 'user_code.js' };
 const RESET_TIMEOUT_MS = 2000;
@@ -155,6 +205,8 @@ export class ProcessCodeRunner implements CodeRunner {
   /** Why runs of a language cannot happen here, beyond a missing interpreter. */
   private readonly problems: Partial<Record<Language, string>> = {};
   private readonly disabled: string | undefined;
+  /** The bubblewrap sandbox of every fork server and install step (undefined: none). */
+  private readonly bwrap: BwrapLayout | undefined;
   private readonly headroomMb: number;
   private readonly forkServer: ForkServer | null;
   /** Node fork servers by memory limit; null when JavaScript processes are not forked. */
@@ -170,7 +222,20 @@ export class ProcessCodeRunner implements CodeRunner {
     };
     this.finishTimeoutMs = options.finishTimeoutMs ?? 5000;
     this.interruptGraceMs = options.interruptGraceMs ?? 1000;
-    this.tmpRoot = options.tmpRoot ?? tmpdir();
+    const sandbox = options.bwrap && !options.runAs ? options.bwrap : undefined;
+    // Sandboxed runs have the service's uid: their directories sit in a private root, the only one of
+    // the host's temp directory the sandboxes show (writable).
+    this.tmpRoot = sandbox ? realpathSync(mkdtempSync(join(options.tmpRoot ?? tmpdir(), 'coderuns-'))) : (options.tmpRoot ?? tmpdir());
+    this.bwrap = sandbox
+      ? {
+          // Real paths (a symlinked DATA_DIR is hidden where it is), existing ones only (bubblewrap
+          // cannot make a mount point for HOME=/nonexistent in the read-only /).
+          hidden: existingRealPaths([...sandbox.hidden, SERVICE_ROOT, ...serviceHome([this.executables.python, this.executables.javascript])]),
+          // What the fork servers load from the hidden code tree: the runtimes and the addon.
+          readOnly: [RUNTIME_DIR, ADDON_DIR],
+          writable: [this.tmpRoot],
+        }
+      : undefined;
     this.runAs = options.runAs ? { uid: options.runAs.uid, gid: options.runAs.gid } : undefined;
     this.identities = options.runAs ? new RunIdentities({ count: 1, ...options.runAs }) : null;
     this.disabled = options.disabled;
@@ -188,9 +253,15 @@ export class ProcessCodeRunner implements CodeRunner {
     }
     const python = this.executables.python;
     this.forkServer =
-      python && options.pythonForkServer !== false ? new ForkServer({ executable: python, ...(this.runAs ? { runAs: this.runAs } : {}) }) : null;
+      python && options.pythonForkServer !== false
+        ? new ForkServer({ executable: python, ...(this.runAs ? { runAs: this.runAs } : {}), ...(this.bwrap ? { bwrap: this.bwrap } : {}) })
+        : null;
     const maxKeys = options.maxPoolKeys ?? 4;
     this.nodeForkServers = options.nodeForkServer !== false && nodeForkAddonLoads() ? new Map() : null;
+    if (this.bwrap) {
+      if (!this.forkServer) this.problems.python = 'Python runs need the Python fork server in the bubblewrap sandbox (it is turned off or python3 is missing)';
+      if (!this.nodeForkServers) this.problems.javascript = 'JavaScript runs need the node fork server in the bubblewrap sandbox (it is turned off or the nodefork addon is not built)';
+    }
     // One per memory limit in use, and the pool keeps at most maxKeys (language, limit) pools.
     this.maxNodeForkServers = maxKeys;
     this.pool = new WarmPool({
@@ -262,6 +333,7 @@ export class ProcessCodeRunner implements CodeRunner {
     this.closed = true;
     await this.pool.close();
     await Promise.all([this.forkServer?.close(), ...[...(this.nodeForkServers?.values() ?? [])].map((server) => server.close())]);
+    if (this.bwrap) await rm(this.tmpRoot, { recursive: true, force: true }).catch(() => {});
   }
 
   /**
@@ -277,7 +349,12 @@ export class ProcessCodeRunner implements CodeRunner {
     if (!server && this.nodeForkServers.size < this.maxNodeForkServers) {
       const program = nodeForkProgram(memoryMb);
       if (program) {
-        server = new ForkServer({ executable: this.executables.javascript ?? process.execPath, program, ...(this.runAs ? { runAs: this.runAs } : {}) });
+        server = new ForkServer({
+          executable: this.executables.javascript ?? process.execPath,
+          program,
+          ...(this.runAs ? { runAs: this.runAs } : {}),
+          ...(this.bwrap ? { bwrap: this.bwrap } : {}),
+        });
         this.nodeForkServers.set(memoryMb, server);
       }
     }
@@ -292,8 +369,13 @@ export class ProcessCodeRunner implements CodeRunner {
    */
   private launch(language: Language, memoryMb: number, dir: string, server: ForkServer | null, runAs: RunAs | undefined, events: ProcessEvents): ProcessHandle {
     const executable = this.executables[language] ?? 'python3';
+    const execNode = language === 'javascript' && server !== null && server === this.forkServer;
+    if (this.bwrap && (server === null || execNode)) {
+      // A spawned runtime's pid would be bubblewrap's (no interrupt, no watchdog), and an exec'd node
+      // is dumpable until its own code runs (another run of the same sandbox could attach first).
+      return failedStart(events, `${language} runs need their fork server in the bubblewrap sandbox, and it is not available (broken, or too many memory limits at once)`);
+    }
     if (server) {
-      const execNode = language === 'javascript' && server === this.forkServer;
       return server.fork(
         {
           dir,
@@ -527,7 +609,7 @@ export class ProcessCodeRunner implements CodeRunner {
       if (proc.runAs) await chown(file, proc.runAs.uid, proc.runAs.gid);
     }
     if (install !== null) {
-      const failed = await runInstall(install, proc.dir, limits, control, log, proc.runAs, proc.cgroup);
+      const failed = await runInstall(install, proc.dir, limits, control, log, proc.runAs, proc.cgroup, this.bwrap);
       if (failed) return failed;
     }
     const notReady = await readiness(proc, limits, control);
@@ -958,9 +1040,17 @@ async function runInstall(
   log: CappedLog,
   runAs: RunAs | undefined,
   cgroup: string | undefined,
+  sandbox: BwrapLayout | undefined,
 ): Promise<Failure | null> {
-  const joinFirst = cgroup !== undefined && (runAs === undefined || SETPRIV !== null);
-  const [file, args] = joinFirst ? joinThenExec(join(cgroup, 'cgroup.procs'), runAs, code) : ['bash', ['-c', code]];
+  // In a bubblewrap sandbox of its own (pid namespace included): what it starts, detached or not,
+  // dies with it (the namespace's init ends when bash does), and it sees nothing of the runs.
+  // As root with a run cgroup: joined before bash starts (joinThenExec).
+  const joinFirst = !sandbox && cgroup !== undefined && (runAs === undefined || SETPRIV !== null);
+  const [file, args]: [string, string[]] = sandbox
+    ? ['bwrap', bwrapArgs({ ...sandbox, writable: [dir] }).concat('--chdir', dir, '--', 'bash', '-c', code)]
+    : joinFirst && cgroup !== undefined
+      ? joinThenExec(join(cgroup, 'cgroup.procs'), runAs, code)
+      : ['bash', ['-c', code]];
   const child = spawn(file, args, {
     cwd: dir,
     env: scrubbedEnv(dir),

@@ -36,3 +36,25 @@ export function nodeForkProgram(memoryMb: number): { args: string[]; label: stri
   if (!nodeForkAddonLoads()) return null;
   return { label: 'node', env: { LD_PRELOAD: FORK_COND_LIBRARY }, args: ['--no-memory-reducer', '--single-threaded', '--no-wasm-dynamic-tiering', `--max-old-space-size=${memoryMb}`, FORK_SERVER_SCRIPT, String(memoryMb)] };
 }
+
+interface NodeForkAddon {
+  peerPid(fd: number): number;
+}
+
+function addon(): NodeForkAddon {
+  return createRequire(import.meta.url)(NODE_FORK_ADDON) as NodeForkAddon;
+}
+
+/**
+ * The pid, in this process's pid namespace, of the process that connected the Unix socket `fd`
+ * (SO_PEERCRED): a child forked inside a bubblewrap sandbox reports its pid in the sandbox's own
+ * pid namespace, which means nothing here. Undefined when it cannot be read.
+ */
+export function socketPeerPid(fd: number): number | undefined {
+  try {
+    const pid = addon().peerPid(fd);
+    return pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}

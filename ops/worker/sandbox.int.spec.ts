@@ -418,7 +418,7 @@ setTimeout(() => console.log(JSON.stringify(runner.processIds())), 3000);
 
 describe('Sandbox: code runs refused', () => {
   it('given a runner disabled by the sandbox decision (not root, nothing configured), when runs come, then each is an error with that message and no process is started', async () => {
-    const message = decideSandbox({ isRoot: false, setting: 'auto', runAs: null });
+    const message = decideSandbox({ isRoot: false, setting: 'auto', runAs: null, bwrapUsable: false });
     if (message.kind !== 'refused') throw new Error('expected a refusal');
     const runner = new ProcessCodeRunner({ poolSize: 2, disabled: message.message, prewarm: [{ language: 'python', memoryMb: 128 }] });
     try {

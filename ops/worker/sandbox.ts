@@ -177,33 +177,96 @@ export class RunIdentities {
   }
 }
 
-export type SandboxSetting = 'auto' | 'none';
+export type SandboxSetting = 'auto' | 'none' | 'bwrap';
 
 /** How run processes are kept from the service's rights on this host (decideSandbox). */
 export type SandboxDecision =
   | { kind: 'run-as'; range: RunAsRange }
+  | { kind: 'bwrap' }
   | { kind: 'none'; warning: string }
   | { kind: 'refused'; message: string };
 
 /**
  * - root (or a configured WORKER_RUN_AS_*): every run process drops to an unprivileged identity
  *   (the default range when none is configured);
- * - not root: no way to take the service's rights away from its children is implemented (a
- *   namespace sandbox such as bubblewrap is not), so code is refused unless WORKER_SANDBOX=none
- *   says to run it with the service's rights, which is warned about at every start.
- * WORKER_SANDBOX=none also turns the default identity off as root (explicit only; warned).
+ * - not root, bubblewrap usable (bwrapUsable, probed once at start): the fork servers run inside a
+ *   bubblewrap sandbox (new user, pid, mount, ipc and uts namespaces; DATA_DIR and the service's code
+ *   hidden), see bwrapArgs;
+ * - neither: code is refused unless WORKER_SANDBOX=none says to run it with the service's rights,
+ *   which is warned about at every start.
+ * WORKER_SANDBOX=bwrap requires bubblewrap and a service not running as root: otherwise runs are
+ * refused (the service fails at start on that). WORKER_SANDBOX=none also turns the default identity off as root
+ * (explicit only; warned).
  */
-export function decideSandbox(input: { isRoot: boolean; setting: SandboxSetting; runAs: RunAsRange | null }): SandboxDecision {
+export function decideSandbox(input: { isRoot: boolean; setting: SandboxSetting; runAs: RunAsRange | null; bwrapUsable: boolean }): SandboxDecision {
   const unsafe =
     'WORKER_SANDBOX=none: operator and action code runs with the rights of the service (it can read DATA_DIR, the signing key and the service\'s environment)';
   if (input.setting === 'none') return { kind: 'none', warning: unsafe };
+  if (input.setting === 'bwrap') {
+    // As root, the sandbox's uid would be root's on the host (files of root stay readable to its
+    // owner, capabilities or not): the uid switch of `auto` is the sandbox for root.
+    if (input.isRoot) {
+      return { kind: 'refused', message: 'WORKER_SANDBOX=bwrap is for a service that does not run as root (in the sandbox, code would keep uid 0 on the host); as root use WORKER_SANDBOX=auto (every run process switches to an unprivileged uid)' };
+    }
+    return input.bwrapUsable
+      ? { kind: 'bwrap' }
+      : { kind: 'refused', message: 'WORKER_SANDBOX=bwrap, but bubblewrap is not usable here (`bwrap` on PATH, unprivileged user namespaces allowed, the nodefork addon built)' };
+  }
   if (input.runAs) return { kind: 'run-as', range: input.runAs };
   if (input.isRoot) return { kind: 'run-as', range: { ...DEFAULT_RUN_AS } };
+  if (input.bwrapUsable) return { kind: 'bwrap' };
   return {
     kind: 'refused',
     message:
-      'code runs are disabled: the service does not run as root, so run processes cannot be given another user (set WORKER_RUN_AS_UID/GID with CAP_SETUID/CAP_SETGID, run the service as root, or set WORKER_SANDBOX=none to run code with the service\'s rights)',
+      'code runs are disabled: the service does not run as root and bubblewrap is not usable here, so run processes cannot be kept from the service\'s rights (install bubblewrap (`bwrap` on PATH, unprivileged user namespaces allowed), set WORKER_RUN_AS_UID/GID with CAP_SETUID/CAP_SETGID, run the service as root, or set WORKER_SANDBOX=none to run code with the service\'s rights)',
   };
+}
+
+/** The namespaces of every bubblewrap sandbox (the network is kept: runs may call out). */
+const BWRAP_NAMESPACES = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--new-session'];
+
+/**
+ * Whether bubblewrap works here as this user: `bwrap` on PATH, user and pid namespaces allowed,
+ * and the nodefork addon built (the runner learns the real pids of processes forked inside the
+ * sandbox's pid namespace through it). A spawn (~5-20 ms): once, at start, off the request path.
+ */
+export function probeBwrap(addonLoads: () => boolean): boolean {
+  const probe = spawnSync('bwrap', [...BWRAP_NAMESPACES, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'], {
+    stdio: 'ignore',
+    timeout: 20_000,
+  });
+  return probe.status === 0 && addonLoads();
+}
+
+/** What a bubblewrap sandbox shows of the host (bwrapArgs). */
+export interface BwrapLayout {
+  /** Hidden behind an empty tmpfs (DATA_DIR, the service's code tree). */
+  hidden: ReadonlyArray<string>;
+  /** Shown again read-only inside hidden trees (the runtimes and the addon the fork servers load). */
+  readOnly: ReadonlyArray<string>;
+  /** Shown read-write (the runs' directory root, the runner's socket directory). */
+  writable: ReadonlyArray<string>;
+}
+
+/**
+ * bubblewrap's arguments before the command: the host's / read-only; a private /tmp, /dev and /proc
+ * (a pid namespace of its own: the service, other fork servers and their runs are neither visible
+ * nor reachable by signal or ptrace); `hidden` behind empty tmpfs mounts, then `readOnly` and
+ * `writable` bound back; the hidden trees last again, so that a writable root that contains one
+ * (DATA_DIR under the temp dir) does not show it. The sandbox and all in it die with its parent.
+ */
+export function bwrapArgs(layout: BwrapLayout): string[] {
+  const args = [...BWRAP_NAMESPACES, '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+  for (const dir of layout.hidden) args.push('--tmpfs', dir);
+  for (const dir of layout.readOnly) args.push('--ro-bind', dir, dir);
+  for (const dir of layout.writable) args.push('--bind', dir, dir);
+  for (const dir of layout.hidden) if (layout.writable.some((root) => isWithin(dir, root))) args.push('--tmpfs', dir);
+  return args;
+}
+
+function isWithin(path: string, root: string): boolean {
+  const base = root.endsWith('/') ? root : `${root}/`;
+  return path === root || path.startsWith(base);
 }
 
 const reachable = new Map<string, boolean>();

@@ -398,6 +398,34 @@ static napi_value close_inherited(napi_env env, napi_callback_info info) {
   return int_value(env, count);
 }
 
+/*
+ * setDumpable(flag): PR_SET_DUMPABLE. In the bubblewrap sandbox (not root) every run process has the
+ * service's uid: non-dumpable, its /proc/<pid>/environ and mem belong to root and ptrace is refused,
+ * so a sibling run cannot read or steer it. Inherited by fork, reset by exec.
+ */
+static napi_value set_dumpable(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  bool flag = false;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc > 0) napi_get_value_bool(env, argv[0], &flag);
+  if (prctl(PR_SET_DUMPABLE, flag ? 1 : 0, 0, 0, 0) != 0) return throw_errno(env, "PR_SET_DUMPABLE", errno);
+  return NULL;
+}
+
+/*
+ * peerPid(fd): the pid of the process at the other end of a connected Unix socket (SO_PEERCRED, as
+ * of its connect), translated by the kernel into this process's pid namespace: the runner learns the
+ * real pid of a child forked inside the sandbox's pid namespace (its signals, its RSS watchdog).
+ */
+static napi_value peer_pid(napi_env env, napi_callback_info info) {
+  int32_t fd = first_int(env, info, -1);
+  struct ucred cred;
+  socklen_t length = sizeof cred;
+  if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) != 0) return throw_errno(env, "SO_PEERCRED", fd < 0 ? EBADF : errno);
+  return int_value(env, (int32_t)cred.pid);
+}
+
 /* ownPid(): getpid(); node's process.pid is the fork server's, cached at its start. */
 static napi_value own_pid(napi_env env, napi_callback_info info) {
   return int_value(env, (int32_t)getpid());
@@ -407,7 +435,7 @@ NAPI_MODULE_INIT() {
   static const struct {
     const char *name;
     napi_callback callback;
-  } functions[] = {{"forkChild", fork_child}, {"waitEvents", wait_events}, {"becomeChild", become_child}, {"exit", hard_exit}, {"ownPid", own_pid}, {"closeInherited", close_inherited}, {"dieWithParent", die_with_parent}, {"becomeSubreaper", become_subreaper}};
+  } functions[] = {{"forkChild", fork_child}, {"waitEvents", wait_events}, {"becomeChild", become_child}, {"exit", hard_exit}, {"ownPid", own_pid}, {"closeInherited", close_inherited}, {"dieWithParent", die_with_parent}, {"becomeSubreaper", become_subreaper}, {"setDumpable", set_dumpable}, {"peerPid", peer_pid}};
   for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++) {
     napi_value fn;
     napi_create_function(env, functions[i].name, NAPI_AUTO_LENGTH, functions[i].callback, NULL, &fn);

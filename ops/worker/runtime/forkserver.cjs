@@ -52,6 +52,11 @@ const PARENT_PID = Number(process.env.CODERUN_PARENT_PID ?? 0);
 delete process.env.CODERUN_PARENT_PID;
 if (PARENT_PID > 0) native.dieWithParent(PARENT_PID, true);
 native.becomeSubreaper();
+// Inside a bubblewrap sandbox (not root): the runs have this process's uid. Non-dumpable (inherited
+// by every fork), and what runs leave behind is killed (killOrphans): see forkserver.py.
+const SANDBOXED = process.env.CODERUN_SANDBOX === 'bwrap';
+delete process.env.CODERUN_SANDBOX;
+if (SANDBOXED) native.setDumpable(false);
 // Whatever the service inherited and passed on (fds without close-on-exec beyond the control
 // channel) is nobody's business here, and would reach every child.
 native.closeInherited(CONTROL_FD + 1);
@@ -286,8 +291,9 @@ function serve() {
   const chunk = Buffer.alloc(65536);
   let pending = Buffer.alloc(0);
   send({ op: 'ready', pid: process.pid, cgroups: CGROUP_BASE !== null });
+  let orphans = false;
   for (;;) {
-    const events = native.waitEvents(CONTROL_FD, draining.size > 0 ? 50 : -1);
+    const events = native.waitEvents(CONTROL_FD, draining.size > 0 ? 50 : orphans ? 5 : -1);
     // The runner died (parent-death signal): as at the end of the control channel.
     if (events.terminated) return null;
     drain();
@@ -298,6 +304,8 @@ function serve() {
       sweep(pid, report);
       send(report);
     }
+    // Killed orphans end without waking waitEvents (no pidfd for them): polled every 5 ms until none is left.
+    if (SANDBOXED && (events.exits.length > 0 || orphans)) orphans = killOrphans();
     if (!events.control) continue;
     let length;
     try {
@@ -320,6 +328,30 @@ function serve() {
       }
     }
   }
+}
+
+/**
+ * Children that are not runs (orphans reparented here) are killed: forkserver.py, kill_orphans.
+ * Whether there were any (ended ones included, until reaped).
+ */
+function killOrphans() {
+  let pids;
+  try {
+    pids = readFileSync(`/proc/self/task/${SERVER_PID}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch {
+    return false;
+  }
+  let found = false;
+  for (const pid of pids) {
+    if (runDirs.has(pid)) continue;
+    found = true;
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  return found;
 }
 
 /** 0 in the child, the child's pid here (reported), -1 when the fork failed (reported). */

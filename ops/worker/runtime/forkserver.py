@@ -72,6 +72,7 @@ import shutil  # noqa: E402,F401
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_DUMPABLE = 4
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -278,6 +279,8 @@ draining = {}
 # Each child's run directory, removed here if the runner dies before it could remove them.
 run_dirs = {}
 terminated = False
+# Inside a bubblewrap sandbox (the runner's CODERUN_SANDBOX=bwrap): see main() and kill_orphans().
+SANDBOXED = os.environ.pop("CODERUN_SANDBOX", None) == "bwrap"
 
 
 def send(message):
@@ -427,6 +430,29 @@ def exit_status(status):
 
 
 def reap():
+    reap_children()
+    if SANDBOXED:
+        kill_orphans()
+
+
+def kill_orphans():
+    """Bubblewrap sandbox (not root: no cgroups): whatever a run left behind is reparented here
+    (subreaper) once its parent ends, and is killed at once; its own children come next, at the
+    SIGCHLD of its end. A run's detached processes do not outlive it (nor, double-forked, its parent)."""
+    try:
+        with open("/proc/self/task/%d/children" % SERVER_PID) as listing:
+            pids = [int(pid) for pid in listing.read().split()]
+    except OSError:
+        return
+    for pid in pids:
+        if pid not in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def reap_children():
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -464,6 +490,12 @@ def main():
     # The runner's end closes the control channel (EOF: the loop below returns); its death also sends
     # SIGTERM (not SIGKILL: the cleanup below, killing what the runs left, must still happen).
     signal.signal(signal.SIGTERM, runner_gone)
+    if SANDBOXED:
+        # The runs have this process's uid (bubblewrap, not root): non-dumpable, its memory and
+        # /proc files are out of their reach (no ptrace into the fork server to steer later forks);
+        # every fork inherits it.
+        if not prctl(PR_SET_DUMPABLE, 0):
+            raise RuntimeError("could not make the fork server non-dumpable")
     parent = os.environ.pop("CODERUN_PARENT_PID", None)
     if parent is not None:
         die_with_parent(int(parent), signal.SIGTERM)
