@@ -270,24 +270,8 @@ export class ProcessCodeRunner implements CodeRunner {
       maxRunsPerProcess: options.maxRunsPerProcess ?? 10_000,
       maxIdleReusable: options.maxIdleReusable ?? Math.max(options.poolSize ?? 2, 1),
       makeDir: (language, memoryMb) => (this.forkedBy(language, memoryMb) ? runDirName(this.tmpRoot) : makeRunDir(this.tmpRoot)),
-      start: (language, memoryMb, dir) => {
-        // The same answer as makeDir's, just before it in the same turn (launch runs in the constructor).
-        const server = this.forkedBy(language, memoryMb);
-        const runAs = this.identities?.take();
-        if (runAs && server === null) chownSync(dir, runAs.uid, runAs.gid);
-        const proc = new RuntimeProcess({
-          language,
-          memoryMb,
-          dir,
-          memoryHeadroomMb: headroom,
-          makesOwnDir: server !== null,
-          ...(runAs ? { runAs } : {}),
-          launch: (events) => this.launch(language, memoryMb, dir, server, runAs, events),
-        });
-        // Back to the free identities once the process (and, through its cgroup, all it started) is gone.
-        if (runAs) void proc.exited.then(() => this.identities?.release(runAs));
-        return proc;
-      },
+      // The same answer as makeDir's, just before it in the same turn (launch runs in the constructor).
+      start: (language, memoryMb, dir) => this.startProcess(language, memoryMb, dir, this.forkedBy(language, memoryMb)),
       reset: (proc) => this.reset(proc),
     });
     // Refused runs (no sandbox) need no warm process.
@@ -334,6 +318,42 @@ export class ProcessCodeRunner implements CodeRunner {
     await this.pool.close();
     await Promise.all([this.forkServer?.close(), ...[...(this.nodeForkServers?.values() ?? [])].map((server) => server.close())]);
     if (this.bwrap) await rm(this.tmpRoot, { recursive: true, force: true }).catch(() => {});
+  }
+
+  /** One runtime process in `dir`, started through `server` (null: spawned), with an identity of its own. */
+  private startProcess(language: Language, memoryMb: number, dir: string, server: ForkServer | null): RuntimeProcess {
+    const runAs = this.identities?.take();
+    if (runAs && server === null) chownSync(dir, runAs.uid, runAs.gid);
+    const proc = new RuntimeProcess({
+      language,
+      memoryMb,
+      dir,
+      memoryHeadroomMb: this.headroomMb,
+      makesOwnDir: server !== null,
+      ...(runAs ? { runAs } : {}),
+      launch: (events) => this.launch(language, memoryMb, dir, server, runAs, events),
+    });
+    // Back to the free identities once the process (and, through its cgroup, all it started) is gone.
+    if (runAs) void proc.exited.then(() => this.identities?.release(runAs));
+    return proc;
+  }
+
+  /**
+   * JavaScript that uses worker threads runs in a node exec'd for it (by the Python fork server),
+   * never in a forked one: a forked node has none of the fork server's platform threads, and a
+   * worker's exit, which drains the tasks posted to them, sometimes never came (most runs on a
+   * loaded machine; docs/decisions.md, "JavaScript fork server"). Decided on the code's text: code
+   * that reaches worker_threads without naming it keeps the forked node and that risk. Not in the
+   * bubblewrap sandbox, where an exec'd node is refused.
+   */
+  private needsExecNode(codeblock: { language: Language; code: string }): boolean {
+    return codeblock.language === 'javascript' && this.nodeForkServers !== null && this.forkServer !== null && !this.bwrap && codeblock.code.includes('worker_threads');
+  }
+
+  /** The run's process: one of its own (never pooled or reused) for code that needs an exec'd node, else the pool's. */
+  private async takeFor(codeblock: { language: Language; code: string }, memoryMb: number, reuse: boolean): Promise<{ proc: RuntimeProcess; reuse: boolean }> {
+    if (!this.needsExecNode(codeblock)) return { proc: await this.pool.take(codeblock.language, memoryMb, reuse), reuse };
+    return { proc: this.pool.takeOwn(() => this.startProcess('javascript', memoryMb, runDirName(this.tmpRoot), this.forkServer)), reuse: false };
   }
 
   /**
@@ -407,7 +427,10 @@ export class ProcessCodeRunner implements CodeRunner {
     control.watch(request.pollIntervalMs, () => request.isCancelled(), request.onHeartbeat);
     let proc: RuntimeProcess;
     try {
-      proc = await this.pool.take(codeblock.language, limits.memoryMb, request.reuse === true);
+      const taken = await this.takeFor(codeblock, limits.memoryMb, request.reuse === true);
+      proc = taken.proc;
+      // A process of its own is a fresh one, whatever the operator asked.
+      request = { ...request, reuse: taken.reuse };
     } catch (error) {
       control.stop();
       const message = `runner error: ${error instanceof Error ? error.message : String(error)}`;
@@ -485,7 +508,9 @@ export class ProcessCodeRunner implements CodeRunner {
     const control = new RunControl(Date.now() + limits.timeoutMs);
     let proc: RuntimeProcess;
     try {
-      proc = await this.pool.take(codeblock.language, limits.memoryMb, request.reuse === true);
+      const taken = await this.takeFor(codeblock, limits.memoryMb, request.reuse === true);
+      proc = taken.proc;
+      request = { ...request, reuse: taken.reuse };
     } catch (error) {
       return done({ ok: false, kind: 'error', message: `runner error: ${error instanceof Error ? error.message : String(error)}` });
     }

@@ -96,6 +96,15 @@ export class WarmPool {
     return found;
   }
 
+  /** A process started for one run only, as `start` makes it (never pooled; release it with reuse false). */
+  takeOwn(start: () => RuntimeProcess): RuntimeProcess {
+    if (this.closed) throw new Error('the code runner is closed');
+    const process = start();
+    this.all.add(process);
+    process.setBusy(true);
+    return process;
+  }
+
   /**
    * The run is over: recycle (reuse) or dispose of the process, in the background. The kill of a
    * disposed process happens before this returns; a recycled process is offered to another run
