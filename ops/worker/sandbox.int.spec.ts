@@ -119,6 +119,18 @@ function request(language: Language, code: string, context: Record<string, unkno
   };
 }
 
+
+/** The first line a service script prints (its pids); rejects if it ends before printing one. */
+const firstLine = (child: ReturnType<typeof spawn>): Promise<string> =>
+  new Promise<string>((resolve, reject) => {
+    let text = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      if (text.includes('\n')) resolve(text.split('\n')[0] ?? '');
+    });
+    child.once('exit', () => reject(new Error(`the service ended early: ${text}`)));
+  });
+
 describe('Sandbox: run processes never hold the service\'s rights', function () {
   this.timeout(120_000);
   let scratch: string;
@@ -350,14 +362,7 @@ setTimeout(() => {
 `,
     );
     const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const line = await new Promise<string>((resolve, reject) => {
-      let text = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        text += chunk.toString();
-        if (text.includes('\n')) resolve(text.split('\n')[0] ?? '');
-      });
-      child.once('exit', () => reject(new Error(`the service ended early: ${text}`)));
-    });
+    const line = await firstLine(child);
     const pids = [...(JSON.parse(line) as number[]), ...['js.pid', 'py.pid'].map((name) => Number(readFileSync(join(scratch, name), 'utf8')))];
     // Both fork servers and at least the two busy runs and the warm ones.
     expect(pids.length).to.be.greaterThanOrEqual(6);
@@ -396,14 +401,7 @@ setTimeout(() => console.log(JSON.stringify(runner.processIds())), 3000);
     );
     try {
       const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-      const line = await new Promise<string>((resolve, reject) => {
-        let text = '';
-        child.stdout.on('data', (chunk: Buffer) => {
-          text += chunk.toString();
-          if (text.includes('\n')) resolve(text.split('\n')[0] ?? '');
-        });
-        child.once('exit', () => reject(new Error(`the service ended early: ${text}`)));
-      });
+      const line = await firstLine(child);
       const pids = JSON.parse(line) as number[];
       expect(pids.length).to.be.greaterThanOrEqual(2);
       expect(pids.every(running)).to.equal(true);
