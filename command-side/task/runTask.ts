@@ -58,9 +58,9 @@ export const runTask = async (
     // rules quote the value in a string detail (`{"frequency": {"toString": "x"}}` was a 500).
     const wrongTypes = validateItem('task', body, 'update').filter((entry) => WRONG_TYPE.test(entry.type));
     if (wrongTypes.length > 0) throw unprocessable(wrongTypes);
+    // Also VIEW on every item the body references (planItem's check), before the create actions run:
+    // they may be handed the connections the body names.
     await validateNewTask(deps, principal, body);
-    // Before the create actions run: they may be handed the connections the body names.
-    await referenceChecker(deps).require(principal, body);
     task = await createOrFind(deps, principal, body, metadata, settle);
   } else {
     if (!isLaui(body.item_laui)) throw unprocessable([{ type: 'value_error', loc: ['body', 'item_laui'], msg: 'Invalid ObjectId', input: body.item_laui }]);
