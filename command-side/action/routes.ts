@@ -1,7 +1,6 @@
 import Router from '@koa/router';
-import { metadataFor } from '../../shared/events.ts';
-import { principalOf, type AppContext, type AppState } from '../../shared/http/AppState.ts';
-import type { Position } from '../../shared/event-store/EventStore.ts';
+import { principalOf, type AppState } from '../../shared/http/AppState.ts';
+import { requestWrites } from '../../shared/http/requestWrites.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 import { requireObjectBody } from '../../shared/validation/validateRequest.ts';
 import { runAction, type RunActionDeps } from './runAction.ts';
@@ -14,10 +13,7 @@ export interface ActionRoutesDeps extends RunActionDeps {
 /** Action endpoint of spec 4.4. */
 export const actionRoutes = (deps: ActionRoutesDeps): Router<AppState> => {
   const router = new Router<AppState>({ prefix: '/api/v1/action' });
-  const meta = (ctx: AppContext) => metadataFor(principalOf(ctx).laui, deps.clock.now(), ctx.state.correlationId);
-  const settle = async (position: Position | null) => {
-    if (position !== null) await deps.readModels.waitFor(position, deps.readYourWritesTimeoutMs);
-  };
+  const { meta, settle } = requestWrites(deps);
 
   router.post('/run', async (ctx) => {
     const outcome = await runAction(deps, principalOf(ctx), requireObjectBody(ctx.request.body), meta(ctx), settle);

@@ -2,8 +2,8 @@ import Router from '@koa/router';
 import { AppError, TooManyRequestsError, badRequest, unauthorized, unprocessable } from '../../shared/errors.ts';
 import { clientAddress } from '../../shared/http/clientAddress.ts';
 import type { AttemptThrottle, LoginAttempt } from '../../shared/ports/AttemptThrottle.ts';
-import { metadataFor } from '../../shared/events.ts';
 import type { AppContext, AppState } from '../../shared/http/AppState.ts';
+import { requestWrites } from '../../shared/http/requestWrites.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import type { Mailer } from '../../shared/ports/Mailer.ts';
@@ -89,7 +89,8 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
       maxAge: value === null ? 0 : maxAgeSeconds * 1000,
       overwrite: true,
     });
-  const meta = (ctx: AppContext, userLaui: string | null) => metadataFor(userLaui, deps.clock.now(), ctx.state.correlationId);
+  // Public routes: the metadata names the user a route identified (or nobody), never a principal.
+  const { metaFor, settle } = requestWrites(deps);
   /** The session cookie's user and session, unless it is missing, invalid, without a sid or logged out. */
   const sessionOf = async (ctx: AppContext): Promise<{ userLaui: string; sessionId: string } | null> => {
     const token = ctx.cookies.get('session');
@@ -149,7 +150,7 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
     // Checked again: the allow-list may have changed since /auth signed the cookie.
     const checked = deps.resolveRedirect(redirect_uri, serviceOrigin(ctx));
     if (checked === null) throw badRequest('Invalid argument: redirect_uri is not allowed');
-    const code = await deps.auth.issueCode(query.user_laui, client_id, session.sessionId, meta(ctx, query.user_laui));
+    const code = await deps.auth.issueCode(query.user_laui, client_id, session.sessionId, metaFor(ctx, query.user_laui));
     const target = new URL(checked);
     target.searchParams.set('state', state);
     if (deps.emailTotp) {
@@ -189,7 +190,7 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
         throw badRequest('For grant type refresh_token, token_string must be passed in credentials');
       }
       const attempt = await attemptFor();
-      const rotated = await deps.auth.rotateRefreshToken(credentials.token_string, meta(ctx, null));
+      const rotated = await deps.auth.rotateRefreshToken(credentials.token_string, metaFor(ctx, null));
       await attempt.succeeded();
       await grantAccess(ctx, rotated.userLaui, rotated.sessionId, rotated.token);
       return;
@@ -201,9 +202,9 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
       throw badRequest(`Invalid argument: unknown provider ${quoted(credentials.provider)}`);
     }
     const attempt = await attemptFor();
-    const { userLaui, sessionId } = await deps.auth.redeemCode(credentials.code, meta(ctx, null));
+    const { userLaui, sessionId } = await deps.auth.redeemCode(credentials.code, metaFor(ctx, null));
     await attempt.succeeded();
-    await grantAccess(ctx, userLaui, sessionId, await deps.auth.startRefreshFamily(userLaui, sessionId, meta(ctx, userLaui)));
+    await grantAccess(ctx, userLaui, sessionId, await deps.auth.startRefreshFamily(userLaui, sessionId, metaFor(ctx, userLaui)));
   });
 
   router.get('/api/v1/get-mcp-token', async (ctx) => {
@@ -224,7 +225,7 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
     const sessions = new Map<string, string | null>();
     const refresh = ctx.cookies.get('refresh_token');
     if (refresh) {
-      const family = await deps.auth.revokeRefreshToken(refresh, meta(ctx, null));
+      const family = await deps.auth.revokeRefreshToken(refresh, metaFor(ctx, null));
       if (family?.sessionId) sessions.set(family.sessionId, family.userLaui);
     }
     const tokens: Array<['session' | 'access', string | undefined]> = [
@@ -238,9 +239,9 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
     }
     let last: Position | null = null;
     for (const [sessionId, userLaui] of sessions) {
-      last = (await deps.auth.endSession(sessionId, userLaui, 'logout', meta(ctx, userLaui))) ?? last;
+      last = (await deps.auth.endSession(sessionId, userLaui, 'logout', metaFor(ctx, userLaui))) ?? last;
     }
-    if (last !== null) await deps.readModels.waitFor(last, deps.readYourWritesTimeoutMs);
+    await settle(last);
     for (const name of ['frontend_token', 'oauth_flow', 'session']) cookie(ctx, name, null, 0);
     cookie(ctx, 'refresh_token', null, 0, '/api/v1');
     ctx.type = 'application/json';

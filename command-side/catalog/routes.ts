@@ -1,7 +1,6 @@
 import Router from '@koa/router';
-import { metadataFor } from '../../shared/events.ts';
-import { principalOf, type AppContext, type AppState } from '../../shared/http/AppState.ts';
-import type { Position } from '../../shared/event-store/EventStore.ts';
+import { principalOf, type AppState } from '../../shared/http/AppState.ts';
+import { requestWrites } from '../../shared/http/requestWrites.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 import { lauiSchema, requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
 import type { CatalogDeps } from './catalogDeps.ts';
@@ -44,10 +43,7 @@ const bootstrapSchema = {
 /** Catalog commands (spec 4.3) plus update, bootstrap and validate (docs/decisions.md). */
 export const catalogCommandRoutes = (deps: CatalogRoutesDeps): Router<AppState> => {
   const router = new Router<AppState>({ prefix: '/api/v1/catalog' });
-  const meta = (ctx: AppContext) => metadataFor(principalOf(ctx).laui, deps.clock.now(), ctx.state.correlationId);
-  const settle = async (position: Position | null) => {
-    if (position !== null) await deps.readModels.waitFor(position, deps.readYourWritesTimeoutMs);
-  };
+  const { meta, settle } = requestWrites(deps);
 
   router.post('/create', async (ctx) => {
     const created = await createItem(deps, principalOf(ctx), requireObjectBody(ctx.request.body), meta(ctx));

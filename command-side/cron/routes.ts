@@ -1,7 +1,6 @@
 import Router from '@koa/router';
-import { metadataFor } from '../../shared/events.ts';
-import type { Position } from '../../shared/event-store/EventStore.ts';
 import { principalOf, type AppState } from '../../shared/http/AppState.ts';
+import { requestWrites } from '../../shared/http/requestWrites.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 import { requireObjectBody } from '../../shared/validation/validateRequest.ts';
 import type { CronScheduler } from './cronScheduler.ts';
@@ -17,15 +16,12 @@ export interface CronRoutesDeps extends CronDeps {
 /** Spec 4.5: POST /api/v1/cron/manage. */
 export const cronRoutes = (deps: CronRoutesDeps): Router<AppState> => {
   const router = new Router<AppState>({ prefix: '/api/v1/cron' });
-  const settle = async (position: Position | null) => {
-    if (position !== null) await deps.readModels.waitFor(position, deps.readYourWritesTimeoutMs);
-  };
+  const { meta, settle } = requestWrites(deps);
 
   router.post('/manage', async (ctx) => {
     const body = parseManageCronBody(requireObjectBody(ctx.request.body));
     const principal = principalOf(ctx);
-    const metadata = metadataFor(principal.laui, deps.clock.now(), ctx.state.correlationId);
-    const { message } = await manageCron({ ...deps, settle }, principal, body, metadata);
+    const { message } = await manageCron({ ...deps, settle }, principal, body, meta(ctx));
     ctx.body = { success: true, message, project_laui: body.project_laui, action: body.action };
   });
 

@@ -1,8 +1,7 @@
 import Router from '@koa/router';
-import { metadataFor } from '../../shared/events.ts';
 import { principalOf, type AppContext, type AppState } from '../../shared/http/AppState.ts';
+import { requestWrites } from '../../shared/http/requestWrites.ts';
 import type { Clock } from '../../shared/clock.ts';
-import type { Position } from '../../shared/event-store/EventStore.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 import { lauiSchema, requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
 import { accessPatchSchema, validateAccessPatch } from './validateAccessPatch.ts';
@@ -36,10 +35,7 @@ const deleteQuerySchema = {
 /** Private group commands (spec 4.6). Both answer 200 without a body once the read models show the write. */
 export const groupCommandRoutes = (deps: GroupRoutesDeps): Router<AppState> => {
   const router = new Router<AppState>();
-  const meta = (ctx: AppContext) => metadataFor(principalOf(ctx).laui, deps.clock.now(), ctx.state.correlationId);
-  const settle = async (position: Position | null) => {
-    if (position !== null) await deps.readModels.waitFor(position, deps.readYourWritesTimeoutMs);
-  };
+  const { meta, settle } = requestWrites(deps);
   const noBody = (ctx: AppContext) => {
     ctx.status = 200;
     ctx.body = '';

@@ -1,8 +1,7 @@
 import Router from '@koa/router';
 import { forbidden, notFound } from '../../shared/errors.ts';
-import { metadataFor } from '../../shared/events.ts';
 import { principalOf, type AppContext, type AppState } from '../../shared/http/AppState.ts';
-import type { Position } from '../../shared/event-store/EventStore.ts';
+import { requestWrites } from '../../shared/http/requestWrites.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 import { lauiSchema, requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
@@ -26,10 +25,7 @@ const pathLaui = (ctx: AppContext) => validateRequest<{ task_laui: string }>(PAT
 /** Task endpoints of spec 4.2 (diagnose comes with the scheduler). */
 export const taskRoutes = (deps: TaskRoutesDeps): Router<AppState> => {
   const router = new Router<AppState>({ prefix: '/api/v1/task' });
-  const meta = (ctx: AppContext) => metadataFor(principalOf(ctx).laui, deps.clock.now(), ctx.state.correlationId);
-  const settle = async (position: Position | null) => {
-    if (position !== null) await deps.readModels.waitFor(position, deps.readYourWritesTimeoutMs);
-  };
+  const { meta, settle } = requestWrites(deps);
   const taskOf = async (laui: string): Promise<ItemDoc> => {
     const task = await deps.items.get(laui);
     if (!task || task.item_type !== 'task') throw notFound('Item not found');

@@ -1,10 +1,9 @@
 import Router from '@koa/router';
 import { AppError, TooManyRequestsError, forbidden } from '../../shared/errors.ts';
 import type { AttemptThrottle } from '../../shared/ports/AttemptThrottle.ts';
-import { metadataFor } from '../../shared/events.ts';
-import { principalOf, type AppContext, type AppState } from '../../shared/http/AppState.ts';
+import { principalOf, type AppState } from '../../shared/http/AppState.ts';
+import { requestWrites } from '../../shared/http/requestWrites.ts';
 import type { Clock } from '../../shared/clock.ts';
-import type { Position } from '../../shared/event-store/EventStore.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 import { requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
 import type { UserHandler } from './handler.ts';
@@ -49,8 +48,7 @@ const rolesSchema = {
 /** Private user commands (spec 4.7) plus admin user creation. */
 export const userCommandRoutes = (deps: UserRoutesDeps): Router<AppState> => {
   const router = new Router<AppState>();
-  const meta = (ctx: AppContext) => metadataFor(principalOf(ctx).laui, deps.clock.now(), ctx.state.correlationId);
-  const settle = (position: Position) => deps.readModels.waitFor(position, deps.readYourWritesTimeoutMs);
+  const { meta, settle } = requestWrites(deps);
 
   router.post('/api/v1/user/change-password', async (ctx) => {
     const body = validateRequest<{ current_password: string; new_password: string }>(
@@ -106,7 +104,7 @@ export const userCommandRoutes = (deps: UserRoutesDeps): Router<AppState> => {
     if (!principalOf(ctx).isAdmin) throw forbidden();
     const body = validateRequest<{ user_laui: string; is_auditor: boolean }>(rolesSchema, requireObjectBody(ctx.request.body));
     const position = await deps.users.setAuditor(body.user_laui, body.is_auditor, meta(ctx));
-    if (position !== null) await settle(position);
+    await settle(position);
     ctx.body = { user_laui: body.user_laui, is_auditor: body.is_auditor };
   });
   return router;
