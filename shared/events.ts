@@ -7,6 +7,11 @@ export interface EventMetadata {
   correlation_id: string;
   causation_id: string | null;
   at: string;
+  /**
+   * The schema version of the event's data, stamped by the store when it writes the event
+   * (shared/event-store/upcast.ts); absent on events written before versions existed (read as 1).
+   */
+  version?: number;
 }
 
 /** A domain event: past-tense type plus JSON data. Aggregates narrow this to a union. */

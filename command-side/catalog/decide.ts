@@ -3,25 +3,20 @@ import { assertNever } from '../../shared/assertNever.ts';
 import { badRequest, conflict, notFound } from '../../shared/errors.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
-import { allowedTransition, refusedTransitionDetail } from '../../shared/task/transitions.ts';
+import { decideTaskChange, type TaskLifecycle } from '../task/decide.ts';
 import { evolveItem, initialItemState } from './evolve.ts';
 import { itemNotFound, type ItemCommand, type ItemEvent, type ItemState } from './item.ts';
 
-/**
- * A task's `state` changes only as the task state table allows (spec 3.1, shared/task/transitions.ts),
- * checked here, on the state the change is decided on, so no route, worker or scheduler can make a
- * transition the table refuses, however requests interleave: 409 with the from and to states.
- */
-const refuseTaskTransition = (command: Extract<ItemCommand, { kind: 'update' }>, state: Extract<ItemState, { laui: string }>): void => {
-  if (!('state' in command.changes) || resolveItemType(state.itemType)?.base !== 'task') return;
-  const from = String(state.fields.state ?? 'scheduled');
-  const to = String(command.changes.state);
-  if (from !== to && !allowedTransition(from, to, command.trigger)) throw conflict(refusedTransitionDetail(from, to));
-};
+const isTask = (state: Extract<ItemState, { laui: string }>): boolean => resolveItemType(state.itemType)?.base === 'task';
+
+/** The task aggregate's view of a task item (command-side/task/decide.ts). */
+const lifecycleOf = (state: Extract<ItemState, { laui: string }>): TaskLifecycle => ({
+  state: String(state.fields.state ?? 'scheduled'),
+  userSetState: typeof state.fields.user_set_state === 'string' ? state.fields.user_set_state : null,
+});
 
 const decideUpdate = (command: Extract<ItemCommand, { kind: 'update' }>, state: Extract<ItemState, { laui: string }>): ItemEvent[] => {
   if (command.onlyIfStateIn && !command.onlyIfStateIn.includes(String(state.fields.state))) return [];
-  refuseTaskTransition(command, state);
   if (command.expectedVersion !== null && command.expectedVersion !== state.version) {
     throw conflict(`Item version conflict: expected version ${command.expectedVersion}, current version ${state.version}`);
   }
@@ -37,14 +32,12 @@ const decideUpdate = (command: Extract<ItemCommand, { kind: 'update' }>, state: 
   const events: ItemEvent[] = [];
   if (Object.keys(changes).length > 0) {
     const versioned = Object.keys(changes).some((field) => command.versionedFields.includes(field));
-    events.push({
-      type: 'ItemUpdated',
-      data: {
-        changes,
-        version: versioned ? state.version + 1 : state.version,
-        revision_laui: versioned ? command.revisionLaui : null,
-      },
-    });
+    const version = versioned ? state.version + 1 : state.version;
+    const revisionLaui = versioned ? command.revisionLaui : null;
+    // A task's lifecycle change is the task aggregate's named event (which refuses, 409, a state
+    // change the table does not allow); anything else is a field edit.
+    const named = isTask(state) ? decideTaskChange({ changes, version, revisionLaui, reason: command.trigger }, lifecycleOf(state)) : [];
+    events.push(...(named.length > 0 ? named : [{ type: 'ItemUpdated' as const, data: { changes, version, revision_laui: revisionLaui } }]));
   }
   if (command.access !== null && !isDeepStrictEqual(command.access, state.access)) {
     events.push({ type: 'ItemAccessChanged', data: { access: command.access } });

@@ -1,5 +1,5 @@
 import { assertNever } from '../../shared/assertNever.ts';
-import type { ItemEvent, ItemState } from './item.ts';
+import { isItemChange, type ItemEvent, type ItemState } from './item.ts';
 
 export const initialItemState = (): ItemState => ({ status: 'none' });
 
@@ -17,16 +17,17 @@ export const evolveItem = (state: ItemState, event: ItemEvent): ItemState => {
     };
   }
   if (state.status === 'none') return state;
+  // A field edit and a named task or cron change set fields alike.
+  if (isItemChange(event)) {
+    const { name, ...rest } = event.data.changes;
+    return {
+      ...state,
+      name: typeof name === 'string' ? name : state.name,
+      fields: { ...state.fields, ...rest },
+      version: event.data.version,
+    };
+  }
   switch (event.type) {
-    case 'ItemUpdated': {
-      const { name, ...rest } = event.data.changes;
-      return {
-        ...state,
-        name: typeof name === 'string' ? name : state.name,
-        fields: { ...state.fields, ...rest },
-        version: event.data.version,
-      };
-    }
     case 'ItemAccessChanged':
       return { ...state, access: event.data.access };
     case 'ItemSoftDeleted':

@@ -1,11 +1,16 @@
 import type { AccessMaps } from '../../shared/access/permissions.ts';
 import type { DomainEvent } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
-import type { TaskTrigger } from '../../shared/task/transitions.ts';
+import { isItemChangeType } from '../../shared/catalog/itemChanges.ts';
+import type { CronEvent } from '../../shared/task/cronEvents.ts';
+import type { ItemChangeData, TaskEvent } from '../../shared/task/taskEvents.ts';
+import type { TaskChangeReason } from '../task/decide.ts';
 
 /**
  * Events of `item-<laui>` streams: every catalog item, tasks included. Type-specific fields
  * travel in `fields`; `version` counts versioned-field changes and each version has a revision id.
+ * A change is `ItemUpdated` (a field edit) or, for a task's lifecycle and a project's cron status,
+ * a named event carrying the same change record (shared/task/taskEvents.ts, cronEvents.ts).
  */
 export type ItemEvent =
   | DomainEvent<
@@ -25,7 +30,9 @@ export type ItemEvent =
         revision_laui: Laui;
       }
     >
-  | DomainEvent<'ItemUpdated', { changes: Record<string, unknown>; version: number; revision_laui: Laui | null }>
+  | DomainEvent<'ItemUpdated', ItemChangeData>
+  | TaskEvent
+  | CronEvent
   | DomainEvent<'ItemAccessChanged', { access: AccessMaps }>
   | DomainEvent<'ItemSoftDeleted', { at: string }>
   | DomainEvent<'ItemRestored', { at: string }>
@@ -69,8 +76,11 @@ export type ItemCommand =
       revisionLaui: Laui;
       /** Apply only while the item's `state` is one of these (a stale transition is skipped). */
       onlyIfStateIn?: ReadonlyArray<string>;
-      /** The task state table's row a `state` change goes through (shared/task/transitions.ts), when its caller names one. */
-      trigger?: TaskTrigger;
+      /**
+       * Why a task changes when its state alone does not say it: the state table's row a `state`
+       * change goes through (shared/task/transitions.ts), or a pre-action that skipped the run.
+       */
+      trigger?: TaskChangeReason;
     }
   | { kind: 'soft-delete'; laui: Laui; at: string }
   | { kind: 'hard-delete'; laui: Laui; at: string }
@@ -78,3 +88,8 @@ export type ItemCommand =
 
 export const itemStream = (laui: Laui): string => `item-${laui}`;
 export const itemNotFound = (laui: Laui): string => `Item not found with laui: ${laui}`;
+
+/** The events that set fields of an item (ItemUpdated and the named task and cron changes): every fold applies them alike. */
+export type ItemChangeEvent = Extract<ItemEvent, { data: ItemChangeData }>;
+
+export const isItemChange = (event: ItemEvent): event is ItemChangeEvent => isItemChangeType(event.type);

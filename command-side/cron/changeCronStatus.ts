@@ -4,6 +4,7 @@ import type { EventStore, Position } from '../../shared/event-store/EventStore.t
 import { newLaui, type Laui } from '../../shared/ids.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import { handleCommand } from '../kernel/handleCommand.ts';
+import { cronEventOf } from '../../shared/task/cronEvents.ts';
 import { itemDecider } from '../catalog/decide.ts';
 import { itemStream, type ItemEvent, type ItemState } from '../catalog/item.ts';
 import { cronStatusOf, decideCron, type CronCommand, type CronContext, type FolderMetadata } from './cronLifecycle.ts';
@@ -18,7 +19,7 @@ interface CronStatusCommand {
  * The status decision is taken on the project stream's fresh state and appended at the revision it
  * read (handleCommand), so two concurrent STARTs cannot both pass the "already running" check: the
  * second is decided again on the first one's STARTED and gets 409. folder_metadata is replaced as a
- * whole by ItemUpdated, so the new object is the current one with the decided fields merged in.
+ * whole by the named cron event (CronStarted, CronStopped...), so the new object is the current one with the decided fields merged in.
  * The change is not versioned (folder_metadata is a runtime field: docs/decisions.md).
  */
 const cronStatusDecider: Decider<ItemState, CronStatusCommand, ItemEvent> = {
@@ -29,7 +30,7 @@ const cronStatusDecider: Decider<ItemState, CronStatusCommand, ItemEvent> = {
     const current = (state.fields.folder_metadata as FolderMetadata | undefined) ?? {};
     const patch = decideCron(command.cron, current, command.context);
     if (patch === null) return [];
-    return itemDecider.decide(
+    const decided = itemDecider.decide(
       {
         kind: 'update',
         laui: state.laui,
@@ -40,6 +41,11 @@ const cronStatusDecider: Decider<ItemState, CronStatusCommand, ItemEvent> = {
         revisionLaui: command.revisionLaui,
       },
       state,
+    );
+    // Every status change is its named event (CronStarted...), carrying the new folder_metadata.
+    const named = cronEventOf(patch.cron_status);
+    return decided.map((event) =>
+      event.type === 'ItemUpdated' && named !== null ? { type: named, data: { from: cronStatusOf(current), to: String(patch.cron_status), ...event.data } } : event,
     );
   },
 };

@@ -8,12 +8,13 @@ import { itemDecider } from '../catalog/decide.ts';
 import { itemStream, type ItemState } from '../catalog/item.ts';
 import { itemStatesOf } from '../catalog/itemStates.ts';
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
-import type { TaskTrigger } from '../../shared/task/transitions.ts';
+import type { TaskChangeReason } from './decide.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 
 /**
- * Task state and runtime fields change through the item's own stream (ItemUpdated), so the task's
- * history shows every transition. Runtime fields are not versioned; definition fields are.
+ * Task state and runtime fields change through the item's own stream, so the task's history shows
+ * every transition, each as its named event (the task decider, ./decide.ts, inside the item's).
+ * Runtime fields are not versioned; definition fields are.
  */
 const steps = inSequence(itemDecider);
 
@@ -36,10 +37,10 @@ const stepsOn = {
   decide: (build: (state: ItemState) => TaskCommand[], state: ItemState) => steps.decide(build(state), state),
 };
 
-const commandsOf = (taskLaui: Laui, changes: ChangesOf, metadata: EventMetadata, onlyIfStateIn: ReadonlyArray<string> | undefined, trigger?: TaskTrigger) => (state: ItemState) =>
+const commandsOf = (taskLaui: Laui, changes: ChangesOf, metadata: EventMetadata, onlyIfStateIn: ReadonlyArray<string> | undefined, trigger?: TaskChangeReason) => (state: ItemState) =>
   taskCommands(taskLaui, typeof changes === 'function' ? changes(state) : changes, metadata, onlyIfStateIn, trigger);
 
-const taskCommands = (taskLaui: Laui, changes: TaskChanges, metadata: EventMetadata, onlyIfStateIn: ReadonlyArray<string> | undefined, trigger?: TaskTrigger) => {
+const taskCommands = (taskLaui: Laui, changes: TaskChanges, metadata: EventMetadata, onlyIfStateIn: ReadonlyArray<string> | undefined, trigger?: TaskChangeReason) => {
   const versionedFields = resolveItemType('task')?.versionedFields ?? [];
   return (Array.isArray(changes) ? changes : [changes]).map((change: Record<string, unknown>) => ({
     kind: 'update' as const,
@@ -61,8 +62,8 @@ export const changeTask = async (
   changes: ChangesOf,
   metadata: EventMetadata,
   onlyIfStateIn?: ReadonlyArray<string>,
-  /** The state table's row a state change goes through, for the rows only their trigger may take (dangerously_reset). */
-  trigger?: TaskTrigger,
+  /** The state table's row a state change goes through, for the rows only their trigger may take (dangerously_reset), or a pre-action's skip. */
+  trigger?: TaskChangeReason,
 ): Promise<Position | null> => {
   const build = commandsOf(taskLaui, changes, metadata, onlyIfStateIn, trigger);
   const result = await handleCommand(eventStore, itemStream(taskLaui), stepsOn, build, metadata, SPEC_RETRY, itemStatesOf(eventStore));

@@ -79,7 +79,9 @@ interface PreparedLease {
 
 /** The queued_in_redis step of a leased task (after its queued_for_connection step when it leads). */
 const leaseChanges = (lease: Lease, metadata: EventMetadata, leading: Record<string, unknown> | null): Array<Record<string, unknown>> => {
-  const queued = { state: 'queued_in_redis', session_id: lease.sessionId, last_system_updated_date: metadata.at };
+  // task_instance: the dispatch's id, which the worker records at pick-up; set here already so the
+  // TaskDispatched event names the execution it sends.
+  const queued = { state: 'queued_in_redis', session_id: lease.sessionId, task_instance: lease.dispatchId, last_system_updated_date: metadata.at };
   return leading ? [leading, queued] : [queued];
 };
 

@@ -216,7 +216,9 @@ export const prepareRun = async (
   // Rule 7: pre-actions are awaited; any that fails or returns false skips the run (not queued).
   const pre = await runHookList(deps, task, 'pre_actions', metadata, merged.config.parameters);
   if (pre.statuses.length > 0) {
-    const recorded = await changeTask(deps.eventStore, task.laui, { actions_status: actionsStatusAfter(task.actions_status, 'pre_actions', pre.statuses) }, metadata);
+    // A pre-action that did not pass makes this record the run's TaskSkipped.
+    const reason = pre.allPassed ? undefined : 'pre_actions_skipped';
+    const recorded = await changeTask(deps.eventStore, task.laui, { actions_status: actionsStatusAfter(task.actions_status, 'pre_actions', pre.statuses) }, metadata, undefined, reason);
     if (!pre.allPassed) return { ready: false, outcome: { taskLaui: task.laui, executionResultId: null, position: recorded, skipped: true } };
   }
   const changes: Record<string, unknown> = {

@@ -1,3 +1,4 @@
+import { isItemChangeType, ITEM_CHANGE_TYPES } from '../../shared/catalog/itemChanges.ts';
 import type { AccessMaps } from '../../shared/access/permissions.ts';
 import type { RecordedEvent } from '../../shared/event-store/EventStore.ts';
 import type { Laui } from '../../shared/ids.ts';
@@ -66,7 +67,7 @@ export const itemsProjection: Projection<ItemDoc> = {
     { fields: ['project_laui', 'state'], partial: { item_type: 'task' } },
     { fields: ['project_laui', 'next_run_date'], partial: { item_type: 'task' } },
   ],
-  handles: new Set(['ItemCreated', 'ItemUpdated', 'ItemAccessChanged', 'ItemSoftDeleted', 'ItemRestored', 'ItemHardDeleted']),
+  handles: new Set(['ItemCreated', ...ITEM_CHANGE_TYPES, 'ItemAccessChanged', 'ItemSoftDeleted', 'ItemRestored', 'ItemHardDeleted']),
   documentId: (event) => (event.streamId.startsWith('item-') ? event.streamId.slice('item-'.length) : null),
   evolve: (doc, event) => {
     const at = event.metadata.at;
@@ -99,12 +100,13 @@ export const itemsProjection: Projection<ItemDoc> = {
       return created;
     }
     if (!doc) return null;
+    // A field edit and a task's or project's named change (TaskStarted, CronStopped...) set fields alike.
+    if (isItemChangeType(event.type)) {
+      const updated = { ...doc, ...clampedChanges(payload.changes as Record<string, unknown>), updated_at: at, updated_by: by, version: Number(payload.version) };
+      updated.pk = primaryKeyOf(updated.item_type, updated);
+      return updated;
+    }
     switch (event.type) {
-      case 'ItemUpdated': {
-        const updated = { ...doc, ...clampedChanges(payload.changes as Record<string, unknown>), updated_at: at, updated_by: by, version: Number(payload.version) };
-        updated.pk = primaryKeyOf(updated.item_type, updated);
-        return updated;
-      }
       case 'ItemAccessChanged':
         return { ...doc, access: payload.access as AccessMaps, updated_at: at, updated_by: by };
       case 'ItemSoftDeleted':

@@ -1,3 +1,4 @@
+import { isItemChangeType } from '../../shared/catalog/itemChanges.ts';
 import { notFound } from '../../shared/errors.ts';
 import type { EventStore, RecordedEvent } from '../../shared/event-store/EventStore.ts';
 import type { Laui } from '../../shared/ids.ts';
@@ -36,7 +37,7 @@ const revisionsOf = (laui: Laui, events: RecordedEvent[]): Revision[] => {
         updated_by: event.metadata.user_laui,
       };
       revisions.push(current);
-    } else if (event.type === 'ItemUpdated' && current) {
+    } else if (isItemChangeType(event.type) && current) {
       const previous: Revision = current;
       const fields: Record<string, unknown> = { ...previous.fields, ...(payload.changes as Record<string, unknown>) };
       if (typeof payload.revision_laui === 'string') {
@@ -82,7 +83,7 @@ export const itemHistory = async (eventStore: EventStore, laui: Laui) => {
     const changed =
       event.type === 'ItemCreated'
         ? ['name', ...Object.keys(payload.fields as Record<string, unknown>)]
-        : event.type === 'ItemUpdated'
+        : isItemChangeType(event.type)
           ? Object.keys(payload.changes as Record<string, unknown>)
           : event.type === 'ItemAccessChanged'
             ? ['access']
@@ -97,7 +98,7 @@ export const itemHistory = async (eventStore: EventStore, laui: Laui) => {
       version: typeof payload.version === 'number' ? payload.version : null,
       changed_fields: changed,
       changes:
-        event.type === 'ItemUpdated'
+        isItemChangeType(event.type)
           ? maskSealedFields({ ...(payload.changes as Record<string, unknown>) })
           : event.type === 'ItemAccessChanged'
             ? { access: payload.access }

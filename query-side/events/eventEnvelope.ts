@@ -1,5 +1,6 @@
 import type { RecordedEvent } from '../../shared/event-store/EventStore.ts';
 import type { Laui } from '../../shared/ids.ts';
+import { recordedSchemaVersion, upcast } from '../../shared/event-store/upcast.ts';
 import { redactData, redactStreamId } from './redactEvent.ts';
 
 /**
@@ -19,17 +20,17 @@ export interface EventEnvelope {
 }
 
 /** The schema version an event was written with; events written before versions existed are 1. */
-export const schemaVersionOf = (event: RecordedEvent): number => {
-  const version = (event.metadata as unknown as Record<string, unknown>).version;
-  return typeof version === 'number' && Number.isInteger(version) && version >= 1 ? version : 1;
-};
+export const schemaVersionOf = (event: RecordedEvent): number => recordedSchemaVersion(event.metadata);
 
 /**
- * Where upcasting plugs in: an event is served in the newest schema of its type, never rewritten
- * in the log. Every event type is at version 1 today, so this is the identity; an upcaster
- * returns the event with its data (and version) raised one step at a time.
+ * An event in the newest schema of its type, never rewritten in the log. The stores already upcast
+ * what they decode (shared/event-store/upcast.ts); applied again here (the identity on a current
+ * event) so an event that reaches a reader by another road is served in the same schema.
  */
-export const upcastEvent = (event: RecordedEvent): { event: RecordedEvent; version: number } => ({ event, version: schemaVersionOf(event) });
+export const upcastEvent = (event: RecordedEvent): { event: RecordedEvent; version: number } => {
+  const current = upcast(event);
+  return { event: current, version: schemaVersionOf(current) };
+};
 
 /** Upcast, then redact (redactEvent.ts): the only way a recorded event leaves for a reader. */
 export const toEnvelope = (recorded: RecordedEvent): EventEnvelope => {

@@ -109,7 +109,8 @@ export function describeAppendContract(store: CurrentStore): void {
         position: result.position,
         type: 'ThingNoticed',
         data: { n: 7 },
-        metadata: anEvent(7).metadata,
+        // The store stamps the type's schema version (shared/event-store/upcast.ts).
+        metadata: { ...anEvent(7).metadata, version: 1 },
       });
       const recordedAt = Date.parse(recorded?.recordedAt ?? '');
       expect(recordedAt).to.be.within(before - 1000, Date.now() + 1000);

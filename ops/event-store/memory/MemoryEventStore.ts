@@ -15,6 +15,7 @@ import type {
 import { assertDistinctStreams } from '../assertDistinctStreams.ts';
 import type { DomainEvent, EventToAppend } from '../../../shared/events.ts';
 import { checkExpectedRevision } from '../checkExpectedRevision.ts';
+import { stampSchemaVersion, upcast } from '../../../shared/event-store/upcast.ts';
 import { readAllBounds, readStreamBounds } from '../readBounds.ts';
 import { SubscriptionHub } from '../SubscriptionHub.ts';
 
@@ -60,7 +61,7 @@ export class MemoryEventStore implements EventStore {
           position: BigInt(++position),
           type: event.type,
           data: jsonCopy(event.data),
-          metadata: jsonCopy(event.metadata),
+          metadata: stampSchemaVersion(event.type, jsonCopy(event.metadata)),
           recordedAt,
         }),
       );
@@ -82,7 +83,7 @@ export class MemoryEventStore implements EventStore {
     this.assertOpen();
     const { from, to } = readStreamBounds(options);
     if (to < from) return [];
-    return (this.streams.get(streamId) ?? []).slice(from, to + 1).map((event) => structuredClone(event));
+    return (this.streams.get(streamId) ?? []).slice(from, to + 1).map((event) => upcast(structuredClone(event)));
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
@@ -90,7 +91,7 @@ export class MemoryEventStore implements EventStore {
     const { after, maxCount } = readAllBounds(options);
     // Position n is the n-th event, so the page after position p starts at index p.
     const start = Number(after);
-    return this.log.slice(start, start + maxCount).map((event) => structuredClone(event));
+    return this.log.slice(start, start + maxCount).map((event) => upcast(structuredClone(event)));
   }
 
   subscribeToAll(options: SubscribeOptions): Subscription {

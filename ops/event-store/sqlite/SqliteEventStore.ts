@@ -19,6 +19,7 @@ import { readAllBounds, readStreamBounds } from '../readBounds.ts';
 import { SubscriptionHub } from '../SubscriptionHub.ts';
 import type { AppendRequest } from './AppendBatchWriter.ts';
 import { MainThreadCommitter, type BatchCommitter, type CommittedBatch } from './BatchCommitter.ts';
+import { currentSchemaVersion, upcast } from '../../../shared/event-store/upcast.ts';
 import { CommittedTail, type StoredEvent } from './CommittedTail.ts';
 import { openEventStoreDatabase, type SqliteSynchronous } from './openEventStoreDatabase.ts';
 import { SqliteWriterThread } from './SqliteWriterThread.ts';
@@ -308,19 +309,25 @@ export class SqliteEventStore implements EventStore {
  */
 function serializer(): (events: ReadonlyArray<EventToAppend>) => AppendRequest['events'] {
   let metadata: EventMetadata | undefined;
+  let version = 0;
   let metadataJson = '';
   return (events) =>
     events.map((event) => {
-      if (event.metadata !== metadata) {
-        metadataJson = JSON.stringify(event.metadata);
+      // Stamped with its type's schema version (upcast.ts): events of one command mostly share
+      // one version, so the serialized metadata is still made once per command.
+      const typeVersion = currentSchemaVersion(event.type);
+      if (event.metadata !== metadata || typeVersion !== version) {
+        metadataJson = JSON.stringify({ ...event.metadata, version: typeVersion });
         metadata = event.metadata;
+        version = typeVersion;
       }
       return { id: randomUUID(), type: event.type, data: JSON.stringify(event.data), metadata: metadataJson };
     });
 }
 
+/** Decoded rows are upcast (upcast.ts): every reader sees each type in its current schema. */
 function rowToRecordedEvent(row: Row): RecordedEvent {
-  return {
+  return upcast({
     position: row[0],
     streamId: row[1],
     revision: Number(row[2]),
@@ -329,12 +336,12 @@ function rowToRecordedEvent(row: Row): RecordedEvent {
     data: JSON.parse(row[5]) as Record<string, unknown>,
     metadata: JSON.parse(row[6]) as EventMetadata,
     recordedAt: row[7],
-  };
+  });
 }
 
 /** Parsed anew for every reader: no two readers (or a reader and the writer) share an object. */
 function toRecordedEvent(stored: StoredEvent): RecordedEvent {
-  return {
+  return upcast({
     position: stored.position,
     streamId: stored.streamId,
     revision: stored.revision,
@@ -343,5 +350,5 @@ function toRecordedEvent(stored: StoredEvent): RecordedEvent {
     data: JSON.parse(stored.data) as Record<string, unknown>,
     metadata: JSON.parse(stored.metadata) as EventMetadata,
     recordedAt: stored.recordedAt,
-  };
+  });
 }
