@@ -130,7 +130,23 @@ describe('release data: a DATA_DIR written by the release opens and reads the sa
   it('given every item history, when read, then every entry is the same but for its event name, and only ItemUpdated entries may be renamed', () => {
     const compared = Object.keys(expected.items).map((laui) => compareItemHistory(laui, expected.items[laui]!.history, actual.items[laui]?.history ?? { status: 0, body: null }));
     expect(compared.flatMap((result) => result.differences)).to.deep.equal([]);
-    // The renames the next change makes (none before it): compared.flatMap((result) => result.renames).
+  });
+
+  /** The lifecycle events of one item's history, in order (catalog field edits and creation left out). */
+  const lifecycleOf = (laui: string): unknown[] =>
+    ((actual.items[laui]?.history.body as Array<{ event: string }> | undefined) ?? []).map((entry) => entry.event).filter((event) => /^(Task|Cron)/.test(event));
+
+  it('given each scenario task, when its history is read, then the release\'s ItemUpdated lifecycle reads as the named events', () => {
+    const run = ['TaskQueued', 'TaskDispatched', 'TaskStarted'];
+    expect(lifecycleOf(fixture.roles.success!)).to.deep.equal([...run, 'TaskSucceeded', ...run, 'TaskSucceeded']);
+    expect(lifecycleOf(fixture.roles.retry!)).to.deep.equal([...run, 'TaskErrored', ...run, 'TaskErrored']);
+    expect(lifecycleOf(fixture.roles.timeout!)).to.deep.equal([...run, 'TaskTimedOut']);
+    expect(lifecycleOf(fixture.roles.cancel!)).to.deep.equal([...run, 'TaskCancellationRequested', 'TaskCancelled']);
+    expect(lifecycleOf(fixture.roles.fail!)).to.deep.equal([...run, 'TaskFailed']);
+    expect(lifecycleOf(fixture.roles.reset!)).to.deep.equal([...run, 'TaskSucceeded', 'TaskReset']);
+    expect(lifecycleOf(fixture.roles.skipped!)).to.deep.equal(['TaskSkipped']);
+    expect(lifecycleOf(fixture.roles.waiting!)).to.deep.equal(['TaskQueued']);
+    expect(lifecycleOf(fixture.cron_project)).to.deep.equal(['CronStarted', 'CronLoopStarted', 'CronStopRequested', 'CronStopped']);
   });
 });
 
