@@ -359,7 +359,7 @@ const execs = new Map();
 /** Ends the exec step running user code: errors thrown outside the awaited call fail it. */
 let failActiveStep = null;
 
-/** What the runner reads as running (ProcessCodeRunner poll): an object whose status is running. */
+/** What the runner reads as running (pollCompletion.ts): an object whose status is running. */
 function isRunning(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value) && typeof value.status === 'string' && value.status.toLowerCase() === 'running';
 }

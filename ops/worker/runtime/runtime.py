@@ -459,7 +459,7 @@ def pause(seconds):
 
 
 def is_running(value):
-    """What the runner reads as running (ProcessCodeRunner poll): an object whose status is running."""
+    """What the runner reads as running (pollCompletion.ts): an object whose status is running."""
     status = value.get("status") if isinstance(value, dict) else None
     return isinstance(status, str) and status.lower() == "running"
 
