@@ -38,6 +38,7 @@ export const commit = async (eventStore: EventStore, main: StreamAppend | null, 
   const appends = [...before.map((companion) => companion.append), ...(main ? [main] : []), ...after.map((companion) => companion.append)];
   if (appends.length === 0) return { main: null, position: null };
   if (appends.length > 1 && !eventStore.appendAtomically) return commitInOrder(eventStore, main, before, after);
+  // One append is its own transaction on any store: `append`, as a command on one stream always had.
   const only = appends.length === 1 ? (appends[0] as StreamAppend) : null;
   const results = only ? [await eventStore.append(only.streamId, only.events, only.expected)] : await (eventStore.appendAtomically as NonNullable<EventStore['appendAtomically']>)(appends);
   const resultOf = (index: number): AppendResult => {
