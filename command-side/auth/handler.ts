@@ -29,7 +29,7 @@ export const authHandler = ({ eventStore, clock }: { eventStore: EventStore; clo
   const issueRefreshToken = async (userLaui: Laui, familyId: string, sessionId: string, metadata: EventMetadata): Promise<string> => {
     const token = randomBytes(32).toString('hex');
     const expiresAt = new Date(clock.now().getTime() + REFRESH_TOKEN_TTL_MS).toISOString();
-    await handleCommand(eventStore, refreshStream(token), refreshTokenDecider, { kind: 'issue', userLaui, familyId, expiresAt, sessionId }, metadata);
+    await handleCommand({ eventStore, streamId: refreshStream(token), decider: refreshTokenDecider, command: { kind: 'issue', userLaui, familyId, expiresAt, sessionId }, metadata });
     return token;
   };
 
@@ -42,7 +42,7 @@ export const authHandler = ({ eventStore, clock }: { eventStore: EventStore; clo
     async issueCode(userLaui: Laui, clientId: string, sessionId: string, metadata: EventMetadata): Promise<string> {
       const code = randomBytes(16).toString('hex');
       const expiresAt = new Date(clock.now().getTime() + AUTHORIZATION_CODE_TTL_MS).toISOString();
-      await handleCommand(eventStore, codeStream(code), authorizationCodeDecider, { kind: 'issue', userLaui, clientId, expiresAt, sessionId }, metadata);
+      await handleCommand({ eventStore, streamId: codeStream(code), decider: authorizationCodeDecider, command: { kind: 'issue', userLaui, clientId, expiresAt, sessionId }, metadata });
       return code;
     },
 
@@ -53,7 +53,7 @@ export const authHandler = ({ eventStore, clock }: { eventStore: EventStore; clo
     async redeemCode(code: string, metadata: EventMetadata): Promise<{ userLaui: Laui; sessionId: string }> {
       const issued = await loadState(eventStore, codeStream(code), authorizationCodeDecider);
       if (issued.status !== 'none' && (await sessionEnded(issued.sessionId))) throw unauthorized(INVALID_CODE);
-      const result = await handleCommand(eventStore, codeStream(code), authorizationCodeDecider, { kind: 'redeem', at: at() }, metadata);
+      const result = await handleCommand({ eventStore, streamId: codeStream(code), decider: authorizationCodeDecider, command: { kind: 'redeem', at: at() }, metadata });
       if (result.state.status === 'none') throw unauthorized(INVALID_CODE);
       return { userLaui: result.state.userLaui, sessionId: result.state.sessionId ?? newSessionId() };
     },
@@ -72,15 +72,15 @@ export const authHandler = ({ eventStore, clock }: { eventStore: EventStore; clo
       const current = await loadState(eventStore, refreshStream(token), refreshTokenDecider);
       if (current.status === 'none') throw unauthorized(INVALID_CODE);
       const family = await loadState(eventStore, familyStream(current.familyId), refreshFamilyDecider);
-      const result = await handleCommand(
+      const result = await handleCommand({
         eventStore,
-        refreshStream(token),
-        refreshTokenDecider,
-        { kind: 'redeem', at: at(), familyRevoked: family.revoked, sessionEnded: await sessionEnded(current.sessionId) },
+        streamId: refreshStream(token),
+        decider: refreshTokenDecider,
+        command: { kind: 'redeem', at: at(), familyRevoked: family.revoked, sessionEnded: await sessionEnded(current.sessionId) },
         metadata,
-      );
+      });
       if (result.events.some((event) => event.type === 'RefreshTokenReuseDetected')) {
-        await handleCommand(eventStore, familyStream(current.familyId), refreshFamilyDecider, { kind: 'revoke', reason: 'reuse detected' }, metadata);
+        await handleCommand({ eventStore, streamId: familyStream(current.familyId), decider: refreshFamilyDecider, command: { kind: 'revoke', reason: 'reuse detected' }, metadata });
         throw unauthorized(INVALID_CODE);
       }
       const sessionId = current.sessionId ?? newSessionId();
@@ -92,7 +92,7 @@ export const authHandler = ({ eventStore, clock }: { eventStore: EventStore; clo
       if (!REFRESH_TOKEN_PATTERN.test(token)) return null;
       const current = await loadState(eventStore, refreshStream(token), refreshTokenDecider);
       if (current.status === 'none') return null;
-      await handleCommand(eventStore, familyStream(current.familyId), refreshFamilyDecider, { kind: 'revoke', reason: 'logout' }, metadata);
+      await handleCommand({ eventStore, streamId: familyStream(current.familyId), decider: refreshFamilyDecider, command: { kind: 'revoke', reason: 'logout' }, metadata });
       return { userLaui: current.userLaui, sessionId: current.sessionId };
     },
 
@@ -103,7 +103,7 @@ export const authHandler = ({ eventStore, clock }: { eventStore: EventStore; clo
      */
     async endSession(sessionId: string, userLaui: Laui | null, reason: string, metadata: EventMetadata): Promise<Position | null> {
       if (!SESSION_ID_PATTERN.test(sessionId)) return null;
-      const result = await handleCommand(eventStore, sessionStream(sessionId), sessionDecider, { kind: 'end', sessionId, userLaui, reason }, metadata);
+      const result = await handleCommand({ eventStore, streamId: sessionStream(sessionId), decider: sessionDecider, command: { kind: 'end', sessionId, userLaui, reason }, metadata });
       return result.position;
     },
   };

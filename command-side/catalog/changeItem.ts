@@ -58,11 +58,11 @@ export const updateItem = async (deps: CatalogDeps, principal: Principal, reques
   }
   let result: CommandResult<ItemState, ItemEvent>;
   try {
-    result = await handleCommand(
-      deps.eventStore,
-      owner,
-      itemDecider,
-      {
+    result = await handleCommand({
+      eventStore: deps.eventStore,
+      streamId: owner,
+      decider: itemDecider,
+      command: {
         kind: 'update',
         laui: item.laui,
         changes: sealSecretFields(item.item_type, changes, deps.secrets, item),
@@ -72,7 +72,7 @@ export const updateItem = async (deps: CatalogDeps, principal: Principal, reques
         revisionLaui: newLaui(new Date(metadata.at)),
       },
       metadata,
-    );
+    });
   } catch (error) {
     // The update did not happen: give the new key back so the name stays usable.
     if (newKey !== null && newKey !== oldKey) await releaseUniqueKey(deps.eventStore, { key: newKey, ownerStream: owner, metadata });
@@ -100,7 +100,7 @@ export const deleteItem = async (
   if (request.parent_laui !== undefined) {
     const [link] = await deps.links.find({ where: { parent_laui: request.parent_laui, child_laui: item.laui, true_parent: false }, limit: 1 });
     if (link) {
-      unlinked = await handleCommand(deps.eventStore, linkStream(link.link_laui), linkDecider, { kind: 'remove', at: metadata.at }, metadata);
+      unlinked = await handleCommand({ eventStore: deps.eventStore, streamId: linkStream(link.link_laui), decider: linkDecider, command: { kind: 'remove', at: metadata.at }, metadata });
       await releaseUniqueKey(deps.eventStore, { key: linkKey(link.parent_laui, item.laui), ownerStream: linkStream(link.link_laui), metadata });
     }
   }
@@ -108,13 +108,13 @@ export const deleteItem = async (
     const children = await deps.items.count({ parent_laui: item.laui });
     if (children > 0) throw badRequest(`Invalid argument: item ${item.laui} has ${children} children; delete them first`);
   }
-  const result = await handleCommand(
-    deps.eventStore,
-    itemStream(item.laui),
-    itemDecider,
-    request.hard_delete ? { kind: 'hard-delete', laui: item.laui, at: metadata.at } : { kind: 'soft-delete', laui: item.laui, at: metadata.at },
+  const result = await handleCommand({
+    eventStore: deps.eventStore,
+    streamId: itemStream(item.laui),
+    decider: itemDecider,
+    command: request.hard_delete ? { kind: 'hard-delete', laui: item.laui, at: metadata.at } : { kind: 'soft-delete', laui: item.laui, at: metadata.at },
     metadata,
-  );
+  });
   const key = uniqueKeyOf(item.item_type, item);
   if (request.hard_delete && key !== null) await releaseUniqueKey(deps.eventStore, { key, ownerStream: itemStream(item.laui), metadata });
   return latestPosition(result, unlinked);
@@ -123,6 +123,6 @@ export const deleteItem = async (
 /** POST /catalog/restore/{item_laui}: DELETE on the item; a hard-deleted item is gone (404). */
 export const restoreItem = async (deps: CatalogDeps, principal: Principal, itemLaui: Laui, metadata: EventMetadata): Promise<Position | null> => {
   const item = await deps.access.require(principal, itemLaui, 'DELETE');
-  const result = await handleCommand(deps.eventStore, itemStream(item.laui), itemDecider, { kind: 'restore', laui: item.laui, at: metadata.at }, metadata);
+  const result = await handleCommand({ eventStore: deps.eventStore, streamId: itemStream(item.laui), decider: itemDecider, command: { kind: 'restore', laui: item.laui, at: metadata.at }, metadata });
   return result.position;
 };

@@ -61,11 +61,11 @@ export const linkItems = async (
     if (winner.owner !== null && winner.owner !== linkStream(linkLaui)) return { linkLaui: winner.owner.slice('link-'.length), position: null };
     throw error;
   }
-  const result = await handleCommand(
-    deps.eventStore,
-    linkStream(linkLaui),
-    linkDecider,
-    {
+  const result = await handleCommand({
+    eventStore: deps.eventStore,
+    streamId: linkStream(linkLaui),
+    decider: linkDecider,
+    command: {
       kind: 'create',
       data: {
         link_laui: linkLaui,
@@ -77,6 +77,6 @@ export const linkItems = async (
       },
     },
     metadata,
-  );
+  });
   return { linkLaui, position: result.position };
 };

@@ -72,7 +72,7 @@ export const changeCronStatus = async (
       return cronStatusDecider.decide(command, state);
     },
   };
-  const result = await handleCommand(eventStore, itemStream(projectLaui), observing, { cron, context, revisionLaui: newLaui(context.now) }, metadata);
+  const result = await handleCommand({ eventStore, streamId: itemStream(projectLaui), decider: observing, command: { cron, context, revisionLaui: newLaui(context.now) }, metadata });
   const after = result.state.status === 'none' ? null : cronStatusOf(result.state.fields.folder_metadata);
   return { before, after, position: result.position };
 };

@@ -4,7 +4,7 @@ import { newLaui, type Laui } from '../../shared/ids.ts';
 import { schedulerDue, type SchedulerPath } from '../../shared/task/readyToRun.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { Decider } from '../kernel/Decider.ts';
-import { handleCommand, SPEC_RETRY } from '../kernel/handleCommand.ts';
+import { handleCommand } from '../kernel/handleCommand.ts';
 import { itemStatesOf } from '../catalog/itemStates.ts';
 import { itemDecider } from '../catalog/decide.ts';
 import { itemStream, type ItemEvent, type ItemState } from '../catalog/item.ts';
@@ -81,16 +81,15 @@ export const claimDueTask = async (
       return events;
     },
   };
-  const result = await handleCommand(
+  const result = await handleCommand({
     eventStore,
-    itemStream(taskLaui),
-    observing,
-    { now, workflowState, revisionLaui: newLaui(now), at: metadata.at },
+    streamId: itemStream(taskLaui),
+    decider: observing,
+    command: { now, workflowState, revisionLaui: newLaui(now), at: metadata.at },
     metadata,
-    SPEC_RETRY,
     // A daily task's stream grows for ever: claims share changeTask's folded states (same events).
-    itemStatesOf(eventStore),
-  );
+    cache: itemStatesOf(eventStore),
+  });
   if (result.events.length === 0 || seen.path === null) return null;
   return { path: seen.path, fields: seen.fields, position: result.position };
 };
@@ -118,5 +117,5 @@ const releaseDecider: Decider<ItemState, { previousState: string; revisionLaui: 
 };
 
 export const releaseClaim = async (eventStore: EventStore, taskLaui: Laui, previousState: string, metadata: EventMetadata): Promise<void> => {
-  await handleCommand(eventStore, itemStream(taskLaui), releaseDecider, { previousState, revisionLaui: newLaui(new Date(metadata.at)) }, metadata);
+  await handleCommand({ eventStore, streamId: itemStream(taskLaui), decider: releaseDecider, command: { previousState, revisionLaui: newLaui(new Date(metadata.at)) }, metadata });
 };

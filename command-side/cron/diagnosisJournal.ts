@@ -48,7 +48,7 @@ export const diagnosisJournal = (eventStore: EventStore): DiagnosisJournal => ({
       .filter(([, check]) => check.triggered)
       .map(([key]) => key)
       .sort();
-    await handleCommand(eventStore, diagnoseStream(taskLaui), journalDecider, { task_laui: taskLaui, diagnosed_at: metadata.at, triggered, checks }, metadata);
+    await handleCommand({ eventStore, streamId: diagnoseStream(taskLaui), decider: journalDecider, command: { task_laui: taskLaui, diagnosed_at: metadata.at, triggered, checks }, metadata });
   },
   async history(taskLaui) {
     const events = await eventStore.readStream(diagnoseStream(taskLaui));

@@ -8,7 +8,10 @@ import { IN_FLIGHT_STATES, successChanges } from '../../shared/task/transitions.
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
 import type { CronLiveness } from '../../projections/cron/cronLiveness.ts';
 import { changeTask } from '../task/changeTask.ts';
-import { dispatchRuns, prepareRun, runReads, validateRun, type DispatchedRuns, type PreparedRun } from '../task/runTask.ts';
+import { dispatchRuns, type DispatchedRuns } from '../task/dispatchRuns.ts';
+import { prepareRun, type PreparedRun } from '../task/prepareRun.ts';
+import { runReads } from '../task/runReads.ts';
+import { validateRun } from '../task/validateRun.ts';
 import { hookReferences } from '../action/runHooks.ts';
 import type { TaskDeps } from '../task/taskDeps.ts';
 import { claimDueTask, releaseClaim, type Claim } from './claimDueTask.ts';

@@ -51,7 +51,7 @@ export const groupHandler = ({ eventStore, readStore }: GroupHandlerDeps) => {
   const headOf = async (stream: string): Promise<Position | null> => (await eventStore.readStream(stream)).at(-1)?.position ?? null;
 
   const run = async (stream: string, command: GroupCommand, metadata: EventMetadata) => {
-    const result = await handleCommand(eventStore, stream, groupDecider, command, metadata);
+    const result = await handleCommand({ eventStore, streamId: stream, decider: groupDecider, command, metadata });
     return { ...result, position: result.position ?? (await headOf(stream)) };
   };
 

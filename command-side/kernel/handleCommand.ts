@@ -1,7 +1,8 @@
-import { writeConflict } from '../../shared/errors.ts';
 import type { DomainEvent, EventMetadata } from '../../shared/events.ts';
-import { WrongExpectedVersionError, type EventStore, type Position } from '../../shared/event-store/EventStore.ts';
+import { WrongExpectedVersionError, type AppendResult, type EventStore, type Position } from '../../shared/event-store/EventStore.ts';
 import type { Decider } from './Decider.ts';
+import { commit } from './commit.ts';
+import { retryOnConflict, SPEC_RETRY, type Attempt, type RetryPolicy } from './retryOnConflict.ts';
 
 export interface CommandResult<State, Event> {
   events: Event[];
@@ -40,25 +41,6 @@ export const lruStateCache = <State>(capacity = 10_000): StateCache<State> => {
   };
 };
 
-export interface RetryPolicy {
-  attempts: number;
-  baseDelayMs: number;
-}
-
-/** The spec's rule for contended streams: 5 attempts, exponential backoff from 100 ms. */
-export const SPEC_RETRY: RetryPolicy = { attempts: 5, baseDelayMs: 100 };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * After a real conflict (not a stale cached guess): 503 write_conflict once the policy's attempts
- * are spent, else the exponential backoff before the next attempt.
- */
-export const backOff = async (retry: RetryPolicy, attempt: number): Promise<void> => {
-  if (attempt >= retry.attempts) throw writeConflict();
-  await sleep(retry.baseDelayMs * 2 ** (attempt - 1) * Math.random());
-};
-
 /**
  * One attempt's decision. A stream in `cache` is not read (unless `fresh`): the decision is made on
  * the cached state and the append's expected revision is what checks it (a read per command was
@@ -89,55 +71,66 @@ export const decideOnCache = async <State, Command, Event extends DomainEvent>(
   return { loaded, events: decider.decide(command, loaded.state), guessed: false };
 };
 
-/**
- * load -> decide -> append with the stream's revision as expected revision. When another writer
- * got there first the command is decided again on fresh state (the decision may change, e.g. a
- * code redeemed twice); a conflict that persists past the policy becomes 503 write_conflict.
- * The first attempt decides a cached stream without reading it (decideOnCache); a conflict on that
- * guess costs one immediate fresh attempt, outside the retry policy: it is not contention.
- */
-export const handleCommand = async <State, Command, Event extends DomainEvent>(
-  eventStore: EventStore,
-  streamId: string,
-  decider: Decider<State, Command, Event>,
-  command: Command,
+/** A command on one stream, as handleCommand takes it. */
+export interface CommandOptions<State, Command, Event extends DomainEvent> {
+  eventStore: EventStore;
+  streamId: string;
+  decider: Decider<State, Command, Event>;
+  command: Command;
   /** The events' metadata; per event (by index in the decision) when one decision serves several callers. */
-  metadata: EventMetadata | ((eventIndex: number) => EventMetadata),
-  retry: RetryPolicy = SPEC_RETRY,
-  cache?: StateCache<State>,
+  metadata: EventMetadata | ((eventIndex: number) => EventMetadata);
+  /** The conflict policy for contention on the stream: the spec's (SPEC_RETRY) unless said. */
+  retry?: RetryPolicy;
+  /** Folded states of hot streams: the stream is decided on its cached state without a read (decideOnCache). */
+  cache?: StateCache<State>;
   /**
    * The stream as the caller already knows it (a stream it just read, or one that cannot exist yet:
    * a fresh LAUI), used for the first attempt instead of reading it again. A wrong guess costs
    * nothing but a retry: the append's expected revision still guards it.
    */
-  known?: { state: State; revision: number | undefined },
-): Promise<CommandResult<State, Event>> => {
-  // After any conflict the stream is read: its cached state, or the caller's, is behind.
-  let fresh = false;
-  for (let attempt = 1; ; attempt += 1) {
+  known?: { state: State; revision: number | undefined };
+}
+
+/**
+ * load -> decide -> append with the stream's revision as expected revision, under retryOnConflict:
+ * when another writer got there first the command is decided again on fresh state (the decision may
+ * change, e.g. a code redeemed twice); a conflict that persists past the policy becomes 503
+ * write_conflict. The first attempt decides a cached stream without reading it (decideOnCache); a
+ * conflict on that guess costs one immediate fresh attempt, outside the retry policy: it is not contention.
+ */
+export const handleCommand = async <State, Command, Event extends DomainEvent>({
+  eventStore,
+  streamId,
+  decider,
+  command,
+  metadata,
+  retry = SPEC_RETRY,
+  cache,
+  known,
+}: CommandOptions<State, Command, Event>): Promise<CommandResult<State, Event>> =>
+  retryOnConflict(retry, async (fresh): Promise<Attempt<CommandResult<State, Event>>> => {
     const { loaded, events, guessed } =
       known && !fresh
         ? { loaded: known, events: decider.decide(command, known.state), guessed: false }
         : await decideOnCache(eventStore, streamId, decider, command, cache, fresh);
     let state = loaded.state;
-    if (events.length === 0) return { events, state, position: null };
+    if (events.length === 0) return { done: { events, state, position: null } };
+    const append = {
+      streamId,
+      events: events.map((event, index) => ({ type: event.type, data: event.data, metadata: typeof metadata === 'function' ? metadata(index) : metadata })),
+      expected: loaded.revision ?? ('no_stream' as const),
+    };
+    let result: AppendResult;
     try {
-      const result = await eventStore.append(
-        streamId,
-        events.map((event, index) => ({ type: event.type, data: event.data, metadata: typeof metadata === 'function' ? metadata(index) : metadata })),
-        loaded.revision ?? 'no_stream',
-      );
-      for (const event of events) state = decider.evolve(state, event);
-      cache?.set(streamId, { revision: result.nextExpectedRevision, state });
-      return { events, state, position: result.position };
+      result = (await commit(eventStore, append, [])).main as AppendResult;
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
-      fresh = true;
-      if (guessed) attempt -= 1;
-      else await backOff(retry, attempt);
+      return { conflict: guessed ? 'guessed' : 'contended' };
     }
-  }
-};
+    for (const event of events) state = decider.evolve(state, event);
+    cache?.set(streamId, { revision: result.nextExpectedRevision, state });
+    return { done: { events, state, position: result.position } };
+  });
 
 /**
  * Several commands decided in order on one stream and appended together: one commit, one fsync,

@@ -36,10 +36,10 @@ describe('handleCommand with a state cache', () => {
   it('given a cached stream, when a command is handled, then it is decided on the cached state without reading the stream', async () => {
     const store = new CountingStore();
     const cache = lruStateCache<number>();
-    await handleCommand(store, 'counter-1', counter, { kind: 'add', by: 1, limit: 10 }, metadata, noSleepPolicy, cache);
+    await handleCommand({ eventStore: store, streamId: 'counter-1', decider: counter, command: { kind: 'add', by: 1, limit: 10 }, metadata, retry: noSleepPolicy, cache });
     const readsBefore = store.reads;
 
-    const result = await handleCommand(store, 'counter-1', counter, { kind: 'add', by: 2, limit: 10 }, metadata, noSleepPolicy, cache);
+    const result = await handleCommand({ eventStore: store, streamId: 'counter-1', decider: counter, command: { kind: 'add', by: 2, limit: 10 }, metadata, retry: noSleepPolicy, cache });
 
     expect(store.reads).to.equal(readsBefore);
     expect(result.state).to.equal(3);
@@ -49,11 +49,11 @@ describe('handleCommand with a state cache', () => {
   it('given a cache made stale by another writer, when a command appends, then it is decided again at once on the fresh stream', async () => {
     const store = new CountingStore();
     const cache = lruStateCache<number>();
-    await handleCommand(store, 'counter-1', counter, { kind: 'add', by: 1, limit: 10 }, metadata, noSleepPolicy, cache);
+    await handleCommand({ eventStore: store, streamId: 'counter-1', decider: counter, command: { kind: 'add', by: 1, limit: 10 }, metadata, retry: noSleepPolicy, cache });
     await store.append('counter-1', [{ type: 'Added', data: { by: 5 }, metadata }], 0);
 
     const started = Date.now();
-    const result = await handleCommand(store, 'counter-1', counter, { kind: 'add', by: 2, limit: 10 }, metadata, { attempts: 1, baseDelayMs: 10_000 }, cache);
+    const result = await handleCommand({ eventStore: store, streamId: 'counter-1', decider: counter, command: { kind: 'add', by: 2, limit: 10 }, metadata, retry: { attempts: 1, baseDelayMs: 10_000 }, cache });
 
     expect(Date.now() - started).to.be.below(1_000);
     expect(result.state).to.equal(8);
@@ -64,11 +64,11 @@ describe('handleCommand with a state cache', () => {
   it('given a stale cache under which a command would be refused, when it is handled, then the refusal is decided on the fresh stream', async () => {
     const store = new CountingStore();
     const cache = lruStateCache<number>();
-    await handleCommand(store, 'counter-1', counter, { kind: 'add', by: 9, limit: 10 }, metadata, noSleepPolicy, cache);
+    await handleCommand({ eventStore: store, streamId: 'counter-1', decider: counter, command: { kind: 'add', by: 9, limit: 10 }, metadata, retry: noSleepPolicy, cache });
     // Another writer takes the count back below the limit; the cache still says 9.
     await store.append('counter-1', [{ type: 'Added', data: { by: -9 }, metadata }], 0);
 
-    const result = await handleCommand(store, 'counter-1', counter, { kind: 'add', by: 5, limit: 10 }, metadata, noSleepPolicy, cache);
+    const result = await handleCommand({ eventStore: store, streamId: 'counter-1', decider: counter, command: { kind: 'add', by: 5, limit: 10 }, metadata, retry: noSleepPolicy, cache });
 
     expect(result.state).to.equal(5);
   });
@@ -76,11 +76,11 @@ describe('handleCommand with a state cache', () => {
   it('given a stale cache under which a command decides nothing, when it is handled, then the stream is read before answering', async () => {
     const store = new CountingStore();
     const cache = lruStateCache<number>();
-    await handleCommand(store, 'counter-1', counter, { kind: 'add', by: 1, limit: 10 }, metadata, noSleepPolicy, cache);
+    await handleCommand({ eventStore: store, streamId: 'counter-1', decider: counter, command: { kind: 'add', by: 1, limit: 10 }, metadata, retry: noSleepPolicy, cache });
     await store.append('counter-1', [{ type: 'Added', data: { by: 4 }, metadata }], 0);
     const readsBefore = store.reads;
 
-    const result = await handleCommand(store, 'counter-1', counter, { kind: 'noop' }, metadata, noSleepPolicy, cache);
+    const result = await handleCommand({ eventStore: store, streamId: 'counter-1', decider: counter, command: { kind: 'noop' }, metadata, retry: noSleepPolicy, cache });
 
     expect(store.reads).to.equal(readsBefore + 1);
     expect(result.state).to.equal(5);
@@ -90,9 +90,9 @@ describe('handleCommand with a state cache', () => {
   it('given a refusal on the current state, when a cached command is handled, then it is still refused after the fresh read', async () => {
     const store = new CountingStore();
     const cache = lruStateCache<number>();
-    await handleCommand(store, 'counter-1', counter, { kind: 'add', by: 9, limit: 10 }, metadata, noSleepPolicy, cache);
+    await handleCommand({ eventStore: store, streamId: 'counter-1', decider: counter, command: { kind: 'add', by: 9, limit: 10 }, metadata, retry: noSleepPolicy, cache });
 
-    const attempt = handleCommand(store, 'counter-1', counter, { kind: 'add', by: 5, limit: 10 }, metadata, noSleepPolicy, cache);
+    const attempt = handleCommand({ eventStore: store, streamId: 'counter-1', decider: counter, command: { kind: 'add', by: 5, limit: 10 }, metadata, retry: noSleepPolicy, cache });
 
     await attempt.then(
       () => expect.fail('the command should be refused'),

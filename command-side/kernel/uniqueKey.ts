@@ -4,7 +4,9 @@ import { conflict } from '../../shared/errors.ts';
 import type { DomainEvent, EventMetadata, EventToAppend } from '../../shared/events.ts';
 import { WrongExpectedVersionError, type AppendResult, type EventStore, type Position } from '../../shared/event-store/EventStore.ts';
 import type { Decider } from './Decider.ts';
-import { handleCommand, loadRevision, SPEC_RETRY } from './handleCommand.ts';
+import { handleCommand, loadRevision } from './handleCommand.ts';
+import { commit } from './commit.ts';
+import type { CompanionAppend } from './CompanionAppend.ts';
 
 /**
  * Uniqueness across streams (user names, group names, task keys): a reservation is the first
@@ -66,34 +68,35 @@ interface Reservation {
 }
 
 /**
- * Reserves the key for a new owner stream and appends that stream's first events. A store with
- * multi-stream transactions does both in one commit: one fsync instead of two in sequence (a
- * catalog create waited for both), and a crash can no longer leave an orphan reservation. A store
- * without them, or a key with history (taken, released, orphaned), goes as DESIGN.md says:
- * reservation first, then the owner's events.
+ * Reserves the key for a new owner stream and appends that stream's first events, the reservation
+ * first (commit): a store with multi-stream transactions does both in one commit, one fsync instead
+ * of two in sequence (a catalog create waited for both), and a crash can no longer leave an orphan
+ * reservation; a store without them goes as DESIGN.md says, reservation first, then the owner's
+ * events. A key with history (taken, released, orphaned) fails the reservation's expectation of no
+ * stream and goes the long way before the owner's events are appended.
  */
 export const reserveUniqueKeyAndCreate = async (
   eventStore: EventStore,
   args: Reservation,
   ownerEvents: ReadonlyArray<EventToAppend>,
 ): Promise<AppendResult> => {
-  if (!eventStore.appendAtomically) {
-    await reserveUniqueKey(eventStore, args);
-  } else {
-    try {
-      const [, created] = await eventStore.appendAtomically([
-        { streamId: uniqueKeyStream(args.key), events: reservationEvents(args), expected: 'no_stream' },
-        { streamId: args.ownerStream, events: ownerEvents, expected: 'no_stream' },
-      ]);
-      if (!created) throw new Error('appendAtomically returned no result for the owner stream');
-      return created;
-    } catch (error) {
-      if (!(error instanceof WrongExpectedVersionError)) throw error;
-    }
-    // The owner stream is new, so the key's stream is the one that exists: it has history, and
-    // appending its reservation expecting no stream again would only fail again.
-    await reserveKeyWithHistory(eventStore, args);
+  const owner = { streamId: args.ownerStream, events: ownerEvents, expected: 'no_stream' as const };
+  const reservation: CompanionAppend = {
+    append: { streamId: uniqueKeyStream(args.key), events: reservationEvents(args), expected: 'no_stream' },
+    guessed: false,
+    first: true,
+    committed: () => undefined,
+  };
+  try {
+    const { main } = await commit(eventStore, owner, [reservation]);
+    if (!main) throw new Error('commit returned no result for the owner stream');
+    return main;
+  } catch (error) {
+    if (!(error instanceof WrongExpectedVersionError)) throw error;
   }
+  // The owner stream is new, so the key's stream is the one that exists: it has history, and
+  // appending its reservation expecting no stream again would only fail again.
+  await reserveKeyWithHistory(eventStore, args);
   return eventStore.append(args.ownerStream, ownerEvents, 'no_stream');
 };
 
@@ -128,7 +131,7 @@ const reserveKeyWithHistory = async (eventStore: EventStore, args: Reservation):
     const age = Date.parse(args.metadata.at) - Date.parse(current.reservedAt ?? args.metadata.at);
     if (!ownerExists && age > ORPHAN_AFTER_MS) orphanOwner = current.owner;
   }
-  const result = await handleCommand(eventStore, stream, uniqueKeyDecider, reserveCommand(args, orphanOwner), args.metadata, SPEC_RETRY, undefined, loaded);
+  const result = await handleCommand({ eventStore, streamId: stream, decider: uniqueKeyDecider, command: reserveCommand(args, orphanOwner), metadata: args.metadata, known: loaded });
   return result.position;
 };
 
@@ -136,12 +139,12 @@ export const releaseUniqueKey = async (
   eventStore: EventStore,
   args: { key: string; ownerStream: string; metadata: EventMetadata },
 ): Promise<Position | null> => {
-  const result = await handleCommand(
+  const result = await handleCommand({
     eventStore,
-    uniqueKeyStream(args.key),
-    uniqueKeyDecider,
-    { kind: 'release', key: args.key, owner: args.ownerStream, at: args.metadata.at },
-    args.metadata,
-  );
+    streamId: uniqueKeyStream(args.key),
+    decider: uniqueKeyDecider,
+    command: { kind: 'release', key: args.key, owner: args.ownerStream, at: args.metadata.at },
+    metadata: args.metadata,
+  });
   return result.position;
 };

@@ -91,7 +91,6 @@ describe('connection queue handler: companion appends', () => {
     const result = await queue.enqueueManyAndDispatch(connection, { tasks: [{ laui: t(1), priority: 1, sortValues: {} }] }, 1, {}, meta('a'), companionFor(store, calls, committed));
 
     expect(appends()).to.equal(1);
-    expect(result.companions).to.equal(true);
     expect((await store.readStream('task-side')).map((event) => event.data)).to.deep.equal([{ task: t(1) }]);
     expect(committed).to.deep.equal([result.position]);
     expect(calls).to.deep.equal([{ leases: 1, fresh: false }]);
@@ -118,17 +117,23 @@ describe('connection queue handler: companion appends', () => {
     expect((await store.readStream('task-side')).map((event) => event.type)).to.deep.equal(['Other', 'Leased']);
   });
 
-  it('given a store without multi-stream transactions, when dispatched with a companion, then the companion is not planned and the caller is told so', async () => {
-    const { store } = countingStore(withoutAtomicAppends);
+  it('given a store without multi-stream transactions, when dispatched with a companion, then the companion is appended on its own after the queue decision', async () => {
+    const { store, appends } = countingStore(withoutAtomicAppends);
     const queue = queueHandler(store);
     const calls: Array<{ leases: number; fresh: boolean }> = [];
+    const committed: bigint[] = [];
 
-    const result = await queue.enqueueManyAndDispatch(connection, { tasks: [{ laui: t(1), priority: 1, sortValues: {} }] }, 1, {}, meta('a'), companionFor(store, calls, []));
+    const result = await queue.enqueueManyAndDispatch(connection, { tasks: [{ laui: t(1), priority: 1, sortValues: {} }] }, 1, {}, meta('a'), companionFor(store, calls, committed));
 
-    expect(result.companions).to.equal(false);
     expect(result.leases.map((lease) => lease.taskLaui)).to.deep.equal([t(1)]);
-    expect(calls).to.deep.equal([]);
-    expect(await store.readStream('task-side')).to.deep.equal([]);
+    expect(calls).to.deep.equal([{ leases: 1, fresh: false }]);
+    expect(appends()).to.equal(2);
+    const [leased] = await store.readStream(`queue-${connection}`);
+    const [companion] = await store.readStream('task-side');
+    expect(companion?.data).to.deep.equal({ task: t(1) });
+    expect((companion?.position as bigint) > (leased?.position as bigint)).to.equal(true);
+    expect(committed).to.deep.equal([companion?.position]);
+    expect(result.position).to.equal(companion?.position);
   });
 
   it('given a caller enqueueing a task and another freeing the slot it takes in one decision, when planned, then only the enqueuer plans that lease', async () => {

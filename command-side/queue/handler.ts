@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { EventMetadata } from '../../shared/events.ts';
-import { WrongExpectedVersionError, type AppendResult, type EventStore, type Position } from '../../shared/event-store/EventStore.ts';
+import { WrongExpectedVersionError, type EventStore, type Position } from '../../shared/event-store/EventStore.ts';
 import { newSessionId, type Laui } from '../../shared/ids.ts';
-import { backOff, decideOnCache, handleCommand, loadRevision, lruStateCache, SPEC_RETRY } from '../kernel/handleCommand.ts';
+import { decideOnCache, loadRevision, lruStateCache } from '../kernel/handleCommand.ts';
+import { retryOnConflict, SPEC_RETRY, type Attempt } from '../kernel/retryOnConflict.ts';
+import { commit, type Committed } from '../kernel/commit.ts';
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import { decideQueueGroups, queueDecider, writtenEvents, type GroupVerdict } from './decide.ts';
@@ -51,7 +53,7 @@ const planningEvents = (verdicts: ReadonlyArray<GroupVerdict>): QueueEvent[][] =
 interface QueueRequest {
   commands: ReadonlyArray<QueueCommand>;
   metadata: EventMetadata;
-  /** Appends on other streams committed with this request's events (stores with appendAtomically only). */
+  /** Appends on other streams committed with this request's events (commit). */
   companions?: CompanionPlanner<QueueEvent>;
 }
 
@@ -59,8 +61,6 @@ interface QueueResult {
   events: QueueEvent[];
   /** The commit's last position (companions' events included), or null when nothing was written. */
   position: Position | null;
-  /** The request's companions were committed with its events. */
-  companions: boolean;
 }
 
 /**
@@ -88,8 +88,8 @@ const batchDecision = () => {
 };
 
 /**
- * Queue commands with the spec's retry rule (5 attempts, exponential backoff from 100 ms) applied
- * by handleCommand: a conflict means another dispatcher moved first, so the decision is remade.
+ * Queue commands under the spec's retry rule (5 attempts, exponential backoff from 100 ms,
+ * retryOnConflict): a conflict means another dispatcher moved first, so the decision is remade.
  *
  * A connection's queue is one stream, and every run passes through it twice (enqueue and lease,
  * finish and the next lease). Decided one caller at a time, each waiting for the previous commit,
@@ -100,33 +100,18 @@ const batchDecision = () => {
  */
 export const queueHandler = (eventStore: EventStore) => {
   const cache = lruStateCache<QueueState>(1000);
-  /** One decision for the batch through handleCommand (stores without multi-stream transactions). */
-  const commitAlone = async (connectionLaui: Laui, requests: QueueRequest[]): Promise<Array<PromiseSettledResult<QueueResult>>> => {
-    const batch = batchDecision();
-    const first = requests[0] as QueueRequest;
-    const result = await handleCommand(eventStore, queueStream(connectionLaui), batch.decider, requests, (index) => batch.metadataOf(index) ?? first.metadata, SPEC_RETRY, cache);
-    return batch.verdicts().map((verdict): PromiseSettledResult<QueueResult> =>
-      'error' in verdict
-        ? { status: 'rejected', reason: verdict.error }
-        : { status: 'fulfilled', value: { events: verdict.events, position: verdict.events.length > 0 ? result.position : null, companions: false } },
-    );
-  };
 
   /**
-   * The batch's decision and every companion append in one transaction. Same rules as handleCommand:
-   * the queue's cached state is used without a read (its append checks it), a decision that writes
-   * nothing is confirmed on a fresh read, a conflict on a guessed stream is retried at once, and real
-   * contention follows the spec's policy (5 attempts, backoff from 100 ms) for the whole commit.
+   * The batch's decision and every companion append, committed together (commit: one transaction
+   * where the store has them). As handleCommand decides: the queue's cached state is used without a
+   * read (its append checks it), a decision that writes nothing is confirmed on a fresh read, a
+   * conflict on a guessed stream is retried at once, and real contention follows the spec's policy
+   * for the whole commit.
    */
-  const commitTogether = async (
-    connectionLaui: Laui,
-    requests: QueueRequest[],
-    appendAtomically: NonNullable<EventStore['appendAtomically']>,
-  ): Promise<Array<PromiseSettledResult<QueueResult>>> => {
+  const commitBatch = async (connectionLaui: Laui, requests: QueueRequest[]): Promise<Array<PromiseSettledResult<QueueResult>>> => {
     const stream = queueStream(connectionLaui);
     const batch = batchDecision();
-    let fresh = false;
-    for (let attempt = 1; ; attempt += 1) {
+    return retryOnConflict(SPEC_RETRY, async (fresh): Promise<Attempt<Array<PromiseSettledResult<QueueResult>>>> => {
       const decided = await decideOnCache(eventStore, stream, batch.decider, requests, cache, fresh);
       const verdicts = batch.verdicts();
       const events = decided.events.map((event, index) => ({ ...event, metadata: batch.metadataOf(index) as EventMetadata }));
@@ -140,57 +125,44 @@ export const queueHandler = (eventStore: EventStore) => {
       const companions: CompanionAppend[] = planned.flat();
       if (requests.length > 1 && new Set(companions.map((companion) => companion.append.streamId)).size < companions.length) {
         // Two callers planned changes of one stream (a task finishing while another caller re-runs
-        // it): one transaction cannot hold both appends, so the callers go one after the other.
+        // it): one commit cannot hold both appends, so the callers go one after the other.
         const settled: Array<PromiseSettledResult<QueueResult>> = [];
         for (const request of requests) {
           try {
-            settled.push(...(await commitTogether(connectionLaui, [request], appendAtomically)));
+            settled.push(...(await commitBatch(connectionLaui, [request])));
           } catch (error) {
             settled.push({ status: 'rejected', reason: error });
           }
         }
-        return settled;
+        return { done: settled };
       }
-      const queueAppend = events.length > 0 ? [{ streamId: stream, events, expected: decided.loaded.revision ?? ('no_stream' as const) }] : [];
-      const appends = [
-        ...companions.filter((companion) => companion.first).map((companion) => companion.append),
-        ...queueAppend,
-        ...companions.filter((companion) => !companion.first).map((companion) => companion.append),
-      ];
-      let results: AppendResult[] = [];
+      const queueAppend = events.length > 0 ? { streamId: stream, events, expected: decided.loaded.revision ?? ('no_stream' as const) } : null;
+      let committed: Committed;
       try {
-        if (appends.length > 0) results = await appendAtomically(appends);
+        committed = await commit(eventStore, queueAppend, companions);
       } catch (error) {
         if (!(error instanceof WrongExpectedVersionError)) throw error;
         const guessed = error.streamId === stream ? decided.guessed : companions.some((companion) => companion.guessed && companion.append.streamId === error.streamId);
-        fresh = true;
-        if (guessed) attempt -= 1;
-        else await backOff(SPEC_RETRY, attempt);
-        continue;
+        return { conflict: guessed ? 'guessed' : 'contended' };
       }
-      const byStream = new Map(appends.map((append, index) => [append.streamId, results[index] as AppendResult]));
-      const queueResult = byStream.get(stream);
-      if (queueResult) {
+      if (committed.main) {
         // One copy of the queue for the whole batch (evolve copies its maps at each event).
         const draft = queueDraft(decided.loaded.state);
         for (const event of events) draft.apply(event);
-        cache.set(stream, { revision: queueResult.nextExpectedRevision, state: draft.state });
+        cache.set(stream, { revision: committed.main.nextExpectedRevision, state: draft.state });
       }
-      for (const companion of companions) companion.committed(byStream.get(companion.append.streamId) as AppendResult);
-      const last = results.reduce<Position | null>((latest, result) => (latest === null || result.position > latest ? result.position : latest), null);
-      return verdicts.map((verdict, index): PromiseSettledResult<QueueResult> => {
-        if ('error' in verdict) return { status: 'rejected', reason: verdict.error };
-        const written = verdict.events.length > 0 || (planned[index]?.length ?? 0) > 0;
-        return { status: 'fulfilled', value: { events: verdict.events, position: written ? last : null, companions: true } };
-      });
-    }
+      return {
+        done: verdicts.map((verdict, index): PromiseSettledResult<QueueResult> => {
+          if ('error' in verdict) return { status: 'rejected', reason: verdict.error };
+          const written = verdict.events.length > 0 || (planned[index]?.length ?? 0) > 0;
+          return { status: 'fulfilled', value: { events: verdict.events, position: written ? committed.position : null } };
+        }),
+      };
+    });
   };
 
-  const commit = keyedBatcher<QueueRequest, QueueResult>((connectionLaui, requests) => {
-    const appendAtomically = eventStore.appendAtomically?.bind(eventStore);
-    return appendAtomically ? commitTogether(connectionLaui, requests, appendAtomically) : commitAlone(connectionLaui, requests);
-  });
-  const decide = (connectionLaui: Laui, command: QueueCommand, metadata: EventMetadata) => commit(connectionLaui, { commands: [command], metadata });
+  const commitQueued = keyedBatcher<QueueRequest, QueueResult>(commitBatch);
+  const decide = (connectionLaui: Laui, command: QueueCommand, metadata: EventMetadata) => commitQueued(connectionLaui, { commands: [command], metadata });
   const enqueueCommand = (task: QueueEntry, at: string): QueueCommand => ({ kind: 'enqueue', taskLaui: task.laui, priority: task.priority, sortValues: task.sortValues, at });
   const newLeases = (maxParallelism: number): LeaseIds => {
     const made: Array<{ dispatchId: string; sessionId: string }> = [];
@@ -211,15 +183,15 @@ export const queueHandler = (eventStore: EventStore) => {
     sortDict: SortDict,
     metadata: EventMetadata,
     companions?: CompanionPlanner<QueueEvent>,
-  ): Promise<{ enqueued: Set<Laui>; leases: Lease[]; position: Position | null; companions: boolean }> => {
+  ): Promise<{ enqueued: Set<Laui>; leases: Lease[]; position: Position | null }> => {
     const commands: QueueCommand[] = [
       ...(batch.finished ?? []).map((run): QueueCommand => ({ kind: 'release_finished', taskLaui: run.taskLaui, sessionId: run.sessionId, at: metadata.at })),
       ...batch.tasks.map((task) => enqueueCommand(task, metadata.at)),
       { kind: 'dispatch', maxParallelism, sortDict, leases: newLeases(maxParallelism), at: metadata.at },
     ];
-    const result = await commit(connectionLaui, { commands, metadata, ...(companions ? { companions } : {}) });
+    const result = await commitQueued(connectionLaui, { commands, metadata, ...(companions ? { companions } : {}) });
     const enqueued = new Set(result.events.flatMap((event) => (event.type === 'TaskEnqueued' ? [event.data.task_laui] : [])));
-    return { enqueued, leases: leasesOf(result.events), position: result.position, companions: result.companions };
+    return { enqueued, leases: leasesOf(result.events), position: result.position };
   };
   return {
   async enqueue(connectionLaui: Laui, task: QueueEntry, metadata: EventMetadata) {

@@ -2,7 +2,7 @@ import type { EventMetadata } from '../../shared/events.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import { newLaui, type Laui } from '../../shared/ids.ts';
 import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
-import { decideOnCache, handleCommand, inSequence, loadRevision, SPEC_RETRY } from '../kernel/handleCommand.ts';
+import { decideOnCache, handleCommand, inSequence, loadRevision } from '../kernel/handleCommand.ts';
 import type { CompanionAppend } from '../kernel/CompanionAppend.ts';
 import { itemDecider } from '../catalog/decide.ts';
 import { itemStream, type ItemState } from '../catalog/item.ts';
@@ -66,7 +66,7 @@ export const changeTask = async (
   trigger?: TaskChangeReason,
 ): Promise<Position | null> => {
   const build = commandsOf(taskLaui, changes, metadata, onlyIfStateIn, trigger);
-  const result = await handleCommand(eventStore, itemStream(taskLaui), stepsOn, build, metadata, SPEC_RETRY, itemStatesOf(eventStore));
+  const result = await handleCommand({ eventStore, streamId: itemStream(taskLaui), decider: stepsOn, command: build, metadata, cache: itemStatesOf(eventStore) });
   return result.position;
 };
 
@@ -86,9 +86,10 @@ export const taskViewOf = (stored: ItemDoc | null, state: ItemState): ItemDoc | 
 
 /**
  * The same change planned as a companion of another stream's decision (a queue commit), to commit
- * in its transaction, decided as decideOnCache decides (the cached state unless `fresh`); null
- * means nothing to write.
- * `committed` gets the position of the task's last event.
+ * with it (commit.ts), decided as decideOnCache decides (the cached state unless `fresh`); null
+ * means nothing to write. `committed` gets the position of the task's last event; `failed`, why it
+ * could not be written after the other stream's events were (a store without multi-stream
+ * transactions: the change is then its own append, planned again on a fresh read after a conflict).
  */
 export const taskChangeCompanion = async (
   eventStore: EventStore,
@@ -100,6 +101,7 @@ export const taskChangeCompanion = async (
     onlyIfStateIn?: ReadonlyArray<string>;
     first?: boolean;
     committed?: (position: Position) => void;
+    failed?: (error: unknown) => void;
     /**
      * The task as the change was decided on: what the companion commits only if the stream is still
      * there (its expected revision), so what the caller derives from it holds at the commit.
@@ -117,6 +119,8 @@ export const taskChangeCompanion = async (
     append: { streamId: stream, events: events.map((event) => ({ type: event.type, data: event.data, metadata })), expected: loaded.revision ?? 'no_stream' },
     guessed,
     first: options.first ?? false,
+    again: () => taskChangeCompanion(eventStore, taskLaui, changes, metadata, { ...options, fresh: true }),
+    failed: options.failed,
     committed: (result) => {
       let state = loaded.state;
       for (const event of events) state = steps.evolve(state, event);

@@ -2,7 +2,7 @@ import type { EventMetadata } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
-import { changeTask, taskChangeCompanion, taskViewOf } from './changeTask.ts';
+import { taskChangeCompanion, taskViewOf } from './changeTask.ts';
 import type { ItemState } from '../catalog/item.ts';
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import type { QueueEvent } from '../queue/queue.ts';
@@ -36,6 +36,7 @@ export const WORKER_TOKEN_PURPOSE = 'worker';
  * template each leased task's payload, mark it queued_in_redis with its session and publish it.
  * With `finished` (spec 3.1, a worker's finish) the run first leaves its slot, in the same queue
  * commit, and only if the lease is still that run's: a reaped or reset lease is left alone.
+ * The task changes are companions of the queue commit (leaseCompanions), `alongside` with them.
  * Returns the bus message id per task (execution_result_id).
  */
 export const dispatchConnection = async (
@@ -48,23 +49,17 @@ export const dispatchConnection = async (
 ): Promise<{ sent: Map<Laui, string>; position: Position | null }> => {
   const connection = await deps.items.peek(connectionLaui);
   const batch = { tasks: [], finished: finished ? [finished] : [] };
-  if (deps.eventStore.appendAtomically) {
-    const leases = leaseCompanions(deps, connectionLaui, metadata);
-    const plan: CompanionPlanner<QueueEvent> = async (events, fresh) => {
-      const [own, leased] = await Promise.all([alongside ? alongside(fresh) : null, leases.plan(events, fresh)]);
-      return own ? [own, ...leased] : leased;
-    };
-    const queued = await deps.queue.enqueueManyAndDispatch(connectionLaui, batch, maxParallelismOf(connection), sortDictOf(connection), metadata, plan);
-    const published = await leases.publish();
-    // As on the path without companions: a lease whose task could not be sent fails the call.
-    const [failure] = published.failed.values();
-    if (published.failed.size > 0) throw failure;
-    return { sent: published.sent, position: queued.position };
-  }
-  if (alongside) throw new Error('dispatchConnection: a companion change needs a store with multi-stream transactions');
-  const { leases, position } = await deps.queue.enqueueManyAndDispatch(connectionLaui, batch, maxParallelismOf(connection), sortDictOf(connection), metadata);
-  const sent = await sendLeases(deps, connectionLaui, leases, metadata, null);
-  return { sent: sent.sent, position: sent.position ?? position };
+  const leases = leaseCompanions(deps, connectionLaui, metadata);
+  const plan: CompanionPlanner<QueueEvent> = async (events, fresh) => {
+    const [own, leased] = await Promise.all([alongside ? alongside(fresh) : null, leases.plan(events, fresh)]);
+    return own ? [own, ...leased] : leased;
+  };
+  const queued = await deps.queue.enqueueManyAndDispatch(connectionLaui, batch, maxParallelismOf(connection), sortDictOf(connection), metadata, plan);
+  const published = await leases.publish();
+  // A lease whose task could not be sent fails the call (the reaper frees its slot).
+  const [failure] = published.failed.values();
+  if (published.failed.size > 0) throw failure;
+  return { sent: published.sent, position: queued.position };
 };
 
 export const maxParallelismOf = (connection: ItemDoc | null): number => (typeof connection?.max_parallelism === 'number' ? connection.max_parallelism : 1);
@@ -138,45 +133,13 @@ const publishLease = async (deps: TaskDeps, connectionLaui: Laui, prepared: Prep
 };
 
 /**
- * Sends leased tasks to the workers: templated payload, state queued_in_redis with the lease's
- * session, `execute_task` published. `lead` carries changes for a task that was enqueued in the same
- * commit as its lease: its queued_for_connection step is written together with queued_in_redis.
- * The path of stores without multi-stream transactions: the task changes follow the queue commit.
- */
-export const sendLeases = async (
-  deps: TaskDeps,
-  connectionLaui: Laui,
-  leases: ReadonlyArray<Lease>,
-  metadata: EventMetadata,
-  lead: { taskLaui: Laui; changes: Record<string, unknown> } | null,
-): Promise<{ sent: Map<Laui, string>; position: Position | null }> => {
-  const sent = new Map<Laui, string>();
-  let latest: Position | null = null;
-  for (const lease of leases) {
-    const leading = lead?.taskLaui === lease.taskLaui ? lead.changes : null;
-    // Templated from the state the committed change was decided on (as leaseCompanions does), not
-    // from a read taken before the commit: a logical date changed in between by another process
-    // fails the commit's expected revision, and the change is decided again on it. A task that is
-    // gone gets no change and no message.
-    let decided: ItemState = { status: 'none' };
-    const changed = await changeTask(deps.eventStore, lease.taskLaui, (state) => {
-      decided = state;
-      return state.status === 'live' ? leaseChanges(lease, metadata, leading) : [];
-    }, metadata);
-    const prepared = await prepareLease(deps, lease, metadata, leading, decided);
-    if (!prepared) continue;
-    if (changed !== null) latest = changed;
-    sent.set(prepared.task.laui, await publishLease(deps, connectionLaui, prepared, changed));
-  }
-  return { sent, position: latest };
-};
-
-/**
- * The same for stores with multi-stream transactions: each leased task's changes are companions of
- * the queue commit that leases it (one commit instead of two in sequence), planned again on every
- * attempt of that commit. `publish` then sends the tasks whose changes were committed. A task whose
- * change cannot be planned (it was deleted meanwhile) keeps its lease without a message, as when
- * its change failed after the queue commit: `failed` holds its error and the reaper frees the slot.
+ * Sends leased tasks to the workers: each leased task's changes (queued_in_redis with the lease's
+ * session, after its queued_for_connection step when `leadOf` gives one: a task enqueued in the same
+ * commit as its lease) are companions of the queue commit that leases it (one commit instead of two
+ * in sequence where the store has multi-stream transactions), planned again on every attempt of
+ * that commit. `publish` then sends the tasks whose changes were committed. A task whose change
+ * cannot be planned or written (it was deleted meanwhile) keeps its lease without a message:
+ * `failed` holds its error and the reaper frees the slot.
  */
 export const leaseCompanions = (
   deps: TaskDeps,
@@ -187,6 +150,29 @@ export const leaseCompanions = (
   let order: Laui[] = [];
   let planned = new Map<Laui, { prepared: PreparedLease; position: Position | null }>();
   const failed = new Map<Laui, unknown>();
+  const fail = (laui: Laui, error: unknown) => {
+    planned.delete(laui);
+    failed.set(laui, error);
+  };
+  /** One lease's change, decided on the cache unless `fresh`, and its task templated from the state it was decided on. */
+  const planLease = async (lease: Lease, leading: Record<string, unknown> | null, fresh: boolean): Promise<CompanionAppend | null> => {
+    let decided: ItemState = { status: 'none' };
+    let onCommit = (_position: Position): void => {};
+    const companion = await taskChangeCompanion(deps.eventStore, lease.taskLaui, leaseChanges(lease, metadata, leading), metadata, {
+      fresh,
+      decidedOn: (state) => (decided = state),
+      committed: (position) => onCommit(position),
+    });
+    if (companion === null) return null;
+    // Templated from the state the change was decided on: if that was a stale guess, the commit
+    // fails on its expected revision and the change is planned again on the stream as it is.
+    const prepared = await prepareLease(deps, lease, metadata, leading, decided);
+    if (prepared === null) return null;
+    const entry = { prepared, position: null as Position | null };
+    onCommit = (position) => (entry.position = position);
+    planned.set(lease.taskLaui, entry);
+    return { ...companion, again: () => planLease(lease, leading, true), failed: (error) => fail(lease.taskLaui, error) };
+  };
   const plan: CompanionPlanner<QueueEvent> = async (events, fresh) => {
     const leases = leasesOf(events);
     order = leases.map((lease) => lease.taskLaui);
@@ -195,26 +181,9 @@ export const leaseCompanions = (
     const companions = await Promise.all(
       leases.map(async (lease) => {
         try {
-          const leading = leadOf(lease.taskLaui, events);
-          let decided: ItemState = { status: 'none' };
-          let onCommit = (_position: Position): void => {};
-          const companion = await taskChangeCompanion(deps.eventStore, lease.taskLaui, leaseChanges(lease, metadata, leading), metadata, {
-            fresh,
-            decidedOn: (state) => (decided = state),
-            committed: (position) => onCommit(position),
-          });
-          if (companion === null) return null;
-          // Templated from the state the change was decided on: if that was a stale guess, the commit
-          // fails on its expected revision and this plan runs again on the stream as it is.
-          const prepared = await prepareLease(deps, lease, metadata, leading, decided);
-          if (prepared === null) return null;
-          const entry = { prepared, position: null as Position | null };
-          onCommit = (position) => (entry.position = position);
-          planned.set(lease.taskLaui, entry);
-          return companion;
+          return await planLease(lease, leadOf(lease.taskLaui, events), fresh);
         } catch (error) {
-          planned.delete(lease.taskLaui);
-          failed.set(lease.taskLaui, error);
+          fail(lease.taskLaui, error);
           return null;
         }
       }),
@@ -225,7 +194,7 @@ export const leaseCompanions = (
   const publish = async (): Promise<{ sent: Map<Laui, string>; positions: Map<Laui, Position>; failed: Map<Laui, unknown> }> => {
     const sent = new Map<Laui, string>();
     const positions = new Map<Laui, Position>();
-    // In lease order, one at a time, as the path without companions publishes them.
+    // In lease order, one at a time.
     for (const laui of order) {
       const entry = planned.get(laui);
       if (!entry || entry.position === null) continue;

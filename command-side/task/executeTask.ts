@@ -150,13 +150,18 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
     // date follows whatever logical date the commit lands on (a change made meanwhile by another
     // process fails the commit's expected revision, and the changes are made again on it). The
     // last decision is the committed one: what the logging and post actions below use (a terminal
-    // change is decided before anything is written, so it is set by then).
+    // change is decided before anything is written, so it is set by then). Once the terminal change
+    // is written, a decision made again (the queue commit it goes with is retried on a store
+    // without multi-stream transactions) finds the run ended and writes nothing: `end` stays the
+    // written one.
     const afterPickup = { ...runtime, ...pickup };
     let end: ReturnType<typeof terminalChanges> | undefined;
+    let written = false;
     const terminal = (state: ItemState) => {
-      end = terminalChanges(state.status === 'live' ? (state.fields as TaskRecord) : afterPickup, outcome, ended);
+      const decided = terminalChanges(state.status === 'live' ? (state.fields as TaskRecord) : afterPickup, outcome, ended);
+      if (!written) end = decided;
       return {
-        ...end.changes,
+        ...decided.changes,
         duration: Math.trunc((ended.getTime() - started.getTime()) / 1000),
         last_run_output: outcome.output,
         last_run_date: ended.toISOString(),
@@ -175,28 +180,21 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
         { status: end?.changes.state, duration_seconds: (ended.getTime() - started.getTime()) / 1000 },
       );
     };
-    if (deps.eventStore.appendAtomically) {
-      // Terminal state, finish (spec 3.1: leave the connection queue) and the freed slot's next
-      // lease in one commit: the slot is never held past the state that ends the run.
-      let written = false;
-      try {
-        await dispatchConnection(deps, connectionLaui, finishMetadata, { taskLaui, sessionId }, (fresh) =>
-          taskChangeCompanion(deps.eventStore, taskLaui, terminal, finishMetadata, { fresh, first: true, onlyIfStateIn: ENDS_FROM, committed: () => (written = true) }),
-        );
-      } catch (error) {
-        // The run's outcome is not lost with the queue commit: it is written alone, and the lease it
-        // still holds is freed by the reaper, as when the finish fails after the terminal change.
-        if (!written) await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata, ENDS_FROM);
-        ending();
-        throw error;
-      }
+    // Terminal state, finish (spec 3.1: leave the connection queue) and the freed slot's next
+    // lease in one commit, the terminal state first: the slot is never held past the state that
+    // ends the run.
+    try {
+      await dispatchConnection(deps, connectionLaui, finishMetadata, { taskLaui, sessionId }, (fresh) =>
+        taskChangeCompanion(deps.eventStore, taskLaui, terminal, finishMetadata, { fresh, first: true, onlyIfStateIn: ENDS_FROM, committed: () => (written = true) }),
+      );
+    } catch (error) {
+      // The run's outcome is not lost with the queue commit: it is written alone, and the lease it
+      // still holds is freed by the reaper, as when the finish fails after the terminal change.
+      if (!written) await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata, ENDS_FROM);
       ending();
-    } else {
-      await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata, ENDS_FROM);
-      ending();
-      // Finish (spec 3.1): leave the connection queue, then give the freed slot to the next task.
-      await dispatchConnection(deps, connectionLaui, metadata(), { taskLaui, sessionId });
+      throw error;
     }
+    ending();
     // Post actions: after the operator finished, fire-and-forget; they never change the terminal state.
     if (hookReferences(task, 'post_actions').length > 0) {
       void runHookList(deps, { ...task, ...end?.changes }, 'post_actions', metadata(), merged.config.parameters)

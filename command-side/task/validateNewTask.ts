@@ -2,7 +2,8 @@ import { AppError, unprocessable } from '../../shared/errors.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
 import { validateTask } from '../../shared/task/validateTask.ts';
 import { planItem } from '../catalog/createItem.ts';
-import { runReads, validateRun } from './runTask.ts';
+import { runReads } from './runReads.ts';
+import { validateRun } from './validateRun.ts';
 import type { TaskDeps } from './taskDeps.ts';
 
 /**

@@ -45,11 +45,11 @@ export const userHandler = ({ eventStore, passwords, secrets }: UserHandlerDeps)
       conflictDetail: 'User already exists',
       metadata,
     });
-    const result = await handleCommand(
+    const result = await handleCommand({
       eventStore,
-      userStream(laui),
-      userDecider,
-      {
+      streamId: userStream(laui),
+      decider: userDecider,
+      command: {
         kind: 'create',
         laui,
         username: user.username,
@@ -60,7 +60,7 @@ export const userHandler = ({ eventStore, passwords, secrets }: UserHandlerDeps)
         isAuditor: user.isAuditor === true,
       },
       metadata,
-    );
+    });
     return { laui, position: result.position as Position };
   },
 
@@ -70,30 +70,30 @@ export const userHandler = ({ eventStore, passwords, secrets }: UserHandlerDeps)
     if (currentPasswordMatches && newPassword.length < MIN_PASSWORD_LENGTH) {
       throw badRequest(`Invalid argument: new_password must have at least ${MIN_PASSWORD_LENGTH} characters`);
     }
-    const result = await handleCommand(
+    const result = await handleCommand({
       eventStore,
-      userStream(laui),
-      userDecider,
-      { kind: 'change-password', currentPasswordMatches, newPasswordHash: await passwords.hash(newPassword) },
+      streamId: userStream(laui),
+      decider: userDecider,
+      command: { kind: 'change-password', currentPasswordMatches, newPasswordHash: await passwords.hash(newPassword) },
       metadata,
-    );
+    });
     return result.position as Position;
   },
 
   async updateMarketplaceToken(laui: Laui, token: string, metadata: EventMetadata): Promise<Position> {
-    const result = await handleCommand(
+    const result = await handleCommand({
       eventStore,
-      userStream(laui),
-      userDecider,
-      { kind: 'update-marketplace-token', token: secrets.seal(token) },
+      streamId: userStream(laui),
+      decider: userDecider,
+      command: { kind: 'update-marketplace-token', token: secrets.seal(token) },
       metadata,
-    );
+    });
     return result.position as Position;
   },
 
   /** Grants or withdraws the auditor role: the commit's position, or null when nothing changed. */
   async setAuditor(laui: Laui, isAuditor: boolean, metadata: EventMetadata): Promise<Position | null> {
-    const result = await handleCommand(eventStore, userStream(laui), userDecider, { kind: 'set-auditor', isAuditor }, metadata);
+    const result = await handleCommand({ eventStore, streamId: userStream(laui), decider: userDecider, command: { kind: 'set-auditor', isAuditor }, metadata });
     return result.position;
   },
 });

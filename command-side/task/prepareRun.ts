@@ -1,0 +1,76 @@
+import { AppError } from '../../shared/errors.ts';
+import type { EventMetadata } from '../../shared/events.ts';
+import type { Laui } from '../../shared/ids.ts';
+import { isAdhoc } from '../../shared/task/cron.ts';
+import type { TaskValidation } from '../../shared/task/validateTask.ts';
+import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { QueueEntry } from '../queue/handler.ts';
+import { actionsStatusAfter, runHookList } from '../action/runHooks.ts';
+import { changeTask } from './changeTask.ts';
+import { sortDictOf } from './dispatchConnection.ts';
+import { mergedConfigOf } from './mergedConfig.ts';
+import type { RunOutcome } from './RunOutcome.ts';
+import type { RunReads } from './runReads.ts';
+import type { TaskDeps } from './taskDeps.ts';
+import { validateRun } from './validateRun.ts';
+
+const TERMINAL_STATES = new Set(['success', 'error', 'timeout', 'cancelled', 'fail']);
+
+/** A validated run whose pre-actions passed, ready to join its connection's queue. */
+export interface PreparedRun {
+  task: ItemDoc;
+  connectionLaui: Laui;
+  connection: ItemDoc | null;
+  entry: QueueEntry;
+  /** The queued_for_connection step (with the merged retry settings) written when the run is queued. */
+  changes: Record<string, unknown>;
+  /** The session of the task's finished run, whose lease is freed first if it is still held. */
+  finishedSession: string | null;
+}
+
+/**
+ * Everything of a run before the queue: validation (422 AppError), config merge and the pre-actions
+ * (rule 7: any that fails or returns false skips the run, recorded in actions_status). `verdict`
+ * is a validation already made on these very fields with these reads, so it is not repeated.
+ */
+export const prepareRun = async (
+  deps: TaskDeps,
+  task: ItemDoc,
+  overrides: Record<string, unknown>,
+  metadata: EventMetadata,
+  reads: RunReads,
+  verdict?: TaskValidation,
+): Promise<{ ready: true; run: PreparedRun } | { ready: false; outcome: RunOutcome }> => {
+  const checked = verdict ?? (await validateRun(reads, task));
+  if (!checked.ok) throw new AppError(checked.status, checked.detail);
+  const merged = await mergedConfigOf(deps.items, task);
+  // Rule 7: pre-actions are awaited; any that fails or returns false skips the run (not queued).
+  const pre = await runHookList(deps, task, 'pre_actions', metadata, merged.config.parameters);
+  if (pre.statuses.length > 0) {
+    // A pre-action that did not pass makes this record the run's TaskSkipped.
+    const reason = pre.allPassed ? undefined : 'pre_actions_skipped';
+    const recorded = await changeTask(deps.eventStore, task.laui, { actions_status: actionsStatusAfter(task.actions_status, 'pre_actions', pre.statuses) }, metadata, undefined, reason);
+    if (!pre.allPassed) return { ready: false, outcome: { taskLaui: task.laui, executionResultId: null, position: recorded, skipped: true } };
+  }
+  const changes: Record<string, unknown> = {
+    state: 'queued_for_connection',
+    user_set_state: null,
+    total_retries: merged.total_retries,
+    retry_interval: merged.retry_interval,
+    last_system_updated_date: metadata.at,
+    // Whose rights the run acts with at the worker (checkTaskReferences.ts: runPrincipalLaui).
+    run_by: metadata.user_laui ?? task.created_by ?? null,
+  };
+  if (typeof overrides.logical_date === 'string') changes.logical_date = overrides.logical_date;
+  else if (isAdhoc(task.frequency ?? 'ADHOC') && (task.logical_date ?? null) === null) changes.logical_date = metadata.at;
+  const connectionLaui = String(task.connection_laui);
+  const connection = await reads.item(connectionLaui);
+  const sortValues = Object.fromEntries(Object.keys(sortDictOf(connection)).map((field) => [field, task[field] ?? null]));
+  // A run that already reached its terminal state may still hold its lease for a moment (the worker
+  // writes the state, then leaves the queue): freed in the queue commit so an immediate re-run is not dropped.
+  const finishedSession = TERMINAL_STATES.has(String(task.state)) && typeof task.session_id === 'string' ? task.session_id : null;
+  return {
+    ready: true,
+    run: { task, connectionLaui, connection, entry: { laui: task.laui, priority: Number(task.priority ?? 1), sortValues }, changes, finishedSession },
+  };
+};
