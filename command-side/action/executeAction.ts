@@ -6,7 +6,7 @@ import type { CodeRunner, RunLimits } from '../../shared/ports/CodeRunner.ts';
 import type { Logger } from '../../shared/ports/Logger.ts';
 import type { SecretBox } from '../../shared/ports/SecretBox.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { AccessControl } from '../../projections/catalog/accessControl.ts';
 import { installStep, normaliseCodeBlock } from './codeBlocks.ts';
 

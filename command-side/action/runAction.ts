@@ -6,7 +6,7 @@ import type { Principal } from '../../shared/ports/Principal.ts';
 import { checkRootRules, OBJECT_ID_PATTERN, resolveItemType, validateItem } from '../../shared/item-types/itemTypes.ts';
 import type { CatalogValidationEntry } from '../../shared/item-types/types.ts';
 import { renderTemplates, templateVariables } from '../../shared/task/templating.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { createItem } from '../catalog/createItem.ts';
 import { NO_RUNNABLE_CODE, runnableCodeBlock } from './codeBlocks.ts';
 import { loadSystemSettings, type TaskDeps } from '../task/taskDeps.ts';

@@ -2,7 +2,7 @@ import type { EventMetadata } from '../../shared/events.ts';
 import { isLaui, newSessionId } from '../../shared/ids.ts';
 import { effectiveActionTimeout } from '../../shared/task/systemSettings.ts';
 import { renderString, renderTemplates, templateVariables } from '../../shared/task/templating.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { mergedConfigOf } from '../task/mergedConfig.ts';
 import { loadSystemSettings } from '../task/taskDeps.ts';
 import { referenceChecker } from '../task/checkTaskReferences.ts';

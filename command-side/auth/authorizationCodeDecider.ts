@@ -1,17 +1,8 @@
 import { assertNever } from '../../shared/assertNever.ts';
 import { conflict, unauthorized } from '../../shared/errors.ts';
-import type { DomainEvent } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { Decider } from '../kernel/Decider.ts';
-
-/**
- * An authorization code is a stream `authcode-<sha256(code)>` (the code itself is never stored).
- * Redeeming appends at the issued revision, so of two concurrent redemptions exactly one wins.
- */
-export type AuthorizationCodeEvent =
-  /** session_id: the login session the code was issued in (absent on codes issued before sessions had ids). */
-  | DomainEvent<'AuthorizationCodeIssued', { user_laui: Laui; client_id: string; expires_at: string; session_id?: string }>
-  | DomainEvent<'AuthorizationCodeRedeemed', { at: string }>;
+import type { AuthorizationCodeEvent } from '../../shared/domain-events/authEvents.ts';
 
 export type AuthorizationCodeState =
   | { status: 'none' }

@@ -1,21 +1,9 @@
 import { assertNever } from '../../shared/assertNever.ts';
 import { conflict, unauthorized } from '../../shared/errors.ts';
-import type { DomainEvent } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import { INVALID_CODE } from './authorizationCodeDecider.ts';
-
-/**
- * Refresh tokens rotate: each one is single-use and its redemption issues a successor in the same
- * family. Presenting an already-rotated token means it was copied: the whole family is revoked
- * (stream `refreshfamily-<id>`), which logs out the thief and the victim alike.
- */
-export type RefreshTokenEvent =
-  /** session_id: the login session the family descends from (absent on tokens issued before sessions had ids). */
-  | DomainEvent<'RefreshTokenIssued', { user_laui: Laui; family_id: string; expires_at: string; session_id?: string }>
-  | DomainEvent<'RefreshTokenRotated', { at: string }>
-  | DomainEvent<'RefreshTokenReuseDetected', { at: string; family_id: string }>
-  | DomainEvent<'RefreshTokenRevoked', { at: string }>;
+import type { RefreshTokenEvent, RefreshFamilyEvent } from '../../shared/domain-events/authEvents.ts';
 
 export type RefreshTokenState =
   | { status: 'none' }
@@ -74,8 +62,6 @@ export const refreshTokenDecider: Decider<RefreshTokenState, RefreshTokenCommand
   },
 };
 
-/** The family stream only ever records its revocation. */
-export type RefreshFamilyEvent = DomainEvent<'RefreshFamilyRevoked', { reason: string }>;
 export const refreshFamilyDecider: Decider<{ revoked: boolean }, { kind: 'revoke'; reason: string }, RefreshFamilyEvent> = {
   initialState: () => ({ revoked: false }),
   evolve: () => ({ revoked: true }),

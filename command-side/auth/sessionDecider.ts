@@ -1,14 +1,6 @@
-import type { DomainEvent } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { Decider } from '../kernel/Decider.ts';
-
-/**
- * A login session, stream `session-<sid>`. The sid is put in the session cookie, in the codes
- * issued in the session and in the access and refresh tokens those codes are exchanged for; logout
- * ends the session and with it every one of them. Only the end is recorded: a login appends
- * nothing, so sessions cost the log nothing until they are ended.
- */
-export type SessionEvent = DomainEvent<'SessionEnded', { session_id: string; user_laui: Laui | null; reason: string }>;
+import type { SessionEvent } from '../../shared/domain-events/authEvents.ts';
 
 export interface SessionState {
   ended: boolean;

@@ -3,8 +3,8 @@ import type { EventStore } from '../../shared/event-store/EventStore.ts';
 import type { SecretBox } from '../../shared/ports/SecretBox.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import type { AccessControl } from '../../projections/catalog/accessControl.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
-import type { LinkDoc } from '../../projections/catalog/linksProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
+import type { LinkDoc } from '../../shared/read-models/LinkDoc.ts';
 
 /** Ports every catalog command needs. */
 export interface CatalogDeps {

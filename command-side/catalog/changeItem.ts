@@ -13,7 +13,8 @@ import { parseAccessPatch } from './parseAccessPatch.ts';
 import { typeFields, type CatalogDeps } from './catalogDeps.ts';
 import { UNIQUE_KEY_EXISTS } from './createItem.ts';
 import { itemDecider } from './decide.ts';
-import { itemStream, type ItemEvent, type ItemState } from './item.ts';
+import { itemStream, type ItemState } from './item.ts';
+import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 import { linkDecider, linkKey, linkStream } from './link.ts';
 import { referenceChecker } from '../task/checkTaskReferences.ts';
 

@@ -5,7 +5,8 @@ import type { Decider } from '../kernel/Decider.ts';
 import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
 import { decideTaskChange, type TaskLifecycle } from '../task/decide.ts';
 import { evolveItem, initialItemState } from './evolve.ts';
-import { itemNotFound, type ItemCommand, type ItemEvent, type ItemState } from './item.ts';
+import { itemNotFound, type ItemCommand, type ItemState } from './item.ts';
+import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 
 const isTask = (state: Extract<ItemState, { laui: string }>): boolean => resolveItemType(state.itemType)?.base === 'task';
 

@@ -1,5 +1,6 @@
 import { assertNever } from '../../shared/assertNever.ts';
-import { isItemChange, type ItemEvent, type ItemState } from './item.ts';
+import { isItemChange, type ItemState } from './item.ts';
+import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 
 export const initialItemState = (): ItemState => ({ status: 'none' });
 

@@ -3,7 +3,8 @@ import type { Laui } from '../../shared/ids.ts';
 import { loadState } from '../kernel/handleCommand.ts';
 import { uniqueKeyDecider, uniqueKeyStream } from '../kernel/uniqueKey.ts';
 import { itemDecider } from './decide.ts';
-import { itemStream, type ItemEvent, type ItemState } from './item.ts';
+import { itemStream, type ItemState } from './item.ts';
+import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 
 const ITEM_STREAM_PREFIX = itemStream('');
 

@@ -6,7 +6,7 @@ import type { Principal } from '../../shared/ports/Principal.ts';
 import { allowedChildren, isChildAllowed } from '../../shared/item-types/itemTypes.ts';
 import { handleCommand, loadState } from '../kernel/handleCommand.ts';
 import { reserveUniqueKey, uniqueKeyDecider, uniqueKeyStream } from '../kernel/uniqueKey.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { CatalogDeps } from './catalogDeps.ts';
 import { itemNotFound } from './item.ts';
 import { linkDecider, linkKey, linkStream } from './link.ts';

@@ -6,7 +6,8 @@ import type { Decider } from '../kernel/Decider.ts';
 import { handleCommand } from '../kernel/handleCommand.ts';
 import { cronEventOf } from '../../shared/task/cronEvents.ts';
 import { itemDecider } from '../catalog/decide.ts';
-import { itemStream, type ItemEvent, type ItemState } from '../catalog/item.ts';
+import { itemStream, type ItemState } from '../catalog/item.ts';
+import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 import { cronStatusOf, decideCron, type CronCommand, type CronContext, type FolderMetadata } from './cronLifecycle.ts';
 
 interface CronStatusCommand {

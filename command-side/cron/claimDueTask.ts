@@ -7,7 +7,8 @@ import type { Decider } from '../kernel/Decider.ts';
 import { handleCommand } from '../kernel/handleCommand.ts';
 import { itemStatesOf } from '../catalog/itemStates.ts';
 import { itemDecider } from '../catalog/decide.ts';
-import { itemStream, type ItemEvent, type ItemState } from '../catalog/item.ts';
+import { itemStream, type ItemState } from '../catalog/item.ts';
+import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 
 /**
  * The guard that keeps a task from being dispatched twice for one logical date when two scheduler

@@ -4,7 +4,7 @@ import type { KeyOwnership, MessageBus } from '../../shared/bus/MessageBus.ts';
 import { metadataFor } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
 import { isCronHeartbeatDead, projectSchedulerInterval } from '../../shared/task/systemSettings.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { loadSystemSettings } from '../task/taskDeps.ts';
 import { changeCronStatus } from './changeCronStatus.ts';
 import { ACTIVE_CRON_STATUSES, cronStatusOf } from './cronLifecycle.ts';

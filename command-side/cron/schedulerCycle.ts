@@ -5,7 +5,7 @@ import { schedulerDue } from '../../shared/task/readyToRun.ts';
 import type { SystemSettings } from '../../shared/task/systemSettings.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import { IN_FLIGHT_STATES, successChanges } from '../../shared/task/transitions.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { CronLiveness } from '../../projections/cron/cronLiveness.ts';
 import { changeTask } from '../task/changeTask.ts';
 import { dispatchRuns, type DispatchedRuns } from '../task/dispatchRuns.ts';

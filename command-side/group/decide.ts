@@ -4,7 +4,8 @@ import type { Decider } from '../kernel/Decider.ts';
 import { diffAccess, emptyAccess, grantsOf, holdsAnyRole, type AccessMaps, type Grant } from './access.ts';
 import { applyAccessPatch, patchTouches, type AccessPatch } from './applyAccessPatch.ts';
 import { evolveGroup, initialGroupState } from './evolve.ts';
-import type { GroupActor, GroupCommand, GroupEvent, GroupState } from './group.ts';
+import type { GroupActor, GroupCommand, GroupState } from './group.ts';
+import type { GroupEvent } from '../../shared/domain-events/groupEvents.ts';
 
 export const GROUP_NOT_FOUND = 'Group not found';
 export const LAST_OWNER_DETAIL = 'Invalid access_patch: a group must keep at least one owner';

@@ -1,6 +1,7 @@
 import type { AccessPatch } from './applyAccessPatch.ts';
 import { groupDecider, LAST_OWNER_DETAIL } from './decide.ts';
-import type { GroupActor, GroupCommand, GroupEvent } from './group.ts';
+import type { GroupActor, GroupCommand } from './group.ts';
+import type { GroupEvent } from '../../shared/domain-events/groupEvents.ts';
 import { deciderSpecification } from '../../test/support/deciderSpecification.ts';
 
 const laui = '65a0000000000000000000f1';

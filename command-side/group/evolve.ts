@@ -1,6 +1,7 @@
 import { assertNever } from '../../shared/assertNever.ts';
 import { emptyAccess } from './access.ts';
-import type { GroupEvent, GroupState } from './group.ts';
+import type { GroupState } from './group.ts';
+import type { GroupEvent } from '../../shared/domain-events/groupEvents.ts';
 
 export const initialGroupState = (): GroupState => ({ status: 'absent' });
 

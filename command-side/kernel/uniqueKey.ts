@@ -1,21 +1,13 @@
 import { assertNever } from '../../shared/assertNever.ts';
 import { hash } from 'node:crypto';
 import { conflict } from '../../shared/errors.ts';
-import type { DomainEvent, EventMetadata, EventToAppend } from '../../shared/events.ts';
+import type { EventMetadata, EventToAppend } from '../../shared/events.ts';
 import { WrongExpectedVersionError, type AppendResult, type EventStore, type Position } from '../../shared/event-store/EventStore.ts';
 import type { Decider } from './Decider.ts';
 import { handleCommand, loadRevision } from './handleCommand.ts';
 import { commit } from './commit.ts';
 import type { CompanionAppend } from './CompanionAppend.ts';
-
-/**
- * Uniqueness across streams (user names, group names, task keys): a reservation is the first
- * event of `unique-<sha256(key)>`, appended expecting no stream, so two concurrent creators
- * cannot both win. A release (hard delete) frees the key for the next reservation.
- */
-export type UniqueKeyEvent =
-  | DomainEvent<'UniqueKeyReserved', { key: string; owner: string; at: string }>
-  | DomainEvent<'UniqueKeyReleased', { key: string; owner: string; at: string }>;
+import type { UniqueKeyEvent } from '../../shared/domain-events/uniqueKeyEvents.ts';
 
 interface UniqueKeyState {
   owner: string | null;

@@ -2,7 +2,8 @@ import { assertNever } from '../../shared/assertNever.ts';
 import { notFound } from '../../shared/errors.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import { evolveQueue, initialQueueState, queueDraft } from './evolve.ts';
-import { NOT_IN_QUEUE, type QueueCommand, type QueueEvent, type QueueState, type SortDict, type WaitingEntry } from './queue.ts';
+import { NOT_IN_QUEUE, type QueueCommand, type QueueState, type SortDict, type WaitingEntry } from './queue.ts';
+import type { QueueEvent } from '../../shared/domain-events/queueEvents.ts';
 
 /**
  * A sort value as text. Sort fields are any task field (a payload too), so a value may be an object

@@ -4,7 +4,8 @@ import type { Decider } from '../kernel/Decider.ts';
 import { inSequence } from '../kernel/handleCommand.ts';
 import { decideQueueGroups, queueDecider, writtenEvents } from './decide.ts';
 import { evolveQueue, initialQueueState, queueDraft } from './evolve.ts';
-import { NOT_IN_QUEUE, type QueueCommand, type QueueEvent, type QueueState } from './queue.ts';
+import { NOT_IN_QUEUE, type QueueCommand, type QueueState } from './queue.ts';
+import type { QueueEvent } from '../../shared/domain-events/queueEvents.ts';
 
 /** One caller's commands decided as the queue handler decides a caller's group (one queue commit). */
 const queueSequenceDecider: Decider<QueueState, ReadonlyArray<QueueCommand>, QueueEvent> = {

@@ -1,5 +1,6 @@
 import { assertNever } from '../../shared/assertNever.ts';
-import type { QueueEvent, QueueState, RunningEntry, WaitingEntry } from './queue.ts';
+import type { QueueState, RunningEntry, WaitingEntry } from './queue.ts';
+import type { QueueEvent } from '../../shared/domain-events/queueEvents.ts';
 
 export const initialQueueState = (): QueueState => ({ waiting: new Map(), running: new Map(), arrivals: 0 });
 

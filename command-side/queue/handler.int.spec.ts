@@ -4,7 +4,8 @@ import type { EventStore, ExpectedRevision } from '../../shared/event-store/Even
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import { metadataFor } from '../../shared/events.ts';
 import { queueHandler } from './handler.ts';
-import { NOT_IN_QUEUE, type QueueEvent } from './queue.ts';
+import { NOT_IN_QUEUE } from './queue.ts';
+import type { QueueEvent } from '../../shared/domain-events/queueEvents.ts';
 import { withoutAtomicAppends } from '../../test/support/withoutAtomicAppends.ts';
 import { interceptAppends } from '../../test/support/interceptAppends.ts';
 

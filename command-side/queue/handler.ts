@@ -8,7 +8,8 @@ import { commit, type Committed } from '../kernel/commit.ts';
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import { decideQueueGroups, queueDecider, writtenEvents, type GroupVerdict } from './decide.ts';
-import { queueStream, type LeaseIds, type QueueCommand, type QueueEvent, type QueueState, type ReleaseReason, type SortDict } from './queue.ts';
+import { queueStream, type LeaseIds, type QueueCommand, type QueueState, type SortDict } from './queue.ts';
+import type { ReleaseReason, QueueEvent } from '../../shared/domain-events/queueEvents.ts';
 import { queueDraft } from './evolve.ts';
 import { keyedBatcher } from '../../shared/keyedBatcher.ts';
 

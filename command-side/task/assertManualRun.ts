@@ -1,6 +1,6 @@
 import { conflict } from '../../shared/errors.ts';
 import { manualRunRefusal } from '../../shared/task/transitions.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 
 /**
  * POST /task/run and /task/multiple_tasks obey the task state table before anything runs (no

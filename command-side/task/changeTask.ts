@@ -1,5 +1,5 @@
 import type { EventMetadata } from '../../shared/events.ts';
-import type { Position } from '../../shared/event-store/EventStore.ts';
+import type { Position, EventStore } from '../../shared/event-store/EventStore.ts';
 import { newLaui, type Laui } from '../../shared/ids.ts';
 import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
 import { decideOnCache, handleCommand, inSequence, loadRevision } from '../kernel/handleCommand.ts';
@@ -7,9 +7,8 @@ import type { CompanionAppend } from '../kernel/CompanionAppend.ts';
 import { itemDecider } from '../catalog/decide.ts';
 import { itemStream, type ItemState } from '../catalog/item.ts';
 import { itemStatesOf } from '../catalog/itemStates.ts';
-import type { EventStore } from '../../shared/event-store/EventStore.ts';
 import type { TaskChangeReason } from './decide.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 
 /**
  * Task state and runtime fields change through the item's own stream, so the task's history shows

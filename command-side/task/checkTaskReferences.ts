@@ -4,7 +4,7 @@ import type { Principal } from '../../shared/ports/Principal.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import { referencedItems } from '../../shared/task/validateTask.ts';
 import type { AccessControl } from '../../projections/catalog/accessControl.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 
 /**
  * Access to what a task references (issue 19). A task hands its connection's content to its

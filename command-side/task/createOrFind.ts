@@ -2,7 +2,7 @@ import { AppError, unprocessable } from '../../shared/errors.ts';
 import type { EventMetadata } from '../../shared/events.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { createItem, UNIQUE_KEY_EXISTS } from '../catalog/createItem.ts';
 import { actionsStatusAfter, runHookList } from '../action/runHooks.ts';
 import { taskHoldingKey } from './taskHoldingKey.ts';

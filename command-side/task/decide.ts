@@ -3,7 +3,7 @@ import type { Laui } from '../../shared/ids.ts';
 import { EVENT_OF_TARGET_STATE, taskEventOf, type TaskEvent, type TaskEventType } from '../../shared/task/taskEvents.ts';
 import { allowedTransition, refusedTransitionDetail, type TaskTrigger } from '../../shared/task/transitions.ts';
 import type { Decider } from '../kernel/Decider.ts';
-import type { ItemEvent } from '../catalog/item.ts';
+import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 
 /**
  * The task aggregate's lifecycle: what the state table (spec 3.1) decides on. A task is a catalog

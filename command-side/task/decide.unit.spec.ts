@@ -3,7 +3,7 @@ import { deciderSpecification } from '../../test/support/deciderSpecification.ts
 import { TASK_STATES } from '../../shared/item-types/schemas/task.ts';
 import { allowedTransition, refusedTransitionDetail, TRANSITIONS, type TaskTrigger } from '../../shared/task/transitions.ts';
 import type { TaskEventType } from '../../shared/task/taskEvents.ts';
-import type { ItemEvent } from '../catalog/item.ts';
+import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 import { taskDecider, type TaskChange } from './decide.ts';
 
 const given = deciderSpecification(taskDecider);

@@ -1,11 +1,11 @@
 import type { EventMetadata } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { taskChangeCompanion, taskViewOf } from './changeTask.ts';
 import type { ItemState } from '../catalog/item.ts';
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
-import type { QueueEvent } from '../queue/queue.ts';
+import type { QueueEvent } from '../../shared/domain-events/queueEvents.ts';
 import { leasesOf, type Lease } from '../queue/handler.ts';
 import { EXECUTE_TASK, type TaskDeps } from './taskDeps.ts';
 import { renderPayload } from './renderPayload.ts';

@@ -3,7 +3,7 @@ import type { Position } from '../../shared/event-store/EventStore.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import { leasesOf } from '../queue/handler.ts';
-import type { QueueEvent } from '../queue/queue.ts';
+import type { QueueEvent } from '../../shared/domain-events/queueEvents.ts';
 import { taskChangeCompanion } from './changeTask.ts';
 import { leaseCompanions, maxParallelismOf, sortDictOf } from './dispatchConnection.ts';
 import type { PreparedRun } from './prepareRun.ts';

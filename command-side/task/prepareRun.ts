@@ -3,7 +3,7 @@ import type { EventMetadata } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
 import { isAdhoc } from '../../shared/task/cron.ts';
 import type { TaskValidation } from '../../shared/task/validateTask.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { QueueEntry } from '../queue/handler.ts';
 import { actionsStatusAfter, runHookList } from '../action/runHooks.ts';
 import { changeTask } from './changeTask.ts';

@@ -1,6 +1,6 @@
 import type { EventMetadata } from '../../shared/events.ts';
 import { renderTemplates, templateVariables } from '../../shared/task/templating.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { TaskDeps } from './taskDeps.ts';
 import { mergedConfigOf } from './mergedConfig.ts';
 

@@ -4,7 +4,7 @@ import { principalOf, type AppContext, type AppState } from '../../shared/http/A
 import { requestWrites } from '../../shared/http/requestWrites.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 import { lauiSchema, requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { changeTask } from './changeTask.ts';
 import { referenceChecker } from './checkTaskReferences.ts';
 import { dispatchConnection } from './dispatchConnection.ts';

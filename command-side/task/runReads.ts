@@ -1,6 +1,6 @@
 import type { Laui } from '../../shared/ids.ts';
 import type { SystemSettings } from '../../shared/task/systemSettings.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { loadSystemSettings, type TaskDeps } from './taskDeps.ts';
 
 /**

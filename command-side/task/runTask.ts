@@ -4,7 +4,7 @@ import type { Position } from '../../shared/event-store/EventStore.ts';
 import { isLaui, type Laui } from '../../shared/ids.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
 import { ONLY_TASKS_DETAIL } from '../../shared/task/validateTask.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { validateItem } from '../../shared/item-types/itemTypes.ts';
 import { validateNewTask } from './validateNewTask.ts';
 import { assertManualRun } from './assertManualRun.ts';

@@ -5,7 +5,7 @@ import type { TokenSigner } from '../../shared/ports/TokenSigner.ts';
 import type { SystemSettings } from '../../shared/task/systemSettings.ts';
 import { resolveSystemSettings } from '../../shared/task/systemSettings.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { CatalogDeps } from '../catalog/catalogDeps.ts';
 import type { QueueHandler } from '../queue/handler.ts';
 

@@ -1,6 +1,6 @@
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import { uniqueKeyOf } from '../../shared/item-types/primaryKey.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { itemHoldingKey } from '../catalog/keyHolder.ts';
 import type { TaskDeps } from './taskDeps.ts';
 

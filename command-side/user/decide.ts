@@ -2,7 +2,8 @@ import { assertNever } from '../../shared/assertNever.ts';
 import { conflict, notFound, unauthorized } from '../../shared/errors.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import { evolveUser, initialUserState } from './evolve.ts';
-import type { UserCommand, UserEvent, UserState } from './user.ts';
+import type { UserCommand, UserState } from './user.ts';
+import type { UserEvent } from '../../shared/domain-events/userEvents.ts';
 
 export const decideUser = (command: UserCommand, state: UserState): UserEvent[] => {
   switch (command.kind) {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { userDecider } from './decide.ts';
-import type { UserCommand, UserEvent } from './user.ts';
+import type { UserCommand } from './user.ts';
+import type { UserEvent } from '../../shared/domain-events/userEvents.ts';
 import { deciderSpecification } from '../../test/support/deciderSpecification.ts';
 
 const laui = '65a000000000000000000001';

@@ -1,5 +1,6 @@
 import { assertNever } from '../../shared/assertNever.ts';
-import type { UserEvent, UserState } from './user.ts';
+import type { UserState } from './user.ts';
+import type { UserEvent } from '../../shared/domain-events/userEvents.ts';
 
 export const initialUserState = (): UserState => ({ exists: false });
 

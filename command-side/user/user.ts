@@ -1,18 +1,5 @@
-import type { DomainEvent } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { Sealed } from '../../shared/ports/SecretBox.ts';
-
-/** Events of `user-<laui>` streams. Password hashes only; secrets sealed with the deployment key. */
-export type UserEvent =
-  | DomainEvent<
-      'UserCreated',
-      /** is_auditor: absent on users created before the auditor role existed (false). */
-      { laui: Laui; username: string; email: string; password_hash: string; must_change_password: boolean; is_admin: boolean; is_auditor?: boolean }
-    >
-  | DomainEvent<'UserPasswordChanged', { password_hash: string }>
-  | DomainEvent<'MarketplaceTokenUpdated', { token: Sealed }>
-  /** The auditor role (reads the whole event log, GET /events) granted or withdrawn. */
-  | DomainEvent<'UserAuditorRoleChanged', { is_auditor: boolean }>;
 
 export type UserState =
   | { exists: false }

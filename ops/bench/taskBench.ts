@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import { loadConfig } from '../config.ts';
 import { startService } from '../service.ts';

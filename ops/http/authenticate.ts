@@ -3,8 +3,8 @@ import { AppError, forbidden, unauthorized } from '../../shared/errors.ts';
 import type { AppState } from '../../shared/http/AppState.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import type { TokenSigner, TokenAudience } from '../../shared/ports/TokenSigner.ts';
-import type { UserDoc } from '../../projections/users/usersProjection.ts';
-import type { EndedSessionDoc } from '../../projections/sessions/endedSessionsProjection.ts';
+import type { UserDoc } from '../../shared/read-models/UserDoc.ts';
+import type { EndedSessionDoc } from '../../shared/read-models/EndedSessionDoc.ts';
 import { sessionStillOpen } from '../../projections/sessions/sessionStillOpen.ts';
 import { WORKER_TOKEN_PURPOSE } from '../../command-side/task/dispatchConnection.ts';
 

@@ -3,7 +3,7 @@ import { grants, type AccessMaps, type Permission } from '../../shared/access/pe
 import type { Laui } from '../../shared/ids.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
-import type { ItemDoc } from './itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 
 /** Parent chains are short in practice; the bound stops a corrupted (cyclic) chain. */
 const MAX_DEPTH = 64;

@@ -1,20 +1,5 @@
-import type { Laui } from '../../shared/ids.ts';
 import type { Projection } from '../runner/Projection.ts';
-
-/** Parent-child links: true-parent links come with ItemCreated, soft links from link streams. */
-export interface LinkDoc {
-  [field: string]: unknown;
-  id: Laui;
-  link_laui: Laui;
-  parent_laui: Laui;
-  child_laui: Laui;
-  parent_type: string;
-  child_type: string;
-  true_parent: boolean;
-  created_at: string;
-  created_by: Laui | null;
-  created_seq: number;
-}
+import type { LinkDoc } from '../../shared/read-models/LinkDoc.ts';
 
 export const LINKS = 'links';
 

@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '../../shared/event-store/EventStore.ts';
 import type { Projection } from '../runner/Projection.ts';
-import { ITEMS, type ItemDoc } from './itemsProjection.ts';
+import { ITEMS } from './itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 
 /**
  * Queue metrics of spec 2.6 on the connection's own item document, where a client reads them with

@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '../../shared/event-store/EventStore.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { Role } from '../../shared/access/permissions.ts';
-import type { GroupEvent } from '../../command-side/group/group.ts';
+import type { GroupEvent } from '../../shared/domain-events/groupEvents.ts';
 import type { Projection } from '../runner/Projection.ts';
 import { groupLauiOf } from './groupsProjection.ts';
 

@@ -2,7 +2,7 @@ import { assertNever } from '../../shared/assertNever.ts';
 import type { RecordedEvent } from '../../shared/event-store/EventStore.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { AccessMaps } from '../../shared/access/permissions.ts';
-import type { GroupEvent } from '../../command-side/group/group.ts';
+import type { GroupEvent } from '../../shared/domain-events/groupEvents.ts';
 import type { Projection } from '../runner/Projection.ts';
 
 /** The groups read model (spec 2.7), one document per live group; a deleted group is removed. */

@@ -1,5 +1,5 @@
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
-import type { EndedSessionDoc } from './endedSessionsProjection.ts';
+import type { EndedSessionDoc } from '../../shared/read-models/EndedSessionDoc.ts';
 
 /**
  * Whether a verified token's login session is still open: one keyed lookup in the ended-sessions

@@ -1,4 +1,4 @@
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { itemView } from './itemView.ts';
 
 /**

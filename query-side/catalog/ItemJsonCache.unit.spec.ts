@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { ItemJsonCache } from './ItemJsonCache.ts';
 import { itemView } from './itemView.ts';
 

@@ -4,8 +4,8 @@ import type { Laui } from '../../shared/ids.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
 import type { Collection, FindOptions } from '../../shared/read-store/ReadStore.ts';
 import type { AccessControl } from '../../projections/catalog/accessControl.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
-import type { LinkDoc } from '../../projections/catalog/linksProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
+import type { LinkDoc } from '../../shared/read-models/LinkDoc.ts';
 import { decodePageToken, encodePageToken, itemView, readerOf } from './itemView.ts';
 import { compareByField } from '../../projections/read-store/compareByField.ts';
 

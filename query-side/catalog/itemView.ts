@@ -1,4 +1,4 @@
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { hasSecretFields, maskSealedFields } from '../../shared/item-types/secretFields.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
 import type { Laui } from '../../shared/ids.ts';

@@ -3,7 +3,7 @@ import type { Laui } from '../../shared/ids.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
 import type { FindOptions } from '../../shared/read-store/ReadStore.ts';
 import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { GetDeps } from './getItems.ts';
 import { decodePageToken, encodePageToken, itemView } from './itemView.ts';
 

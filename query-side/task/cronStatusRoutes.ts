@@ -4,7 +4,7 @@ import type { Clock } from '../../shared/clock.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import { lauiSchema, validateRequest } from '../../shared/validation/validateRequest.ts';
 import type { AccessControl } from '../../projections/catalog/accessControl.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { CronLiveness } from '../../projections/cron/cronLiveness.ts';
 import { cronViewOf, systemSettingsOf } from './cronView.ts';
 

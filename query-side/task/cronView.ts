@@ -1,6 +1,6 @@
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import { isCronHeartbeatDead, projectSchedulerInterval, resolveSystemSettings, type SystemSettings } from '../../shared/task/systemSettings.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { latestBeat, type CronLiveness } from '../../projections/cron/cronLiveness.ts';
 
 /** System settings as the command side reads them (config items of config_type `system`, docs/decisions.md). */

@@ -8,7 +8,7 @@ import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import { referencedItems, type ReferencedItem } from '../../shared/task/validateTask.ts';
 import { lauiSchema, validateRequest } from '../../shared/validation/validateRequest.ts';
 import type { AccessControl } from '../../projections/catalog/accessControl.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { CronLiveness } from '../../projections/cron/cronLiveness.ts';
 import { cronViewOf, systemSettingsOf } from './cronView.ts';
 import { diagnoseTask, type CheckResult } from './diagnoseTask.ts';

@@ -8,7 +8,7 @@ import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import { lauiSchema, validateRequest } from '../../shared/validation/validateRequest.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { AccessControl } from '../../projections/catalog/accessControl.ts';
-import type { ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { itemView } from '../catalog/itemView.ts';
 
 export interface ReadyToRunDeps {

@@ -3,7 +3,7 @@ import { notFound, unauthorized } from '../../shared/errors.ts';
 import { principalOf, type AppState } from '../../shared/http/AppState.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import type { SecretBox } from '../../shared/ports/SecretBox.ts';
-import type { UserDoc } from '../../projections/users/usersProjection.ts';
+import type { UserDoc } from '../../shared/read-models/UserDoc.ts';
 
 /** Private user reads (spec 4.7): profile and the caller's own marketplace token. */
 export const userQueryRoutes = ({ users, secrets }: { users: Collection<UserDoc>; secrets: SecretBox }): Router<AppState> => {

@@ -1,10 +1,12 @@
 import { expect } from 'chai';
 import { systemClock } from '../../shared/clock.ts';
 import { metadataFor } from '../../shared/events.ts';
-import { ITEMS, itemsProjection, type ItemDoc } from '../../projections/catalog/itemsProjection.ts';
+import { ITEMS, itemsProjection } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { loadKeys } from '../../ops/keys/loadKeys.ts';
 import { createAccessControl } from '../../projections/catalog/accessControl.ts';
-import { USERS, usersProjection, type UserDoc } from '../../projections/users/usersProjection.ts';
+import { USERS, usersProjection } from '../../projections/users/usersProjection.ts';
+import type { UserDoc } from '../../shared/read-models/UserDoc.ts';
 import { AesSecretBox } from '../../ops/keys/AesSecretBox.ts';
 import { ProcessCodeRunner } from '../../ops/worker/ProcessCodeRunner.ts';
 import type { ActionRunDeps } from '../../command-side/action/executeAction.ts';

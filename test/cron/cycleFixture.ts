@@ -11,8 +11,10 @@ import { MemoryEventStore } from '../../ops/event-store/memory/MemoryEventStore.
 import { AesSecretBox } from '../../ops/keys/AesSecretBox.ts';
 import { MemoryReadStore } from '../../projections/read-store/MemoryReadStore.ts';
 import { ProjectionRunner } from '../../projections/runner/ProjectionRunner.ts';
-import { ITEMS, itemsProjection, type ItemDoc } from '../../projections/catalog/itemsProjection.ts';
-import { LINKS, linksProjection, type LinkDoc } from '../../projections/catalog/linksProjection.ts';
+import { ITEMS, itemsProjection } from '../../projections/catalog/itemsProjection.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
+import { LINKS, linksProjection } from '../../projections/catalog/linksProjection.ts';
+import type { LinkDoc } from '../../shared/read-models/LinkDoc.ts';
 import { queueMetricsProjection } from '../../projections/catalog/queueMetricsProjection.ts';
 import { createAccessControl } from '../../projections/catalog/accessControl.ts';
 import { cronLiveness } from '../../projections/cron/cronLiveness.ts';
