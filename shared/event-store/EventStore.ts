@@ -80,7 +80,8 @@ export interface EventStore {
    * Appends to several distinct streams as one commit: every expected revision holds and all are
    * written, or none is and the first failing one's WrongExpectedVersionError is thrown. Results
    * are at the index of their append. Only stores with multi-stream transactions offer it (SQLite,
-   * memory; EventStoreDB has none): callers keep a path that appends one stream at a time.
+   * memory; EventStoreDB has none): only the kernel's commit() (command-side/kernel/commit.ts) asks,
+   * and appends one stream at a time in the same order where it is absent.
    */
   appendAtomically?(appends: ReadonlyArray<StreamAppend>): Promise<AppendResult[]>;
   /** Events of one stream in order; an empty array when the stream does not exist. */
