@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { LoginThrottleSettings } from './auth/rateLimiterThrottles.ts';
+import type { LogQuerySettings } from '../query-side/logs/queryLogs.ts';
 
 /**
  * Every setting comes from the environment; the README's configuration table lists them all.
@@ -61,6 +62,8 @@ export interface Config {
   throttle: ThrottleConfig;
   /** GET /api/v1/events/stream: heartbeat comment interval and how long a full socket is tolerated. */
   eventStream: { heartbeatMs: number; slowClientMs: number };
+  /** POST /api/v1/logs/query: DuckDB's limits per query (query-side/logs/queryLogs.ts). */
+  logQuery: LogQuerySettings;
 }
 
 export interface ThrottleConfig {
@@ -199,6 +202,14 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     eventStream: {
       heartbeatMs: integer(env, 'EVENTS_HEARTBEAT_MS', 15_000, 100, 3_600_000),
       slowClientMs: integer(env, 'EVENTS_SLOW_CLIENT_MS', 30_000, 100, 3_600_000),
+    },
+    logQuery: {
+      timeoutMs: integer(env, 'LOG_QUERY_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
+      memoryLimitMb: integer(env, 'LOG_QUERY_MEMORY_MB', 512, 64, 65_536),
+      threads: integer(env, 'LOG_QUERY_THREADS', 2, 1, 64),
+      maxRows: integer(env, 'LOG_QUERY_MAX_ROWS', 10_000, 1, 1_000_000),
+      sampleLines: integer(env, 'LOG_QUERY_SAMPLE_LINES', 20_480, 0, 100_000_000),
+      maxConcurrent: integer(env, 'LOG_QUERY_CONCURRENCY', 2, 1, 64),
     },
     allowedRedirectOrigins: (text(env, 'OAUTH_REDIRECT_ORIGINS') ?? '')
       .split(',')

@@ -69,6 +69,8 @@ import { resolveRedirect } from './auth/isAllowedRedirect.ts';
 import { failureThrottle, loginThrottle, memoryLimiters } from './auth/rateLimiterThrottles.ts';
 import { secureDataDir, secureEventLog } from './secureDataDir.ts';
 import { eventRoutes } from '../query-side/events/routes.ts';
+import { logQueries } from '../query-side/logs/queryLogs.ts';
+import { logsQueryRoutes } from '../query-side/logs/queryRoute.ts';
 import { EventStreams } from '../query-side/events/EventStreams.ts';
 import { startDomainEventPublishing } from './bus/kafka/DomainEventPublisher.ts';
 import { nodeForkAddonLoads } from './worker/nodeForkProgram.ts';
@@ -210,6 +212,9 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   // Analysts' and auditors' reads of the log (docs/events.md) follow the store itself, not a read model.
   const eventStreams = new EventStreams({ eventStore, logger, settings: config.eventStream });
 
+  // Public (spec 4.9); each query runs in its own DuckDB sandbox over one category's folder.
+  const logsQuery = logsQueryRoutes({ queries: logQueries({ logsRoot: join(config.dataDir, 'logs'), settings: config.logQuery }) });
+
   let ready = false;
   const app = createApp({
     logger,
@@ -234,7 +239,9 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         cookieSecure: config.cookieSecure,
         resolveRedirect: (uri, serviceOrigin) => resolveRedirect(uri, config.allowedRedirectOrigins, serviceOrigin),
       }),
+      logsQuery,
     ],
+    bodyErrorRoutes: [logsQuery],
     privateRoutes: [
       taskRoutes({ ...taskDeps, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       actionRoutes({ ...taskDeps, runner, limits: workerDeps.limits, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),

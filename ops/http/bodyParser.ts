@@ -32,6 +32,15 @@ const refusal = (error: Error & { status?: unknown; code?: unknown }, encoding: 
   return error;
 };
 
+/** A body refusal in one sentence, for routes that answer it themselves. */
+const deferredMessage = (error: unknown): string => {
+  const failure = (error ?? {}) as { status?: unknown; message?: unknown };
+  if (failure.status === 413) return 'Request body too large';
+  if (error instanceof AppError && Array.isArray(error.detail) && error.detail[0]?.type === 'json_invalid') return String(tooDeepEntry().msg);
+  const message = String(failure.message ?? error).slice(0, 200);
+  return /json/i.test(message) ? `The request body is not valid JSON: ${message}` : message;
+};
+
 /**
  * The body parser: JSON, urlencoded forms and text, up to `limit` (after decompression), gzip,
  * deflate and br bodies decoded. Bodies nested deeper than JSON_MAX_DEPTH are refused here, before
@@ -39,7 +48,7 @@ const refusal = (error: Error & { status?: unknown; code?: unknown }, encoding: 
  * and the check recurses at most JSON_MAX_DEPTH + 1 frames, so neither overflows on a 1 MB `[[[[`.
  * Forms nest through qs, capped at 5 levels (qs's default, spelled out).
  */
-export const bodyParser = ({ limit }: { limit: string }): Middleware<AppState> => {
+export const bodyParser = ({ limit, deferErrors }: { limit: string; deferErrors?(ctx: Parameters<Middleware<AppState>>[0]): boolean }): Middleware<AppState> => {
   const parse = koaBody({
     jsonLimit: limit,
     formLimit: limit,
@@ -54,8 +63,15 @@ export const bodyParser = ({ limit }: { limit: string }): Middleware<AppState> =
   });
   const noop = () => Promise.resolve();
   return async function parseBody(ctx, next) {
-    await parse(ctx, noop);
-    if (exceedsDepth(ctx.request.body, JSON_MAX_DEPTH)) throw unprocessable([tooDeepEntry()]);
+    try {
+      await parse(ctx, noop);
+      if (exceedsDepth(ctx.request.body, JSON_MAX_DEPTH)) throw unprocessable([tooDeepEntry()]);
+    } catch (error) {
+      if (!deferErrors?.(ctx)) throw error;
+      // The route answers it in its own terms (POST /logs/query: HTTP 200 {error}).
+      ctx.state.bodyError = deferredMessage(error);
+      ctx.request.body = undefined;
+    }
     await next();
   };
 };

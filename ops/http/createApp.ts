@@ -14,6 +14,11 @@ export interface AppParts {
   /** Routes mounted behind `authenticate`. */
   privateRoutes: ReadonlyArray<Router<AppState>>;
   authenticate: Koa.Middleware<AppState>;
+  /**
+   * Routers whose routes answer a refused body themselves (from ctx.state.bodyError) rather than
+   * with the app's 422/413 `{detail}`: POST /logs/query, whose failures are all HTTP 200 `{error}`.
+   */
+  bodyErrorRoutes?: ReadonlyArray<Router<AppState>>;
   isReady(): boolean;
   /**
    * Reverse proxies in front (TRUST_PROXY_HOPS). 0: X-Forwarded-* is ignored and ctx.ip is the
@@ -49,7 +54,8 @@ export const createApp = (parts: AppParts): Koa<AppState> => {
     }
     await next();
   });
-  app.use(bodyParser({ limit: parts.bodyLimit }));
+  const bodyErrorRoutes = parts.bodyErrorRoutes ?? [];
+  app.use(bodyParser({ limit: parts.bodyLimit, deferErrors: (ctx) => bodyErrorRoutes.some((router) => router.match(ctx.path, ctx.method).route) }));
   // The hot path: a request that hits a private route goes straight to the one feature router that
   // owns it, behind the wall. Through koa-router's nesting it met every public router, then one
   // dispatch per feature router ahead of its own (each matching the path against all its routes),

@@ -7,6 +7,11 @@ export interface AppState {
   principal?: Principal;
   /** Ties the request's log lines and events together (`metadata.correlation_id`). */
   correlationId: string;
+  /**
+   * Why the body parser refused the body, on routes that answer such failures themselves
+   * (AppParts.bodyErrorRoutes); the body is then undefined.
+   */
+  bodyError?: string;
 }
 
 export type AppContext = ParameterizedContext<AppState>;
