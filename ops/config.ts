@@ -61,6 +61,13 @@ export interface Config {
   throttle: ThrottleConfig;
   /** GET /api/v1/events/stream: heartbeat comment interval and how long a full socket is tolerated. */
   eventStream: { heartbeatMs: number; slowClientMs: number };
+  /**
+   * PUBLIC_ROUTES_REQUIRE_AUTH: the routes spec 5.1 makes public (logs, and later AI) take a Bearer
+   * token or the frontend_token cookie instead. Off by default (the spec); on for shared deployments.
+   */
+  publicRoutesRequireAuth: boolean;
+  /** GET /logs/session/{id}: a followed session with no new line this long ends with `done`. */
+  logFollowIdleSeconds: number;
 }
 
 export interface ThrottleConfig {
@@ -200,6 +207,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       heartbeatMs: integer(env, 'EVENTS_HEARTBEAT_MS', 15_000, 100, 3_600_000),
       slowClientMs: integer(env, 'EVENTS_SLOW_CLIENT_MS', 30_000, 100, 3_600_000),
     },
+    publicRoutesRequireAuth: flag(env, 'PUBLIC_ROUTES_REQUIRE_AUTH', false),
+    logFollowIdleSeconds: integer(env, 'LOG_FOLLOW_IDLE_SECONDS', 300, 1, 86_400),
     allowedRedirectOrigins: (text(env, 'OAUTH_REDIRECT_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())

@@ -56,6 +56,11 @@ import { KafkaBus } from './bus/kafka/KafkaBus.ts';
 import { createApp } from './http/createApp.ts';
 import { authenticate } from './http/authenticate.ts';
 import { JsonLinesLogger } from './logging/JsonLinesLogger.ts';
+import { findSessionLogFile } from './logging/sessionLogFile.ts';
+import { publicRouteGuard } from './http/publicRouteGuard.ts';
+import { logRoutes } from '../query-side/logs/logRoutes.ts';
+import { LogStreams } from '../query-side/logs/LogStreams.ts';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_POLL_MS } from '../query-side/logs/streamSession.ts';
 import { LogMailer } from './mail/LogMailer.ts';
 import { loadKeys } from './keys/loadKeys.ts';
 import { AesSecretBox } from './keys/AesSecretBox.ts';
@@ -80,6 +85,8 @@ export interface Service {
   bus: MessageBus;
   projections: ProjectionRunner;
   logger: JsonLinesLogger;
+  /** Open streams of the logs routes (tests check that a client that left freed its stream). */
+  logStreams: LogStreams;
   close(): Promise<void>;
 }
 
@@ -119,7 +126,9 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     throw new Error(sandbox.kind === 'refused' ? sandbox.message : 'WORKER_SANDBOX=bwrap: bubblewrap is not usable here');
   }
   secureDataDir(config.dataDir);
-  const logger = new JsonLinesLogger(join(config.dataDir, 'logs'), clock, config.logToConsole ? (line) => process.stdout.write(line) : undefined);
+  // The one logs root: the logger writes under it, the logs routes read it.
+  const logsRoot = join(config.dataDir, 'logs');
+  const logger = new JsonLinesLogger(logsRoot, clock, config.logToConsole ? (line) => process.stdout.write(line) : undefined);
   const keys = await loadKeys(config);
   const secrets = new AesSecretBox(keys.encryptionKey);
   const tokens = new JoseTokenSigner(keys.jwtPrivateKey, keys.jwtPublicKey, clock);
@@ -206,6 +215,10 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   // Analysts' and auditors' reads of the log (docs/events.md) follow the store itself, not a read model.
   const eventStreams = new EventStreams({ eventStore, logger, settings: config.eventStream });
 
+  // Logs (and later AI) routes: public unless PUBLIC_ROUTES_REQUIRE_AUTH (Bearer or frontend_token cookie).
+  const publicGuard = publicRouteGuard({ requireAuth: config.publicRoutesRequireAuth, authenticate: authenticate({ tokens, users, endedSessions, acceptAccessCookie: true }) });
+  const logStreams = new LogStreams();
+
   let ready = false;
   const app = createApp({
     logger,
@@ -229,6 +242,14 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         tokenThrottle: throttles.token,
         cookieSecure: config.cookieSecure,
         resolveRedirect: (uri, serviceOrigin) => resolveRedirect(uri, config.allowedRedirectOrigins, serviceOrigin),
+      }),
+      logRoutes({
+        logsRoot,
+        findSessionFile: (sessionId) => findSessionLogFile(logsRoot, sessionId),
+        streams: logStreams,
+        guard: publicGuard,
+        follow: { idleTimeoutMs: config.logFollowIdleSeconds * 1000, heartbeatMs: DEFAULT_HEARTBEAT_MS, pollMs: DEFAULT_POLL_MS },
+        logger,
       }),
     ],
     privateRoutes: [
@@ -299,12 +320,14 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     bus,
     projections,
     logger,
+    logStreams,
     async close() {
       ready = false;
       clearInterval(reaper);
       await cron.stop();
       // Open SSE streams would keep server.close() waiting for ever.
       eventStreams.closeAll();
+      logStreams.closeAll();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await worker.close();

@@ -11,6 +11,7 @@ import { benchActions } from './actionBench.ts';
 import { benchScheduler } from './schedulerBench.ts';
 import { benchSandbox } from './sandboxBench.ts';
 import { benchEvents } from './eventsBench.ts';
+import { benchLogsSession } from './logsSessionBench.ts';
 
 /**
  * `npm run bench`: every figure as one JSON line on stdout, each beside the baseline measured in
@@ -29,6 +30,8 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['tasks', (dir) => benchTasks({ dir, seconds: Number(process.env.BENCH_TASK_SECONDS ?? 20) })],
   // 100,000 events by default (the issue's figure); BENCH_EVENTS scales it like the others.
   ['events', (dir) => benchEvents({ dir, events: Math.min(events, 100_000) })],
+  // GET /logs/session/{id} over a 100,000-line session (the issue's figure; BENCH_EVENTS scales it).
+  ['logs-session', (dir) => benchLogsSession({ dir, lines: Math.min(events, 100_000) })],
   ['sandbox', (dir) => benchSandbox({ dir, seconds: Number(process.env.BENCH_SANDBOX_SECONDS ?? 10), rounds: Number(process.env.BENCH_SANDBOX_ROUNDS ?? 2) })],
 ];
 
