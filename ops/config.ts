@@ -64,6 +64,13 @@ export interface Config {
   eventStream: { heartbeatMs: number; slowClientMs: number };
   /** POST /api/v1/logs/query: DuckDB's limits per query (query-side/logs/queryLogs.ts). */
   logQuery: LogQuerySettings;
+  /**
+   * PUBLIC_ROUTES_REQUIRE_AUTH: the routes spec 5.1 makes public (logs, and later AI) take a Bearer
+   * token or the frontend_token cookie instead. Off by default (the spec); on for shared deployments.
+   */
+  publicRoutesRequireAuth: boolean;
+  /** GET /logs/session/{id}: a followed session with no new line this long ends with `done`. */
+  logFollowIdleSeconds: number;
 }
 
 export interface ThrottleConfig {
@@ -211,6 +218,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       sampleLines: integer(env, 'LOG_QUERY_SAMPLE_LINES', 20_480, 0, 100_000_000),
       maxConcurrent: integer(env, 'LOG_QUERY_CONCURRENCY', 2, 1, 64),
     },
+    publicRoutesRequireAuth: flag(env, 'PUBLIC_ROUTES_REQUIRE_AUTH', false),
+    logFollowIdleSeconds: integer(env, 'LOG_FOLLOW_IDLE_SECONDS', 300, 1, 86_400),
     allowedRedirectOrigins: (text(env, 'OAUTH_REDIRECT_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())

@@ -40,6 +40,13 @@ describe('configuration', () => {
     expect(() => loadConfig({ WORKER_REUSE_MAX_RUNS: 'many' })).to.throw(/WORKER_REUSE_MAX_RUNS must be an integer/);
   });
 
+  it('given no logs settings, when loaded, then the logs routes are public and a followed session ends after 300 s without a line; bad values are refused', () => {
+    expect(loadConfig({})).to.include({ publicRoutesRequireAuth: false, logFollowIdleSeconds: 300 });
+    expect(loadConfig({ PUBLIC_ROUTES_REQUIRE_AUTH: 'true', LOG_FOLLOW_IDLE_SECONDS: '5' })).to.include({ publicRoutesRequireAuth: true, logFollowIdleSeconds: 5 });
+    expect(() => loadConfig({ PUBLIC_ROUTES_REQUIRE_AUTH: 'sometimes' })).to.throw(/PUBLIC_ROUTES_REQUIRE_AUTH must be true or false/);
+    expect(() => loadConfig({ LOG_FOLLOW_IDLE_SECONDS: '0' })).to.throw(/LOG_FOLLOW_IDLE_SECONDS must be an integer between 1 and 86400/);
+  });
+
   it('given malformed values, when loaded, then the error names the variable', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).to.throw(/PORT must be an integer/);
     expect(() => loadConfig({ EMAIL_TOTP: 'maybe' })).to.throw(/EMAIL_TOTP must be true or false/);

@@ -60,6 +60,11 @@ import { KafkaBus } from './bus/kafka/KafkaBus.ts';
 import { createApp } from './http/createApp.ts';
 import { authenticate } from './http/authenticate.ts';
 import { JsonLinesLogger } from './logging/JsonLinesLogger.ts';
+import { findSessionLogFile } from './logging/sessionLogFile.ts';
+import { publicRouteGuard } from './http/publicRouteGuard.ts';
+import { logRoutes } from '../query-side/logs/logRoutes.ts';
+import { LogStreams } from '../query-side/logs/LogStreams.ts';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_POLL_MS } from '../query-side/logs/streamSession.ts';
 import { LogMailer } from './mail/LogMailer.ts';
 import { loadKeys } from './keys/loadKeys.ts';
 import { AesSecretBox } from './keys/AesSecretBox.ts';
@@ -86,6 +91,8 @@ export interface Service {
   bus: MessageBus;
   projections: ProjectionRunner;
   logger: JsonLinesLogger;
+  /** Open streams of the logs routes (tests check that a client that left freed its stream). */
+  logStreams: LogStreams;
   close(): Promise<void>;
 }
 
@@ -125,7 +132,9 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     throw new Error(sandbox.kind === 'refused' ? sandbox.message : 'WORKER_SANDBOX=bwrap: bubblewrap is not usable here');
   }
   secureDataDir(config.dataDir);
-  const logger = new JsonLinesLogger(join(config.dataDir, 'logs'), clock, config.logToConsole ? (line) => process.stdout.write(line) : undefined);
+  // The one logs root: the logger writes under it, the logs routes read it.
+  const logsRoot = join(config.dataDir, 'logs');
+  const logger = new JsonLinesLogger(logsRoot, clock, config.logToConsole ? (line) => process.stdout.write(line) : undefined);
   const keys = await loadKeys(config);
   const secrets = new AesSecretBox(keys.encryptionKey);
   const tokens = new JoseTokenSigner(keys.jwtPrivateKey, keys.jwtPublicKey, clock);
@@ -212,8 +221,11 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   // Analysts' and auditors' reads of the log (docs/events.md) follow the store itself, not a read model.
   const eventStreams = new EventStreams({ eventStore, logger, settings: config.eventStream });
 
+  // Logs (and later AI) routes: public unless PUBLIC_ROUTES_REQUIRE_AUTH (Bearer or frontend_token cookie).
+  const publicGuard = publicRouteGuard({ requireAuth: config.publicRoutesRequireAuth, authenticate: authenticate({ tokens, users, endedSessions, acceptAccessCookie: true }) });
   // Public (spec 4.9); each query runs in its own DuckDB sandbox over one category's folder.
-  const logsQuery = logsQueryRoutes({ queries: logQueries({ logsRoot: join(config.dataDir, 'logs'), settings: config.logQuery }) });
+  const logsQuery = logsQueryRoutes({ queries: logQueries({ logsRoot, settings: config.logQuery }), guard: publicGuard });
+  const logStreams = new LogStreams();
 
   let ready = false;
   const app = createApp({
@@ -240,6 +252,14 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         resolveRedirect: (uri, serviceOrigin) => resolveRedirect(uri, config.allowedRedirectOrigins, serviceOrigin),
       }),
       logsQuery,
+      logRoutes({
+        logsRoot,
+        findSessionFile: (sessionId) => findSessionLogFile(logsRoot, sessionId),
+        streams: logStreams,
+        guard: publicGuard,
+        follow: { idleTimeoutMs: config.logFollowIdleSeconds * 1000, heartbeatMs: DEFAULT_HEARTBEAT_MS, pollMs: DEFAULT_POLL_MS },
+        logger,
+      }),
     ],
     bodyErrorRoutes: [logsQuery],
     privateRoutes: [
@@ -310,12 +330,14 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     bus,
     projections,
     logger,
+    logStreams,
     async close() {
       ready = false;
       clearInterval(reaper);
       await cron.stop();
       // Open SSE streams would keep server.close() waiting for ever.
       eventStreams.closeAll();
+      logStreams.closeAll();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await worker.close();

@@ -12,6 +12,7 @@ import { benchScheduler } from './schedulerBench.ts';
 import { benchSandbox } from './sandboxBench.ts';
 import { benchEvents } from './eventsBench.ts';
 import { benchLogsQuery } from './logsQueryBench.ts';
+import { benchLogsSession } from './logsSessionBench.ts';
 
 /**
  * `npm run bench`: every figure as one JSON line on stdout, each beside the baseline measured in
@@ -32,6 +33,8 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['events', (dir) => benchEvents({ dir, events: Math.min(events, 100_000) })],
   // 1,000,000 lines of one day by default (the issue's figure); BENCH_LOG_LINES scales it.
   ['logs-query', (dir) => benchLogsQuery({ dir, lines: Number(process.env.BENCH_LOG_LINES ?? 1_000_000) })],
+  // GET /logs/session/{id} over a 100,000-line session (the issue's figure; BENCH_EVENTS scales it).
+  ['logs-session', (dir) => benchLogsSession({ dir, lines: Math.min(events, 100_000) })],
   ['sandbox', (dir) => benchSandbox({ dir, seconds: Number(process.env.BENCH_SANDBOX_SECONDS ?? 10), rounds: Number(process.env.BENCH_SANDBOX_ROUNDS ?? 2) })],
 ];
 

@@ -15,6 +15,8 @@ export interface AuthenticateOptions {
   endedSessions: Collection<EndedSessionDoc>;
   /** The query route also accepts the login session cookie (spec 5.2). */
   acceptSessionCookie?: boolean;
+  /** Guarded public routes (publicRouteGuard) also accept the access token in the frontend_token cookie. */
+  acceptAccessCookie?: boolean;
   /** Paths a user with must_change_password may still call. */
   allowedWhilePasswordChangeRequired?: ReadonlyArray<string>;
 }
@@ -44,6 +46,7 @@ export const authenticate = (options: AuthenticateOptions): Middleware<AppState>
   return async function requireUser(ctx, next) {
     let token = bearer(ctx.get('authorization') || undefined);
     let audience: TokenAudience = 'access';
+    if (token === null && options.acceptAccessCookie) token = ctx.cookies.get('frontend_token') ?? null;
     if (token === null && options.acceptSessionCookie) {
       token = ctx.cookies.get('session') ?? null;
       audience = 'session';

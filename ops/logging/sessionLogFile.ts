@@ -44,3 +44,15 @@ export function readSessionLog(root: string, sessionId: string): Array<Record<st
   }
   return found;
 }
+
+/**
+ * The file holding one session's lines (the logs API reads and follows it), or null when there is
+ * none yet. Only ObjectId session ids (every session the service makes) have a file of their own
+ * second; another id's lines are spread over every day's `other.jsonl`, so it has none to follow.
+ */
+export function findSessionLogFile(logsRoot: string, sessionId: string): string | null {
+  if (!OBJECT_ID.test(sessionId)) return null;
+  const { dir, file } = sessionLogFile(logsRoot, sessionId, '');
+  const path = join(dir, file);
+  return existsSync(path) ? path : null;
+}

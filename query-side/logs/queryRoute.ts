@@ -1,3 +1,4 @@
+import type { Middleware } from 'koa';
 import Router from '@koa/router';
 import type { AppState } from '../../shared/http/AppState.ts';
 import type { LogQueries } from './queryLogs.ts';
@@ -10,9 +11,13 @@ export const LOGS_QUERY_PATH = '/api/v1/logs/query';
  * those to this route (AppParts.bodyErrorRoutes) instead of answering 422/413 `{detail}`. A client
  * that leaves before the answer interrupts its query.
  */
-export const logsQueryRoutes = (deps: { queries: LogQueries }): Router<AppState> => {
+export const logsQueryRoutes = (deps: {
+  queries: LogQueries;
+  /** PUBLIC_ROUTES_REQUIRE_AUTH's guard (ops/http/publicRouteGuard.ts): the logs routes are public only by choice. */
+  guard: Middleware<AppState>;
+}): Router<AppState> => {
   const router = new Router<AppState>();
-  router.post(LOGS_QUERY_PATH, async (ctx) => {
+  router.post(LOGS_QUERY_PATH, deps.guard, async (ctx) => {
     const gone = new AbortController();
     const onClose = () => {
       if (!ctx.res.writableFinished) gone.abort();
