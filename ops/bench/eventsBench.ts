@@ -7,33 +7,44 @@ import { START } from '../../shared/event-store/EventStore.ts';
 import { EventStreams } from '../../query-side/events/EventStreams.ts';
 import { openSqliteEventStore } from '../event-store/sqlite/SqliteEventStore.ts';
 
-/** An SSE consumer: splits frames and parses each data line, then reports how many it read. */
+/**
+ * An SSE consumer: splits frames and parses each data line, then reports how many it read. One
+ * reader serves every run (a 'go' per run), so its code is as warm in the measured runs as the
+ * direct read's: a new worker per run compiled it anew each time.
+ */
 const SSE_READER = `
 const { request } = require('node:http');
 const { parentPort, workerData } = require('node:worker_threads');
 const { port, total } = workerData;
-let buffer = '';
-let received = 0;
-parentPort.once('message', () => {
-const req = request({ host: '127.0.0.1', port, path: '/' }, (res) => {
-  res.setEncoding('utf8');
-  res.on('data', (chunk) => {
-    const frames = (buffer + chunk).split('\\n\\n');
-    buffer = frames.pop();
-    for (const frame of frames) {
-      const data = frame.indexOf('\\ndata: ');
-      if (data < 0) continue;
-      JSON.parse(frame.slice(data + 7));
-      received += 1;
-    }
-    if (received >= total) {
-      parentPort.postMessage(received);
-      req.destroy();
-    }
+parentPort.on('message', () => {
+  let buffer = '';
+  let received = 0;
+  let reported = false;
+  const report = () => {
+    if (reported) return;
+    reported = true;
+    parentPort.postMessage(received);
+  };
+  const req = request({ host: '127.0.0.1', port, path: '/' }, (res) => {
+    res.setEncoding('utf8');
+    res.on('data', (chunk) => {
+      const frames = (buffer + chunk).split('\\n\\n');
+      buffer = frames.pop();
+      for (const frame of frames) {
+        const data = frame.indexOf('\\ndata: ');
+        if (data < 0) continue;
+        JSON.parse(frame.slice(data + 7));
+        received += 1;
+      }
+      if (received >= total) {
+        report();
+        req.destroy();
+      }
+    });
+    res.on('close', report);
   });
-});
-req.on('error', () => parentPort.postMessage(received));
-req.end();
+  req.on('error', report);
+  req.end();
 });
 parentPort.postMessage('ready');
 `;
@@ -98,31 +109,36 @@ export async function benchEvents(opts: { dir: string; events?: number }): Promi
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   // The reader is another program: a worker thread here, so that its parsing does not share the
-  // server's event loop (as a consumer on another core would not).
+  // server's event loop (as a consumer on another core would not). Started (and its start-up paid)
+  // before any clock runs; no loader hooks in it.
+  const reader = new Worker(SSE_READER, { eval: true, workerData: { port, total }, execArgv: [] });
+  await new Promise<void>((resolve, reject) => {
+    reader.once('message', () => resolve());
+    reader.once('error', reject);
+  });
   const sse = (): Promise<number> =>
     new Promise((resolve, reject) => {
-      // Started (and its start-up paid) before the clock runs; no loader hooks in it.
-      const reader = new Worker(SSE_READER, { eval: true, workerData: { port, total }, execArgv: [] });
-      let started = 0n;
-      reader.on('message', (message: number | 'ready') => {
-        if (message === 'ready') {
-          started = process.hrtime.bigint();
-          reader.postMessage('go');
-          return;
-        }
-        void reader.terminate();
-        if (message !== total) reject(new Error(`SSE read ${message} of ${total}`));
+      const started = process.hrtime.bigint();
+      reader.once('error', reject);
+      reader.once('message', (received: number) => {
+        reader.off('error', reject);
+        if (received !== total) reject(new Error(`SSE read ${received} of ${total}`));
         else resolve(Number(process.hrtime.bigint() - started) / 1e9);
       });
-      reader.once('error', reject);
+      reader.postMessage('go');
     });
 
-  // Warm both paths once (page cache, JIT), then alternate: A B B A.
+  // Warm both paths once (page cache, JIT), then alternate, A B B A A B, so that a spell of load on
+  // this machine falls on both sides: each figure is the best of its three runs.
   await direct();
   await sse();
-  const directSeconds = [await direct()];
-  const sseSeconds = [await sse(), await sse()];
-  directSeconds.push(await direct());
+  const directSeconds: number[] = [];
+  const sseSeconds: number[] = [];
+  for (const side of ['direct', 'sse', 'sse', 'direct', 'direct', 'sse'] as const) {
+    if (side === 'direct') directSeconds.push(await direct());
+    else sseSeconds.push(await sse());
+  }
+  await reader.terminate();
   streams.closeAll();
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));

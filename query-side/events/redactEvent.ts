@@ -69,7 +69,9 @@ const redactCopy = (value: unknown): unknown => {
   }
   const result: Record<string, unknown> = {};
   // A flag is no secret (must_change_password: false stays readable); any other value under a secret key is.
-  for (const [key, inner] of Object.entries(value)) {
+  // for-in, not Object.entries: no [key, value] pair per key (data objects are JSON: no inherited keys).
+  for (const key in value) {
+    const inner = (value as Record<string, unknown>)[key];
     result[key] = isSecret(key) && inner !== null && typeof inner !== 'boolean' ? MASK : redactCopy(inner);
   }
   return result;
