@@ -6,6 +6,7 @@ import { metadataFor, type EventToAppend } from '../../shared/events.ts';
 import { START } from '../../shared/event-store/EventStore.ts';
 import { EventStreams } from '../../query-side/events/EventStreams.ts';
 import { openSqliteEventStore } from '../event-store/sqlite/SqliteEventStore.ts';
+import { mainThreadCpuMs } from './runInterleaved.ts';
 
 /**
  * An SSE consumer: splits frames and parses each data line, then reports how many it read. One
@@ -132,11 +133,12 @@ export async function benchEvents(opts: { dir: string; events?: number }): Promi
   // this machine falls on both sides: each figure is the best of its three runs.
   await direct();
   await sse();
-  const directSeconds: number[] = [];
-  const sseSeconds: number[] = [];
+  const seconds = { direct: [] as number[], sse: [] as number[] };
+  const cpuMs = { direct: 0, sse: 0 };
   for (const side of ['direct', 'sse', 'sse', 'direct', 'direct', 'sse'] as const) {
-    if (side === 'direct') directSeconds.push(await direct());
-    else sseSeconds.push(await sse());
+    const cpuBefore = mainThreadCpuMs();
+    seconds[side].push(await (side === 'direct' ? direct() : sse()));
+    cpuMs[side] += mainThreadCpuMs() - cpuBefore;
   }
   await reader.terminate();
   streams.closeAll();
@@ -145,9 +147,14 @@ export async function benchEvents(opts: { dir: string; events?: number }): Promi
   await store.close();
 
   const best = (values: number[]): number => Math.min(...values);
-  const directRate = total / best(directSeconds);
-  const sseRate = total / best(sseSeconds);
+  const directRate = total / best(seconds.direct);
+  const sseRate = total / best(seconds.sse);
   const ratio = sseRate / directRate;
+  // Main-thread CPU per event: the server's side of the stream (the reader's parsing is on its own
+  // thread) against the direct read's. Unlike events/s, it hardly moves when other processes
+  // compete for the two cores, which cost the stream more (it needs a core for its reader too).
+  const cpuUsPerEvent = (side: 'direct' | 'sse'): number => Number(((cpuMs[side] * 1000) / (seconds[side].length * total)).toFixed(2));
+  const perRun = (side: 'direct' | 'sse'): number[] => seconds[side].map((run) => Math.round(total / run));
   return [
     {
       figure: 'events.sse.read',
@@ -157,6 +164,12 @@ export async function benchEvents(opts: { dir: string; events?: number }): Promi
       baseline: 'events.store.readAll in the same run',
       baselineValue: Math.round(directRate),
       ratio: Number(ratio.toFixed(2)),
+      rounds: { sse: perRun('sse'), direct: perRun('direct') },
+      main_thread: {
+        sse_cpu_us_per_event: cpuUsPerEvent('sse'),
+        direct_cpu_us_per_event: cpuUsPerEvent('direct'),
+        cpu_ratio: Number((cpuUsPerEvent('direct') / cpuUsPerEvent('sse')).toFixed(2)),
+      },
       target: '>= 0.5 of the direct read',
       pass: ratio >= 0.5,
     },
