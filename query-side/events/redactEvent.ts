@@ -69,8 +69,8 @@ const redactCopy = (value: unknown): unknown => {
   }
   const result: Record<string, unknown> = {};
   // A flag is no secret (must_change_password: false stays readable); any other value under a secret key is.
-  // for-in, not Object.entries: no [key, value] pair per key (data objects are JSON: no inherited keys).
-  for (const key in value) {
+  // Object.keys, not Object.entries: the same own keys in the same order, without a [key, value] array per key.
+  for (const key of Object.keys(value)) {
     const inner = (value as Record<string, unknown>)[key];
     result[key] = isSecret(key) && inner !== null && typeof inner !== 'boolean' ? MASK : redactCopy(inner);
   }
