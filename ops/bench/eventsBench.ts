@@ -6,34 +6,46 @@ import { metadataFor, type EventToAppend } from '../../shared/events.ts';
 import { START } from '../../shared/event-store/EventStore.ts';
 import { EventStreams } from '../../query-side/events/EventStreams.ts';
 import { openSqliteEventStore } from '../event-store/sqlite/SqliteEventStore.ts';
+import { mainThreadCpuMs } from './runInterleaved.ts';
 
-/** An SSE consumer: splits frames and parses each data line, then reports how many it read. */
+/**
+ * An SSE consumer: splits frames and parses each data line, then reports how many it read. One
+ * reader serves every run (a 'go' per run), so its code is as warm in the measured runs as the
+ * direct read's: a new worker per run compiled it anew each time.
+ */
 const SSE_READER = `
 const { request } = require('node:http');
 const { parentPort, workerData } = require('node:worker_threads');
 const { port, total } = workerData;
-let buffer = '';
-let received = 0;
-parentPort.once('message', () => {
-const req = request({ host: '127.0.0.1', port, path: '/' }, (res) => {
-  res.setEncoding('utf8');
-  res.on('data', (chunk) => {
-    const frames = (buffer + chunk).split('\\n\\n');
-    buffer = frames.pop();
-    for (const frame of frames) {
-      const data = frame.indexOf('\\ndata: ');
-      if (data < 0) continue;
-      JSON.parse(frame.slice(data + 7));
-      received += 1;
-    }
-    if (received >= total) {
-      parentPort.postMessage(received);
-      req.destroy();
-    }
+parentPort.on('message', () => {
+  let buffer = '';
+  let received = 0;
+  let reported = false;
+  const report = () => {
+    if (reported) return;
+    reported = true;
+    parentPort.postMessage(received);
+  };
+  const req = request({ host: '127.0.0.1', port, path: '/' }, (res) => {
+    res.setEncoding('utf8');
+    res.on('data', (chunk) => {
+      const frames = (buffer + chunk).split('\\n\\n');
+      buffer = frames.pop();
+      for (const frame of frames) {
+        const data = frame.indexOf('\\ndata: ');
+        if (data < 0) continue;
+        JSON.parse(frame.slice(data + 7));
+        received += 1;
+      }
+      if (received >= total) {
+        report();
+        req.destroy();
+      }
+    });
+    res.on('close', report);
   });
-});
-req.on('error', () => parentPort.postMessage(received));
-req.end();
+  req.on('error', report);
+  req.end();
 });
 parentPort.postMessage('ready');
 `;
@@ -98,40 +110,51 @@ export async function benchEvents(opts: { dir: string; events?: number }): Promi
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   // The reader is another program: a worker thread here, so that its parsing does not share the
-  // server's event loop (as a consumer on another core would not).
+  // server's event loop (as a consumer on another core would not). Started (and its start-up paid)
+  // before any clock runs; no loader hooks in it.
+  const reader = new Worker(SSE_READER, { eval: true, workerData: { port, total }, execArgv: [] });
+  await new Promise<void>((resolve, reject) => {
+    reader.once('message', () => resolve());
+    reader.once('error', reject);
+  });
   const sse = (): Promise<number> =>
     new Promise((resolve, reject) => {
-      // Started (and its start-up paid) before the clock runs; no loader hooks in it.
-      const reader = new Worker(SSE_READER, { eval: true, workerData: { port, total }, execArgv: [] });
-      let started = 0n;
-      reader.on('message', (message: number | 'ready') => {
-        if (message === 'ready') {
-          started = process.hrtime.bigint();
-          reader.postMessage('go');
-          return;
-        }
-        void reader.terminate();
-        if (message !== total) reject(new Error(`SSE read ${message} of ${total}`));
+      const started = process.hrtime.bigint();
+      reader.once('error', reject);
+      reader.once('message', (received: number) => {
+        reader.off('error', reject);
+        if (received !== total) reject(new Error(`SSE read ${received} of ${total}`));
         else resolve(Number(process.hrtime.bigint() - started) / 1e9);
       });
-      reader.once('error', reject);
+      reader.postMessage('go');
     });
 
-  // Warm both paths once (page cache, JIT), then alternate: A B B A.
+  // Warm both paths once (page cache, JIT), then alternate, A B B A A B, so that a spell of load on
+  // this machine falls on both sides: each figure is the best of its three runs.
   await direct();
   await sse();
-  const directSeconds = [await direct()];
-  const sseSeconds = [await sse(), await sse()];
-  directSeconds.push(await direct());
+  const seconds = { direct: [] as number[], sse: [] as number[] };
+  const cpuMs = { direct: 0, sse: 0 };
+  for (const side of ['direct', 'sse', 'sse', 'direct', 'direct', 'sse'] as const) {
+    const cpuBefore = mainThreadCpuMs();
+    seconds[side].push(await (side === 'direct' ? direct() : sse()));
+    cpuMs[side] += mainThreadCpuMs() - cpuBefore;
+  }
+  await reader.terminate();
   streams.closeAll();
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await store.close();
 
   const best = (values: number[]): number => Math.min(...values);
-  const directRate = total / best(directSeconds);
-  const sseRate = total / best(sseSeconds);
+  const directRate = total / best(seconds.direct);
+  const sseRate = total / best(seconds.sse);
   const ratio = sseRate / directRate;
+  // Main-thread CPU per event: the server's side of the stream (the reader's parsing is on its own
+  // thread) against the direct read's. Unlike events/s, it hardly moves when other processes
+  // compete for the two cores, which cost the stream more (it needs a core for its reader too).
+  const cpuUsPerEvent = (side: 'direct' | 'sse'): number => Number(((cpuMs[side] * 1000) / (seconds[side].length * total)).toFixed(2));
+  const perRun = (side: 'direct' | 'sse'): number[] => seconds[side].map((run) => Math.round(total / run));
   return [
     {
       figure: 'events.sse.read',
@@ -141,6 +164,12 @@ export async function benchEvents(opts: { dir: string; events?: number }): Promi
       baseline: 'events.store.readAll in the same run',
       baselineValue: Math.round(directRate),
       ratio: Number(ratio.toFixed(2)),
+      rounds: { sse: perRun('sse'), direct: perRun('direct') },
+      main_thread: {
+        sse_cpu_us_per_event: cpuUsPerEvent('sse'),
+        direct_cpu_us_per_event: cpuUsPerEvent('direct'),
+        cpu_ratio: Number((cpuUsPerEvent('direct') / cpuUsPerEvent('sse')).toFixed(2)),
+      },
       target: '>= 0.5 of the direct read',
       pass: ratio >= 0.5,
     },

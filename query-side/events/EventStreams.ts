@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { EventStore, Position, RecordedEvent, Subscription } from '../../shared/event-store/EventStore.ts';
 import type { Logger } from '../../shared/ports/Logger.ts';
 import { toEnvelope } from './eventEnvelope.ts';
+import { envelopeJson } from './envelopeJson.ts';
 import type { EventFilter } from './eventsQuery.ts';
 import { eventMatches } from './readEventsPage.ts';
 
@@ -34,8 +35,8 @@ const line = (text: string): string => (text.includes('\n') || text.includes('\r
 /** One SSE frame: `id:` the global position, `event:` the type, `data:` the envelope JSON. */
 export const sseFrame = (event: RecordedEvent): string => {
   const envelope = toEnvelope(event);
-  // JSON.stringify escapes every newline inside strings: the data line cannot break the frame.
-  return `id: ${envelope.position}\nevent: ${line(envelope.type)}\ndata: ${JSON.stringify(envelope)}\n\n`;
+  // JSON escapes every newline inside strings: the data line cannot break the frame.
+  return `id: ${envelope.position}\nevent: ${line(envelope.type)}\ndata: ${envelopeJson(envelope)}\n\n`;
 };
 
 /**

@@ -69,7 +69,9 @@ const redactCopy = (value: unknown): unknown => {
   }
   const result: Record<string, unknown> = {};
   // A flag is no secret (must_change_password: false stays readable); any other value under a secret key is.
-  for (const [key, inner] of Object.entries(value)) {
+  // Object.keys, not Object.entries: the same own keys in the same order, without a [key, value] array per key.
+  for (const key of Object.keys(value)) {
+    const inner = (value as Record<string, unknown>)[key];
     result[key] = isSecret(key) && inner !== null && typeof inner !== 'boolean' ? MASK : redactCopy(inner);
   }
   return result;
