@@ -58,9 +58,13 @@ const metadataJson = (metadata: EventEnvelope['metadata']): string => {
  * returning odd rows) takes JSON.stringify(envelope) itself. envelopeJson.unit.spec.ts holds it to
  * JSON.stringify, so a field added to EventEnvelope fails there rather than going unserved.
  */
-export const envelopeJson = (envelope: EventEnvelope): string => {
+export const envelopeJson = (
+  envelope: EventEnvelope,
+  /** JSON.stringify(envelope.data) already made: the text the store decoded `data` from (STORED_DATA_JSON). */
+  storedDataJson?: string,
+): string => {
   const { position, stream, revision, type, version, data, metadata } = envelope;
-  const dataJson = JSON.stringify(data) as string | undefined;
+  const dataJson = storedDataJson ?? (JSON.stringify(data) as string | undefined);
   if (
     dataJson === undefined ||
     !Number.isFinite(position) ||

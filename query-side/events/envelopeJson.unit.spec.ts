@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { RecordedEvent } from '../../shared/event-store/EventStore.ts';
+import { STORED_DATA_JSON, type RecordedEvent } from '../../shared/event-store/EventStore.ts';
 import { toEnvelope } from './eventEnvelope.ts';
 import { envelopeJson } from './envelopeJson.ts';
 import { sseFrame } from './EventStreams.ts';
@@ -56,5 +56,35 @@ describe('envelopeJson (the SSE data line)', () => {
     for (const event of events) expect(sseFrame(event)).to.equal(frameBefore(event));
     const frames = events.map(sseFrame).join('');
     for (const secret of ['Y2lwaGVydGV4dA', 'scrypt$1', '"sk"', ':pw@', hash]) expect(frames).to.not.include(secret);
+  });
+});
+
+describe('sseFrame with the text the store decoded the data from (STORED_DATA_JSON)', () => {
+  /** An event as the SQLite store decodes it: its data parsed from `text`, the text kept beside it. */
+  const decoded = (text: string, over: Partial<Record<keyof RecordedEvent, unknown>> = {}): RecordedEvent =>
+    ({ ...recorded(over), data: JSON.parse(text) as Record<string, unknown>, [STORED_DATA_JSON]: text }) as RecordedEvent;
+
+  it('given an event with nothing to redact or upcast, when framed, then the stored text is the data, byte for byte what JSON.stringify would write', () => {
+    const event = decoded(JSON.stringify({ changes: { description: 'd' }, version: 2, revision_laui: null }), { metadata: { ...metadata, version: 2 } });
+    const marked = decoded(JSON.stringify({ changes: { description: 'd' }, version: 2, revision_laui: null }).replace('"d"', '"d"'), { metadata: { ...metadata, version: 2 } });
+    expect(sseFrame(event)).to.equal(frameBefore(event));
+    // The stored text is what is written (a text that differs from the data in whitespace shows it).
+    (marked as unknown as Record<symbol, string>)[STORED_DATA_JSON] = '{"changes": {"description":"d"},"version":2,"revision_laui":null}';
+    expect(sseFrame(marked)).to.include('data: {"position":42,"stream":"item-i1","revision":3,"type":"ItemUpdated","version":2,"data":{"changes": {"description":"d"}');
+  });
+
+  it('given a stored text holding a secret, when framed, then the redacted data is written, never the stored text', () => {
+    const event = decoded(JSON.stringify({ password_hash: 'scrypt$secret', username: 'u' }), { streamId: 'user-u1', type: 'UserCreated' });
+    const frame = sseFrame(event);
+    expect(frame).not.to.include('scrypt$secret');
+    expect(frame).to.equal(frameBefore(event));
+  });
+
+  it('given a version-1 task change, when framed, then the upcast named event is written, not the stored ItemUpdated text', () => {
+    const event = decoded(JSON.stringify({ changes: { state: 'running', iteration: 1 }, version: 1, revision_laui: null }));
+    const frame = sseFrame(event);
+    expect(frame).to.include('event: TaskStarted');
+    expect(frame).to.include('"from":null,"to":"running"');
+    expect(frame).to.equal(frameBefore(event));
   });
 });

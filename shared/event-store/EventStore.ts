@@ -17,6 +17,15 @@ export type Position = bigint;
 
 export const START: Position = 0n;
 
+/**
+ * The JSON text a store decoded an event's data from, when it has it (SQLite). The text is what
+ * JSON.stringify made of the data when it was written, so it is JSON.stringify of the decoded
+ * object too: a reader that serves the data unchanged (the event stream) writes it as it is
+ * instead of serializing it again. Valid only for the very object decoded from it: compare
+ * `data` by identity before using it (an upcast or a redaction makes a new object).
+ */
+export const STORED_DATA_JSON: unique symbol = Symbol('storedDataJson');
+
 export interface RecordedEvent<E extends DomainEvent = DomainEvent> {
   id: string;
   streamId: string;
@@ -28,6 +37,8 @@ export interface RecordedEvent<E extends DomainEvent = DomainEvent> {
   data: E['data'];
   metadata: EventMetadata;
   recordedAt: string;
+  /** See STORED_DATA_JSON: the text `data` was decoded from (stores that decode JSON text). */
+  [STORED_DATA_JSON]?: string;
 }
 
 export interface AppendResult {

@@ -69,6 +69,8 @@ const taskEventOfV1 = (changes: Record<string, unknown>): TaskEventType | null =
 
 /** ItemUpdated 1 -> a named task or cron event (version 1), else ItemUpdated 2 (same data). */
 const upcastItemUpdatedV1 = (event: RecordedEvent): RecordedEvent => {
+  // A row that is not a change record (a damaged or foreign event) is left as it is: nothing to read it as.
+  if (!isObject(event.data)) return event;
   const data = event.data as unknown as ItemChangeData;
   const changes = isObject(data.changes) ? data.changes : {};
   const taskType = taskEventOfV1(changes);

@@ -66,4 +66,11 @@ describe('upcasting on read (the log written before named task events)', () => {
     const other = recorded('UserCreated', { username: 'u' });
     expect(upcast(other)).to.equal(other);
   });
+
+  it('given a version-1 ItemUpdated whose data is not an object (a damaged row), when read, then it is returned as it is, never a crash', () => {
+    for (const data of [undefined, null, 'text', [1, 2]]) {
+      const event = recorded('ItemUpdated', data as unknown as Record<string, unknown>);
+      expect(upcast(event)).to.equal(event);
+    }
+  });
 });

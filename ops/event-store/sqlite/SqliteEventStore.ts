@@ -13,6 +13,7 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../../../shared/event-store/EventStore.ts';
+import { STORED_DATA_JSON } from '../../../shared/event-store/EventStore.ts';
 import { assertDistinctStreams } from '../assertDistinctStreams.ts';
 import type { DomainEvent, EventMetadata, EventToAppend } from '../../../shared/events.ts';
 import { readAllBounds, readStreamBounds } from '../readBounds.ts';
@@ -336,6 +337,7 @@ function rowToRecordedEvent(row: Row): RecordedEvent {
     data: JSON.parse(row[5]) as Record<string, unknown>,
     metadata: JSON.parse(row[6]) as EventMetadata,
     recordedAt: row[7],
+    [STORED_DATA_JSON]: row[5],
   });
 }
 
@@ -350,5 +352,6 @@ function toRecordedEvent(stored: StoredEvent): RecordedEvent {
     data: JSON.parse(stored.data) as Record<string, unknown>,
     metadata: JSON.parse(stored.metadata) as EventMetadata,
     recordedAt: stored.recordedAt,
+    [STORED_DATA_JSON]: stored.data,
   });
 }
