@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { chmodSync } from 'node:fs';
+import { isAbsolute, join, relative } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import { systemClock, type Clock } from '../shared/clock.ts';
@@ -56,6 +57,7 @@ import { KafkaBus } from './bus/kafka/KafkaBus.ts';
 import { createApp } from './http/createApp.ts';
 import { authenticate } from './http/authenticate.ts';
 import { JsonLinesLogger } from './logging/JsonLinesLogger.ts';
+import { startLogRetention } from './logging/logRetention.ts';
 import { LogMailer } from './mail/LogMailer.ts';
 import { loadKeys } from './keys/loadKeys.ts';
 import { AesSecretBox } from './keys/AesSecretBox.ts';
@@ -119,7 +121,17 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     throw new Error(sandbox.kind === 'refused' ? sandbox.message : 'WORKER_SANDBOX=bwrap: bubblewrap is not usable here');
   }
   secureDataDir(config.dataDir);
-  const logger = new JsonLinesLogger(join(config.dataDir, 'logs'), clock, config.logToConsole ? (line) => process.stdout.write(line) : undefined);
+  const logger = new JsonLinesLogger(config.logDir, clock, config.logToConsole ? (line) => process.stdout.write(line) : undefined);
+  // Run sessions hold what code printed (a connection's values, another user's data): a LOG_DIR
+  // outside DATA_DIR gets its mode (0700, at every start) and is hidden from sandboxed runs too.
+  const logsOutsideData = relative(config.dataDir, config.logDir).startsWith('..') || isAbsolute(relative(config.dataDir, config.logDir));
+  if (logsOutsideData) chmodSync(config.logDir, 0o700);
+  const retention = startLogRetention({
+    root: config.logDir,
+    days: config.logRetentionDays,
+    clock,
+    onError: (error) => logger.log({ level: 'error', category: 'API', message: `Log retention failed: ${String(error)}` }),
+  });
   const keys = await loadKeys(config);
   const secrets = new AesSecretBox(keys.encryptionKey);
   const tokens = new JoseTokenSigner(keys.jwtPrivateKey, keys.jwtPublicKey, clock);
@@ -171,8 +183,10 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     maxRunsPerProcess: config.workerReuseMaxRuns,
     ...(sandbox.kind === 'run-as' ? { runAs: sandbox.range } : {}),
     // DATA_DIR (keys, event log, logs) is an empty directory in the sandbox; so is the code tree.
-    ...(sandbox.kind === 'bwrap' ? { bwrap: { hidden: [config.dataDir] } } : {}),
+    ...(sandbox.kind === 'bwrap' ? { bwrap: { hidden: logsOutsideData ? [config.dataDir, config.logDir] : [config.dataDir] } } : {}),
     ...(sandbox.kind === 'refused' ? { disabled: sandbox.message } : {}),
+    // How much of each run's output its session logs (README, Run output).
+    outputLines: config.runOutput,
     prewarm: config.workerPoolSize > 0 ? [{ language: 'python', memoryMb: config.workerMemoryMb }, { language: 'javascript', memoryMb: config.workerMemoryMb }] : [],
   });
   const limits = { timeoutMs: config.workerTimeoutSeconds * 1000, memoryMb: config.workerMemoryMb, maxOutputBytes: config.workerMaxOutputBytes };
@@ -314,6 +328,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       await runner.close();
       await projections.stop();
       await eventStore.close();
+      await retention.stop();
       await logger.close();
     },
   };
