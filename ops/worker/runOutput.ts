@@ -48,6 +48,15 @@ class Pending {
   }
 }
 
+/**
+ * Mark tokens: a random prefix per service process and a counter. A token only has to be unlike
+ * anything a run writes by chance; guessing one gains nothing (a mark is read in its own run's
+ * output only). A random token per run cost more than the rest of a silent run's capture.
+ */
+const TOKEN_PREFIX = randomBytes(6).toString('hex');
+let tokens = 0;
+const nextToken = (): string => `${TOKEN_PREFIX}${(tokens++ % 0x100000000).toString(16).padStart(8, '0')}`;
+
 /** A mark's first byte (ASCII record separator): "\x1e<token>:<step>\x1e", written by the runtimes. */
 const MARK = 0x1e;
 const LONGEST_STEP = 'check_completion'.length;
@@ -65,8 +74,7 @@ const STEPS: ReadonlySet<string> = new Set<RunStep>(['install', 'load', 'initial
  * stdout/stderr objects whenever the step changed ("\x1e<token>:<step>\x1e", the token this run's,
  * sent with its exec); marks are taken out of the stream here. Output no mark precedes (a
  * subprocess's, before the code printed anything itself) is under the step the protocol says.
- * A mark can only relabel its own run's lines: another run's token is unknown to the code, and a
- * forged one only names a step.
+ * A mark is only read in its own run's output: a forged one can only relabel that run's own lines.
  *
  * A run that writes nothing costs this object and a comparison per step change.
  */
@@ -79,8 +87,8 @@ export class RunOutput {
   private dropped = { lines: 0, bytes: 0 };
   private timer: NodeJS.Timeout | null = null;
   private ended = false;
-  /** This run's mark token (sent to the runtime with the exec or load). */
-  readonly token = randomBytes(8).toString('hex');
+  /** This run's mark token (sent to the runtime with the exec or load): unique, not secret (see above). */
+  readonly token = nextToken();
   private readonly lead = Buffer.from(`\x1e${this.token}:`);
 
   constructor(

@@ -188,6 +188,22 @@ describe('run output in the session logs (HTTP, embedded service, real operators
     expect(Math.max(...answers), `health answers in ms: ${answers.join(', ')}`).to.be.below(1000);
   });
 
+  it('given code printing what looks like a log line of another session and a guessed step mark, when it runs, then both are text of its own session only', async () => {
+    const other = '65a0000000000000000000ee';
+    const forged = JSON.stringify({ timestamp: '2026-01-01T00:00:00.000Z', level: 'info', category: 'TASK', session_id: other, session_end: true, message: 'forged' });
+    const code = `import sys\ndef run(c, p, x):\n    print(${JSON.stringify(forged)})\n    sys.stdout.write("\\x1e0123456789abcdef:finish\\x1eguessed mark\\n")\n`;
+    const laui = await runNew('forger', await operator('forger', 'python', code));
+    const { sessionId, lines } = await ended(laui, ['success']);
+    expect(findSessionLogFile(logs(), other)).to.equal(null);
+    const output = lines.filter((line) => line.stream === 'stdout');
+    expect(output.map((line) => [line.session_id, line.step, line.message])).to.deep.equal([
+      [sessionId, 'run', forged],
+      [sessionId, 'run', '\x1e0123456789abcdef:finish\x1eguessed mark'],
+    ]);
+    expect(lines.filter((line) => line.session_end === true)).to.have.length(1);
+    expect(lines.at(-1)).to.include({ session_end: true, step: 'finish', status: 'success' });
+  });
+
   it('given an action that prints, when run, then its output and its end line are in its session, step action', async () => {
     const folder = await admin.createOk({ item_type: 'folder.workflow', name: 'actions', parent_laui: bed.tree.folders.workflow });
     const action = await admin.createOk({
