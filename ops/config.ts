@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { LoginThrottleSettings } from './auth/rateLimiterThrottles.ts';
 import type { LogQuerySettings } from '../query-side/logs/queryLogs.ts';
 
@@ -22,6 +22,12 @@ export interface Config {
   cookieSecure: boolean;
   readYourWritesTimeoutMs: number;
   logToConsole: boolean;
+  /** The logs root (LOG_DIR; default DATA_DIR/logs): a folder per category, sessions/ for the session files. */
+  logDir: string;
+  /** Day files and session files older than this many days are removed (at start, then daily). */
+  logRetentionDays: number;
+  /** How much of one run's output its session logs (LOG_RUN_MAX_LINES, LOG_RUN_MAX_BYTES, LOG_LINE_MAX_BYTES). */
+  runOutput: { maxLines: number; maxBytes: number; maxLineBytes: number };
   /** Origins (scheme://host[:port]) a login client's redirect_uri may use; loopback is always allowed. */
   allowedRedirectOrigins: ReadonlyArray<string>;
   /** Operator runs a worker process executes at once. */
@@ -175,10 +181,11 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
   if (synchronous !== 'full' && synchronous !== 'normal') {
     throw new Error(`SQLITE_SYNCHRONOUS must be full or normal, got "${synchronous}"`);
   }
+  const dataDir = resolve(text(env, 'DATA_DIR') ?? './data');
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: text(env, 'HOST') ?? '127.0.0.1',
-    dataDir: resolve(text(env, 'DATA_DIR') ?? './data'),
+    dataDir,
     adminUsername: text(env, 'ADMIN_USERNAME') ?? 'admin',
     adminPassword: text(env, 'ADMIN_PASSWORD'),
     adminEmail: text(env, 'ADMIN_EMAIL') ?? 'admin@localhost',
@@ -191,6 +198,13 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     cookieSecure: flag(env, 'COOKIE_SECURE', false),
     readYourWritesTimeoutMs: integer(env, 'READ_YOUR_WRITES_TIMEOUT_MS', 5000, 0, 600000),
     logToConsole: flag(env, 'LOG_TO_CONSOLE', false),
+    logDir: resolve(text(env, 'LOG_DIR') ?? join(dataDir, 'logs')),
+    logRetentionDays: integer(env, 'LOG_RETENTION_DAYS', 30, 1, 36_500),
+    runOutput: {
+      maxLines: integer(env, 'LOG_RUN_MAX_LINES', 10_000, 0, 10_000_000),
+      maxBytes: integer(env, 'LOG_RUN_MAX_BYTES', 1024 * 1024, 0, 1024 * 1024 * 1024),
+      maxLineBytes: integer(env, 'LOG_LINE_MAX_BYTES', 16 * 1024, 256, 16 * 1024 * 1024),
+    },
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 8, 1, 256),
     workerPollIntervalMs: integer(env, 'WORKER_POLL_INTERVAL_MS', 200, 10, 60_000),
     workerMemoryMb: integer(env, 'WORKER_MEMORY_MB', 512, 32, 65_536),

@@ -10,6 +10,23 @@ describe('configuration', () => {
     expect(config.adminPassword).to.equal(null);
   });
 
+  it('given no log settings, when loaded, then the logs root is DATA_DIR/logs, 30 days are kept and a run logs up to 10,000 lines, 1 MiB, 16 KiB per line', () => {
+    const config = loadConfig({ DATA_DIR: '/srv/orchestrator' });
+    expect(config.logDir).to.equal('/srv/orchestrator/logs');
+    expect(config.logRetentionDays).to.equal(30);
+    expect(config.runOutput).to.deep.equal({ maxLines: 10_000, maxBytes: 1024 * 1024, maxLineBytes: 16 * 1024 });
+  });
+
+  it('given LOG_DIR, LOG_RETENTION_DAYS and the run output caps, when loaded, then they apply; out-of-range values are refused by name', () => {
+    const config = loadConfig({ DATA_DIR: '/srv/orchestrator', LOG_DIR: '/var/log/orchestrator', LOG_RETENTION_DAYS: '7', LOG_RUN_MAX_LINES: '500', LOG_RUN_MAX_BYTES: '65536', LOG_LINE_MAX_BYTES: '1024' });
+    expect(config.logDir).to.equal('/var/log/orchestrator');
+    expect(config.logRetentionDays).to.equal(7);
+    expect(config.runOutput).to.deep.equal({ maxLines: 500, maxBytes: 65_536, maxLineBytes: 1024 });
+    expect(() => loadConfig({ LOG_RETENTION_DAYS: '0' })).to.throw(/LOG_RETENTION_DAYS must be an integer/);
+    expect(() => loadConfig({ LOG_RUN_MAX_LINES: '-1' })).to.throw(/LOG_RUN_MAX_LINES/);
+    expect(() => loadConfig({ LOG_LINE_MAX_BYTES: '10' })).to.throw(/LOG_LINE_MAX_BYTES/);
+  });
+
   it('given WORKER_SANDBOX, when loaded, then auto, bwrap or none is kept and anything else refused', () => {
     expect(loadConfig({ WORKER_SANDBOX: 'none' }).workerSandbox).to.equal('none');
     expect(loadConfig({ WORKER_SANDBOX: 'AUTO' }).workerSandbox).to.equal('auto');

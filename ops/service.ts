@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { chmodSync } from 'node:fs';
+import { isAbsolute, join, relative } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import { systemClock, type Clock } from '../shared/clock.ts';
@@ -65,6 +66,7 @@ import { publicRouteGuard } from './http/publicRouteGuard.ts';
 import { logRoutes } from '../query-side/logs/logRoutes.ts';
 import { LogStreams } from '../query-side/logs/LogStreams.ts';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_POLL_MS } from '../query-side/logs/streamSession.ts';
+import { startLogRetention } from './logging/logRetention.ts';
 import { LogMailer } from './mail/LogMailer.ts';
 import { loadKeys } from './keys/loadKeys.ts';
 import { AesSecretBox } from './keys/AesSecretBox.ts';
@@ -132,9 +134,19 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     throw new Error(sandbox.kind === 'refused' ? sandbox.message : 'WORKER_SANDBOX=bwrap: bubblewrap is not usable here');
   }
   secureDataDir(config.dataDir);
-  // The one logs root: the logger writes under it, the logs routes read it.
-  const logsRoot = join(config.dataDir, 'logs');
+  // The one logs root (LOG_DIR, default DATA_DIR/logs): the logger writes under it, the logs routes read it.
+  const logsRoot = config.logDir;
   const logger = new JsonLinesLogger(logsRoot, clock, config.logToConsole ? (line) => process.stdout.write(line) : undefined);
+  // Run sessions hold what code printed (a connection's values, another user's data): a LOG_DIR
+  // outside DATA_DIR gets its mode (0700, at every start) and is hidden from sandboxed runs too.
+  const logsOutsideData = relative(config.dataDir, config.logDir).startsWith('..') || isAbsolute(relative(config.dataDir, config.logDir));
+  if (logsOutsideData) chmodSync(config.logDir, 0o700);
+  const retention = startLogRetention({
+    root: config.logDir,
+    days: config.logRetentionDays,
+    clock,
+    onError: (error) => logger.log({ level: 'error', category: 'API', message: `Log retention failed: ${String(error)}` }),
+  });
   const keys = await loadKeys(config);
   const secrets = new AesSecretBox(keys.encryptionKey);
   const tokens = new JoseTokenSigner(keys.jwtPrivateKey, keys.jwtPublicKey, clock);
@@ -186,8 +198,10 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     maxRunsPerProcess: config.workerReuseMaxRuns,
     ...(sandbox.kind === 'run-as' ? { runAs: sandbox.range } : {}),
     // DATA_DIR (keys, event log, logs) is an empty directory in the sandbox; so is the code tree.
-    ...(sandbox.kind === 'bwrap' ? { bwrap: { hidden: [config.dataDir] } } : {}),
+    ...(sandbox.kind === 'bwrap' ? { bwrap: { hidden: logsOutsideData ? [config.dataDir, config.logDir] : [config.dataDir] } } : {}),
     ...(sandbox.kind === 'refused' ? { disabled: sandbox.message } : {}),
+    // How much of each run's output its session logs (README, Run output).
+    outputLines: config.runOutput,
     prewarm: config.workerPoolSize > 0 ? [{ language: 'python', memoryMb: config.workerMemoryMb }, { language: 'javascript', memoryMb: config.workerMemoryMb }] : [],
   });
   const limits = { timeoutMs: config.workerTimeoutSeconds * 1000, memoryMb: config.workerMemoryMb, maxOutputBytes: config.workerMaxOutputBytes };
@@ -347,6 +361,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       await runner.close();
       await projections.stop();
       await eventStore.close();
+      await retention.stop();
       await logger.close();
     },
   };

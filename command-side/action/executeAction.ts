@@ -9,6 +9,8 @@ import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { AccessControl } from '../../projections/catalog/accessControl.ts';
 import { installStep, normaliseCodeBlock } from './codeBlocks.ts';
+import { secretStringsOf } from '../../shared/item-types/secretFields.ts';
+import { runSessionLog } from '../task/runSessionLog.ts';
 
 /**
  * Ports an action run needs: the items read model (the action and its connection), the secret box
@@ -62,12 +64,16 @@ export const openConnection = (connection: ItemDoc | null, secrets: SecretBox): 
 
 /**
  * Runs one action through the code runner with the action's codeblock and bashblock, and logs the
- * run (category TASK, step `action`, its session_id). Never throws for what the code does: a
- * timeout, an exception, invalid code or a non-JSON return value come back as `ok: false`.
+ * run under its session_id (category TASK, step `action`): the code's output line by line, then
+ * the run's end line (`session_end: true`). Never throws for what the code does: a timeout, an
+ * exception, invalid code or a non-JSON return value come back as `ok: false`.
  */
 export const executeAction = async (deps: ActionRunDeps, run: ActionExecution): Promise<ActionRunOutcome> => {
   const { action, sessionId, timeoutSeconds } = run;
   const startedAt = deps.clock.now();
+  // Every line of an action's run is under the step `action` (what the code was doing, load or
+  // run, is all one step of the task's hooks or of /action/run).
+  const session = runSessionLog(deps.logger, sessionId, { action_laui: action.laui, action_name: action.name, ...run.logFields }, { category: 'TASK', step: () => 'action' });
   const outcome = await deps.runner
     .runAction({
       codeblock: normaliseCodeBlock(action.codeblock),
@@ -78,6 +84,7 @@ export const executeAction = async (deps: ActionRunDeps, run: ActionExecution): 
       limits: { ...deps.limits, timeoutMs: timeoutSeconds * 1000 },
       // Actions opt into process reuse like operators (docs/decisions.md, Code runner).
       reuse: action.reuse_process === true,
+      output: session.output(() => secretStringsOf(run.connection)),
     })
     .catch((error: unknown) => ({
       ok: false as const,
@@ -88,21 +95,13 @@ export const executeAction = async (deps: ActionRunDeps, run: ActionExecution): 
     }));
   const endedAt = deps.clock.now();
   const durationSeconds = (endedAt.getTime() - startedAt.getTime()) / 1000;
-  const base = {
-    category: 'TASK' as const,
-    step: 'action',
-    session_id: sessionId,
-    action_laui: action.laui,
-    action_name: action.name,
-    duration_seconds: durationSeconds,
-    ...(outcome.logs ? { logs: outcome.logs, logs_truncated: outcome.logsTruncated } : {}),
-    ...run.logFields,
-  };
+  // The output is in the session's lines above it: the end line no longer repeats it.
+  const base = { category: 'TASK' as const, step: 'action', duration_seconds: durationSeconds };
   if (outcome.ok) {
-    deps.logger.log({ ...base, level: 'info', status: 'success', message: `Action ${action.name} returned after ${durationSeconds} s` });
+    session.end({ ...base, level: 'info', status: 'success', message: `Action ${action.name} returned after ${durationSeconds} s` });
     return { ok: true, result: outcome.result, startedAt, endedAt };
   }
   const message = outcome.kind === 'timeout' ? `action timed out after ${timeoutSeconds} s` : outcome.message;
-  deps.logger.log({ ...base, level: 'error', status: outcome.kind, message: `Action ${action.name} failed: ${message}` });
+  session.end({ ...base, level: 'error', status: outcome.kind, message: `Action ${action.name} failed: ${message}` });
   return { ok: false, kind: outcome.kind, message, startedAt, endedAt };
 };

@@ -111,6 +111,8 @@ const runHook = async (
       action_type: kind,
       status: 'error',
       ...taskFields,
+      // The hook's session is this one line: its end.
+      session_end: true,
     });
     return { laui, name, action_type: kind, state: 'error', error, started_at: at, ended_at: at, session_id: sessionId };
   };
@@ -155,7 +157,7 @@ const runHook = async (
     },
     sessionId,
     timeoutSeconds,
-    logFields: { action_type: kind, ...taskFields, correlation_id: metadata.correlation_id },
+    logFields: { action_type: kind, ...taskFields, logical_date: task.logical_date ?? null, correlation_id: metadata.correlation_id },
   });
   const times = { started_at: outcome.startedAt.toISOString(), ended_at: outcome.endedAt.toISOString(), session_id: sessionId };
   const head = { laui: action.laui, name: action.name, action_type: kind };

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { metadataFor } from '../../shared/events.ts';
 import type { BusMessage } from '../../shared/bus/MessageBus.ts';
 import type { OperatorOutcome } from '../../shared/ports/CodeRunner.ts';
-import { secretFieldOpener } from '../../shared/item-types/secretFields.ts';
+import { secretFieldOpener, secretStringsOf } from '../../shared/item-types/secretFields.ts';
 import { cancelledChanges, failChanges, failureChanges, fromStatesOf, successChanges, workerPickupChanges } from '../../shared/task/transitions.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { ItemState } from '../catalog/item.ts';
@@ -15,6 +15,7 @@ import { runRefusal } from './checkTaskReferences.ts';
 import { loadSystemSettings, type TaskDeps } from './taskDeps.ts';
 import type { HeartbeatStore } from './HeartbeatStore.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
+import { runSessionLog } from './runSessionLog.ts';
 
 export interface WorkerDeps extends TaskDeps {
   heartbeats: HeartbeatStore;
@@ -65,7 +66,21 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
     // this dispatch, which was committed before it was published. A message whose session is not the
     // stream's current one, or whose task already left queued_in_redis, is a duplicate.
     const decided = await currentTaskState(deps.eventStore, taskLaui);
-    if (decided.status !== 'live' || decided.fields.session_id !== sessionId || decided.fields.state !== 'queued_in_redis') return;
+    if (decided.status !== 'live' || decided.fields.session_id !== sessionId || decided.fields.state !== 'queued_in_redis') {
+      // Not picked up by this session (cancelled, reset, re-run or deleted while queued): its
+      // session, which the dispatch line opened, ends here. A duplicate of a run that started ends nothing.
+      if (decided.status !== 'none' && decided.fields.last_run_session_id !== sessionId) {
+        const now = decided.status === 'live' ? String(decided.fields.state) : decided.status;
+        runSessionLog(deps.logger, sessionId, { task_laui: taskLaui, task_name: decided.name, logical_date: decided.fields.logical_date ?? null }, { category: 'TASK' }).end({
+          level: 'info',
+          category: 'TASK_HISTORY',
+          step: 'skip',
+          message: `Task ${decided.name} not run in this session: the task is ${now}`,
+          status: now,
+        });
+      }
+      return;
+    }
     const runtime = decided.fields as TaskRecord;
     // The definition (name, operator, actions, configs) from the read model, which has it once the
     // dispatch is applied. Documents are peeked, not copied (a copy of each was ~2.5% of the event
@@ -76,8 +91,10 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
     if (!task) throw new Error(`Task ${taskLaui} is not in the read model yet: delivered again later`);
     const logicalDate = runtime.logical_date ?? null;
     const metadata = () => metadataFor(message.value.user_laui, deps.clock.now(), sessionId, dispatchId);
+    // The run's session: the service's lines below, the operator's output (TASK) and, last, the end line.
+    const session = runSessionLog(deps.logger, sessionId, { task_laui: taskLaui, task_name: task.name, logical_date: logicalDate }, { category: 'TASK' });
     const log = (level: 'info' | 'error', category: 'TASK' | 'TASK_HISTORY' | 'CELERY', step: string, text: string, extra: Record<string, unknown> = {}) =>
-      deps.logger.log({ level, category, step, message: text, session_id: sessionId, task_laui: taskLaui, task_name: task.name, logical_date: logicalDate, ...extra });
+      session.log({ level, category, step, message: text, ...extra });
 
     const started = deps.clock.now();
     const pickup = workerPickupChanges(runtime, started);
@@ -86,7 +103,7 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
     const pickedUp = changeTask(deps.eventStore, taskLaui, { ...pickup, executor: EXECUTOR, last_run_session_id: sessionId, task_instance: dispatchId }, metadata());
     pickedUp.catch(() => undefined);
     deps.heartbeats.beat(taskLaui, started);
-    log('info', 'CELERY', 'pickup', `Worker ${EXECUTOR} picked up task ${task.name}`);
+    log('info', 'CELERY', 'pickup', `Worker ${EXECUTOR} picked up task ${task.name}`, { state: 'running' });
 
     const settings = await loadSystemSettings(deps.items);
     const [operator, connection, merged] = await Promise.all([
@@ -126,10 +143,11 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
     // for its slot keeps the connection's content from the code (the run ends `fail`, saying why).
     const refusal = await runRefusal(deps, message.value.user_laui, task, [connectionLaui]);
     if (refusal !== null) log('error', 'TASK', 'access', `Task ${task.name} not started: ${refusal}`);
+    const opened = refusal === null ? openConnection(connection?.content ?? {}) : null;
     const outcome: OperatorOutcome = refusal !== null ? { status: 'fail', message: refusal, output: { error: refusal }, logs: '', logsTruncated: false } : await deps.runner.runOperator({
       codeblock: normaliseCodeBlock(operator?.codeblock),
       bashblock: installStep(operator?.bashblock),
-      connection: openConnection(connection?.content ?? {}),
+      connection: opened,
       payload: message.value.payload,
       context,
       limits: deps.limits,
@@ -139,6 +157,8 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
       onHeartbeat: () => deps.heartbeats.beat(taskLaui, deps.clock.now()),
       // An operator opts into process reuse (faster, less isolated: docs/decisions.md).
       reuse: operator?.reuse_process === true,
+      // Its stdout and stderr, line by line, in the session (the connection's secrets masked).
+      output: session.output(() => secretStringsOf(opened)),
     });
 
     for (const timer of slaTimers) clearTimeout(timer);
@@ -172,13 +192,16 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
     const finishMetadata = metadata();
     const ending = () => {
       deps.heartbeats.forget(taskLaui);
-      log(
-        outcome.status === 'success' ? 'info' : 'error',
-        'TASK_HISTORY',
-        'finish',
-        `Task ${task.name} ended ${String(end?.changes.state)}${'message' in outcome ? `: ${outcome.message}` : ''}`,
-        { status: end?.changes.state, duration_seconds: (ended.getTime() - started.getTime()) / 1000 },
-      );
+      if (end?.dispatchNow) log('info', 'TASK', 'catch-up', 'next_run_date already due: the scheduler dispatches the next run at once');
+      // The session's last line.
+      session.end({
+        level: outcome.status === 'success' ? 'info' : 'error',
+        category: 'TASK_HISTORY',
+        step: 'finish',
+        message: `Task ${task.name} ended ${String(end?.changes.state)}${'message' in outcome ? `: ${outcome.message}` : ''}`,
+        status: end?.changes.state,
+        duration_seconds: (ended.getTime() - started.getTime()) / 1000,
+      });
     };
     // Terminal state, finish (spec 3.1: leave the connection queue) and the freed slot's next
     // lease in one commit, the terminal state first: the slot is never held past the state that
@@ -188,10 +211,16 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
         taskChangeCompanion(deps.eventStore, taskLaui, terminal, finishMetadata, { fresh, first: true, onlyIfStateIn: ENDS_FROM, committed: () => (written = true) }),
       );
     } catch (error) {
-      // The run's outcome is not lost with the queue commit: it is written alone, and the lease it
-      // still holds is freed by the reaper, as when the finish fails after the terminal change.
-      if (!written) await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata, ENDS_FROM);
-      ending();
+      try {
+        // The run's outcome is not lost with the queue commit: it is written alone, and the lease it
+        // still holds is freed by the reaper, as when the finish fails after the terminal change.
+        if (!written) await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata, ENDS_FROM);
+        ending();
+      } catch {
+        // The outcome is not recorded: the bus delivers the message again (a pickup that was not
+        // committed runs again in this session) or the reaper ends the run (its line ends the session).
+        if (!session.ended) log('error', 'TASK_HISTORY', 'finish', `Task ${task.name}: recording the end of the run failed: ${String(error)}`);
+      }
       throw error;
     }
     ending();
@@ -201,6 +230,5 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
         .then((post) => recordHooks('post_actions', post.statuses))
         .catch((error: unknown) => log('error', 'TASK', 'post-action', `Post actions failed to run: ${String(error)}`));
     }
-    if (end?.dispatchNow) log('info', 'TASK', 'catch-up', 'next_run_date already due: the scheduler dispatches the next run at once');
   };
 };

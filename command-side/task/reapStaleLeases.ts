@@ -34,7 +34,8 @@ export const reapStaleLeases = async (deps: WorkerDeps, connections: Iterable<La
           // The table's lease_reaped row: a task that left the dispatch meanwhile is not changed.
           fromStatesOf('lease_reaped'),
         );
-        deps.logger.log({ level: 'error', category: 'TASK_HISTORY', step: 'reap', message: `Task ${task.name}: stale heartbeat, slot released`, session_id: lease.sessionId, task_laui: task.laui, task_name: task.name, logical_date: task.logical_date ?? null });
+        // The run's end: the last line of its session (a worker that is still alive adds its own end line after it).
+        deps.logger.log({ level: 'error', category: 'TASK_HISTORY', step: 'reap', message: `Task ${task.name}: stale heartbeat, slot released`, session_id: lease.sessionId, task_laui: task.laui, task_name: task.name, logical_date: task.logical_date ?? null, status: 'error', session_end: true });
       }
       await deps.queue.release(connectionLaui, lease.taskLaui, lease.dispatchId, 'stale', metadata);
       deps.heartbeats.forget(lease.taskLaui);

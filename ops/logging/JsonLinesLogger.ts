@@ -1,13 +1,14 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { isoTime, type Clock } from '../../shared/clock.ts';
-import type { LogEntry, Logger } from '../../shared/ports/Logger.ts';
-import { sessionLogFile } from './sessionLogFile.ts';
+import { LOG_CATEGORIES, type LogEntry, type Logger } from '../../shared/ports/Logger.ts';
+import { SESSION_ID, sessionLogFile, SESSIONS_DIR } from './sessionLogFile.ts';
 
 /**
- * Writes structured logs as JSON lines under `<root>`:
+ * Writes structured logs as JSON lines under `<root>` (LOG_DIR, default DATA_DIR/logs):
  *   <root>/<CATEGORY>/<YYYY-MM-DD>.jsonl   one file per category and UTC day, so that a SQL scan of
- *                                          one category for one day reads exactly one file;
+ *                                          one category for one day reads exactly one file; the six
+ *                                          category folders (LOG_CATEGORIES) exist from the start;
  *   <root>/sessions/<YYYY-MM-DD>/<HHMMSS>.jsonl
  *                                          a copy of every line that carries a session_id, in the
  *                                          file of the second the session started (sessionLogFile),
@@ -74,7 +75,9 @@ export class JsonLinesLogger implements Logger {
     private readonly clock: Clock,
     private readonly echo: (line: string, entry: LogEntry) => void = () => undefined,
   ) {
-    mkdirSync(join(root, 'sessions'), { recursive: true });
+    // 0700: other sessions' output is no run's business (LOG_DIR may lie outside DATA_DIR).
+    mkdirSync(root, { recursive: true, mode: 0o700 });
+    for (const folder of [SESSIONS_DIR, ...LOG_CATEGORIES]) mkdirSync(join(root, folder), { recursive: true });
   }
 
   log(entry: LogEntry): void {
@@ -90,7 +93,7 @@ export class JsonLinesLogger implements Logger {
       this.categoryStreams.set(entry.category, categoryStream);
     }
     this.queue(categoryStream, line);
-    if (typeof entry.session_id === 'string' && /^[A-Za-z0-9_.-]{1,128}$/.test(entry.session_id)) {
+    if (typeof entry.session_id === 'string' && SESSION_ID.test(entry.session_id)) {
       const { dir, file } = sessionLogFile(this.root, entry.session_id, timestamp);
       this.queue(this.stream(dir, file), line);
     }
@@ -169,7 +172,7 @@ export class JsonLinesLogger implements Logger {
 
   private evictSessions(): void {
     for (const [path, stream] of this.streams) {
-      if (path.includes(`${join(this.root, 'sessions')}`)) {
+      if (path.includes(`${join(this.root, SESSIONS_DIR)}`)) {
         const lines = this.pending.get(stream);
         this.pending.delete(stream);
         this.end(stream, lines?.bytes());

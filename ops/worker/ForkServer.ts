@@ -63,7 +63,8 @@ export interface ForkRequest {
   treeMb?: number;
 }
 
-type Channel = 'protocol' | 'output';
+/** `output`: stdout (and stderr too, unless its hello says `split`); `error`: stderr, when split. */
+type Channel = 'protocol' | 'output' | 'error';
 
 /**
  * Python runtime processes forked from a pre-initialised interpreter (runtime/forkserver.py)
@@ -75,8 +76,10 @@ type Channel = 'protocol' | 'output';
  * Transport: the fork server speaks JSON lines on fd 3 (fork requests in; forked/exit reports
  * out). A child cannot be handed pipes by this process after the fact and Node cannot receive
  * file descriptors over a socket, so each child connects to a Unix socket this runner listens on,
- * in a private 0700 directory, twice (protocol channel; stdout+stderr merged), each time with a
- * hello line carrying the random token of its fork request. The fork server reaps its children
+ * in a private 0700 directory, three times (protocol channel; stdout; stderr), each time with a
+ * hello line carrying the random token of its fork request. A child of a node fork server whose
+ * addon predates the stderr channel connects twice, stdout and stderr merged: its output hello
+ * lacks `split`, and its stderr is reported as stdout. The fork server reaps its children
  * and reports every exit (code, signal), which keeps RuntimeProcess's exit semantics.
  *
  * If the fork server dies, forks not yet reported fail and children it can no longer reap are
@@ -206,7 +209,7 @@ export class ForkServer {
       }
       clearTimeout(timer);
       socket.off('data', onData);
-      // Held back until the process is complete (pid and both channels); what followed the hello stays first.
+      // Held back until the process is complete (pid and every channel); what followed the hello stays first.
       socket.pause();
       if (end + 1 < head.length) socket.unshift(head.subarray(end + 1));
       const hello = parseHello(head.subarray(0, end));
@@ -214,7 +217,7 @@ export class ForkServer {
       // Sandboxed: the hello's pid is the child's in the sandbox's pid namespace; the kernel's
       // record of who connected gives the pid to signal and watch here.
       const hostPid = this.options.bwrap ? peerPidOf(socket) : hello?.pid;
-      if (!hello || !handle || hostPid === undefined || !handle.connected(hello.channel, socket, hello.pid, hostPid)) socket.destroy();
+      if (!hello || !handle || hostPid === undefined || !handle.connected(hello.channel, socket, hello.pid, hostPid, hello.split)) socket.destroy();
     };
     socket.on('data', onData);
     socket.once('close', () => clearTimeout(timer));
@@ -426,6 +429,9 @@ class ForkedProcess implements ProcessHandle {
   private readonly events: ProcessEvents;
   private protocol: Socket | null = null;
   private output: Socket | null = null;
+  private error: Socket | null = null;
+  /** stderr has a channel of its own (the output hello says so); undefined until that hello came. */
+  private split: boolean | undefined;
   private claimedPid: number | undefined;
   private started = false;
   private ended = false;
@@ -468,19 +474,22 @@ class ForkedProcess implements ProcessHandle {
     this.maybeStart();
   }
 
-  /** One of the child's two connections; false when it is not acceptable (duplicate, wrong pid). */
-  connected(channel: Channel, socket: Socket, pid: number, hostPid: number): boolean {
+  /** One of the child's connections; false when it is not acceptable (duplicate, wrong pid). */
+  connected(channel: Channel, socket: Socket, pid: number, hostPid: number, split: boolean): boolean {
     if (this.ended) return false;
     if (this.serverPid !== undefined && pid !== this.serverPid) return false;
     if (this.hostPid !== undefined && hostPid !== this.hostPid) return false;
     if (channel === 'protocol' && this.protocol === null) this.protocol = socket;
-    else if (channel === 'output' && this.output === null) this.output = socket;
+    else if (channel === 'output' && this.output === null && !(this.error !== null && !split)) {
+      this.output = socket;
+      this.split = split;
+    } else if (channel === 'error' && this.error === null && this.split !== false) this.error = socket;
     else return false;
     this.claimedPid = pid;
     this.hostPid = hostPid;
     // A kill asked for before the real pid was known (sandboxed).
     if (this.killRequested && !this.reaped) this.killNow();
-    if (this.protocol && this.output) this.forget();
+    if (this.connectedAll) this.forget();
     this.maybeStart();
     return true;
   }
@@ -495,8 +504,8 @@ class ForkedProcess implements ProcessHandle {
       this.fail(`the ${this.zygote?.label ?? 'forked'} runtime process ended while starting (${how})${tail ? `; last output: ${tail}` : ''}`);
       return;
     }
-    // Its last output and protocol bytes may still be in flight: wait for both channels to close.
-    const sockets = [this.protocol, this.output].filter((s): s is Socket => s !== null && !s.destroyed);
+    // Its last output and protocol bytes may still be in flight: wait for its channels to close.
+    const sockets = [this.protocol, this.output, this.error].filter((s): s is Socket => s !== null && !s.destroyed);
     let open = sockets.length;
     const settle = () => this.finish(() => this.events.exit(code, signal, memory));
     if (open === 0) return settle();
@@ -522,6 +531,7 @@ class ForkedProcess implements ProcessHandle {
     this.forget();
     this.protocol?.destroy();
     this.output?.destroy();
+    this.error?.destroy();
     this.finish(() => this.events.failed(reason, message));
   }
 
@@ -549,12 +559,13 @@ class ForkedProcess implements ProcessHandle {
     // group and still holds the output socket must not keep it open here.
     this.protocol?.destroy();
     this.output?.destroy();
+    this.error?.destroy();
   }
 
   setRef(ref: boolean): void {
     this.ref = ref;
     if (!this.ended) this.hold(ref);
-    for (const socket of [this.protocol, this.output]) {
+    for (const socket of [this.protocol, this.output, this.error]) {
       if (!socket || !this.started) continue;
       if (ref) socket.ref();
       else socket.unref();
@@ -575,14 +586,22 @@ class ForkedProcess implements ProcessHandle {
     }
   }
 
+  /** Every channel the child makes is connected: protocol, output and (when split) error. */
+  private get connectedAll(): boolean {
+    return this.protocol !== null && this.output !== null && (this.split === false || this.error !== null);
+  }
+
   private maybeStart(): void {
-    if (this.started || this.ended || this.killRequested || this.serverPid === undefined || this.pid === undefined || !this.protocol || !this.output) return;
+    if (this.started || this.ended || this.killRequested || this.serverPid === undefined || this.pid === undefined || !this.connectedAll) return;
+    const { protocol, output, error } = this;
+    if (!protocol || !output) return;
     this.started = true;
-    const { protocol, output } = this;
     protocol.on('data', (chunk: Buffer) => this.events.data(chunk));
-    output.on('data', (chunk: Buffer) => this.events.output(chunk));
+    output.on('data', (chunk: Buffer) => this.events.output(chunk, 'stdout'));
+    error?.on('data', (chunk: Buffer) => this.events.output(chunk, 'stderr'));
     protocol.resume();
     output.resume();
+    error?.resume();
     this.setRef(this.ref);
     for (const text of this.queued.splice(0)) protocol.write(text);
   }
@@ -609,12 +628,12 @@ function peerPidOf(socket: Socket): number | undefined {
   return typeof fd === 'number' && fd >= 0 ? socketPeerPid(fd) : undefined;
 }
 
-function parseHello(line: Buffer): { token: string; pid: number; channel: Channel } | null {
+function parseHello(line: Buffer): { token: string; pid: number; channel: Channel; split: boolean } | null {
   try {
-    const hello = JSON.parse(line.toString('utf8')) as { token?: unknown; pid?: unknown; channel?: unknown };
+    const hello = JSON.parse(line.toString('utf8')) as { token?: unknown; pid?: unknown; channel?: unknown; split?: unknown };
     if (typeof hello.token !== 'string' || typeof hello.pid !== 'number') return null;
-    if (hello.channel !== 'protocol' && hello.channel !== 'output') return null;
-    return { token: hello.token, pid: hello.pid, channel: hello.channel };
+    if (hello.channel !== 'protocol' && hello.channel !== 'output' && hello.channel !== 'error') return null;
+    return { token: hello.token, pid: hello.pid, channel: hello.channel, split: hello.split === true };
   } catch {
     return null;
   }

@@ -9,8 +9,11 @@ import type {
   Language,
   OperatorOutcome,
   OperatorRunRequest,
+  RunLimits,
+  RunOutputSink,
 } from '../../shared/ports/CodeRunner.ts';
 import { CappedLog } from './boundedOutput.ts';
+import { DEFAULT_RUN_OUTPUT_LIMITS, RunOutput, type RunOutputLimits } from './runOutput.ts';
 import { checkCodeblock } from './checkCodeblock.ts';
 import type { CallResult, Driver } from './Driver.ts';
 import { ExecDriver } from './ExecDriver.ts';
@@ -103,6 +106,11 @@ export interface ProcessCodeRunnerOptions {
    * request per step (load, each call), the runner polling; the same outcomes, more round trips.
    */
   protocol?: 'exec' | 'steps';
+  /**
+   * How much of a run's output reaches its request's `output` sink, line by line (runOutput.ts):
+   * lines and bytes per run, bytes per line, the delay before an unfinished line is handed on.
+   */
+  outputLines?: Partial<RunOutputLimits>;
 }
 
 /**
@@ -131,6 +139,7 @@ export class ProcessCodeRunner implements CodeRunner {
   /** The fork servers and identities the runtime processes are started with. */
   private readonly starter: ProcessStarter;
   private readonly oneShot: boolean;
+  private readonly outputLimits: RunOutputLimits;
   private closed = false;
 
   constructor(options: ProcessCodeRunnerOptions = {}) {
@@ -149,6 +158,7 @@ export class ProcessCodeRunner implements CodeRunner {
     const identities = options.runAs ? new RunIdentities({ count: 1, ...options.runAs }) : null;
     this.disabled = options.disabled;
     this.oneShot = options.protocol !== 'steps';
+    this.outputLimits = { ...DEFAULT_RUN_OUTPUT_LIMITS, ...options.outputLines };
     const headroom = options.memoryHeadroomMb ?? 64;
     if (runAs && this.executables.python) {
       // The run user must be able to read the interpreter's standard library (a pyenv one under a
@@ -241,14 +251,18 @@ export class ProcessCodeRunner implements CodeRunner {
   async runOperator(request: OperatorRunRequest): Promise<OperatorOutcome> {
     let active: RuntimeProcess | null = null;
     const { limits } = request;
-    const log = new CappedLog(limits.maxOutputBytes, () => active?.kill('output', outputExceeded(limits)));
-    const done = (result: OperatorResult): OperatorOutcome => ({ ...result, logs: log.text(), logsTruncated: log.truncated });
+    const log = this.runLog(limits, request.output, () => active?.kill('output', outputExceeded(limits)));
+    const done = async (result: OperatorResult): Promise<OperatorOutcome> => {
+      await log.settle();
+      log.end();
+      return { ...result, logs: log.text(), logsTruncated: log.truncated };
+    };
 
     const checked = checkCodeblock(request.codeblock);
-    if (typeof checked === 'string') return done({ status: 'fail', output: { error: checked }, message: checked });
+    if (typeof checked === 'string') return await done({ status: 'fail', output: { error: checked }, message: checked });
     const codeblock = checked;
     const unavailable = this.unavailable(codeblock.language);
-    if (unavailable) return done({ status: 'error', output: { error: unavailable }, message: unavailable });
+    if (unavailable) return await done({ status: 'error', output: { error: unavailable }, message: unavailable });
 
     const control = new RunControl(Date.now() + limits.timeoutMs);
     control.watch(request.pollIntervalMs, () => request.isCancelled(), request.onHeartbeat);
@@ -261,17 +275,17 @@ export class ProcessCodeRunner implements CodeRunner {
     } catch (error) {
       control.stop();
       const message = `runner error: ${error instanceof Error ? error.message : String(error)}`;
-      return done({ status: 'error', output: { error: message }, message });
+      return await done({ status: 'error', output: { error: message }, message });
     }
     active = proc;
     const helpers: RuntimeProcess[] = [];
     try {
       const args = [request.connection, request.payload, request.context];
       const started = await startRun({ oneShot: this.oneShot, bwrap: this.bwrap }, proc, codeblock, request.bashblock, limits, control, log);
-      if ('kind' in started) return done(operatorFailure(started));
+      if ('kind' in started) return await done(operatorFailure(started));
       const driver = this.driver(proc, started, codeblock.code, 'operator', args, request, control);
       const loaded = loadOutcome(await driver.load(), limits);
-      if ('kind' in loaded) return done(operatorFailure(loaded));
+      if ('kind' in loaded) return await done(operatorFailure(loaded));
 
       const has = (fn: string) => loaded.functions.includes(fn);
       const state: { last: Output | null } = { last: null };
@@ -303,10 +317,10 @@ export class ProcessCodeRunner implements CodeRunner {
         }
         if (finish && finish.kind !== 'ok') log.note(`finish did not complete: ${describeCall(finish, 'finish', this.finishTimeoutMs)}`);
       }
-      return done(result);
+      return await done(result);
     } catch (error) {
       const message = `runner error: ${error instanceof Error ? error.message : String(error)}`;
-      return done({ status: 'error', output: { error: message }, message });
+      return await done({ status: 'error', output: { error: message }, message });
     } finally {
       // The outcome does not wait for the cleanup (kill is immediate; directory removal and a
       // reuse reset go on in the background, tracked by the pool).
@@ -323,14 +337,18 @@ export class ProcessCodeRunner implements CodeRunner {
   async runAction(request: ActionRunRequest): Promise<ActionOutcome> {
     let active: RuntimeProcess | null = null;
     const { limits } = request;
-    const log = new CappedLog(limits.maxOutputBytes, () => active?.kill('output', outputExceeded(limits)));
-    const done = (result: ActionResult): ActionOutcome => ({ ...result, logs: log.text(), logsTruncated: log.truncated });
+    const log = this.runLog(limits, request.output, () => active?.kill('output', outputExceeded(limits)));
+    const done = async (result: ActionResult): Promise<ActionOutcome> => {
+      await log.settle();
+      log.end();
+      return { ...result, logs: log.text(), logsTruncated: log.truncated };
+    };
 
     const checked = checkCodeblock(request.codeblock);
-    if (typeof checked === 'string') return done({ ok: false, kind: 'invalid', message: checked });
+    if (typeof checked === 'string') return await done({ ok: false, kind: 'invalid', message: checked });
     const codeblock = checked;
     const unavailable = this.unavailable(codeblock.language);
-    if (unavailable) return done({ ok: false, kind: 'error', message: unavailable });
+    if (unavailable) return await done({ ok: false, kind: 'error', message: unavailable });
 
     const control = new RunControl(Date.now() + limits.timeoutMs);
     let proc: RuntimeProcess;
@@ -339,30 +357,38 @@ export class ProcessCodeRunner implements CodeRunner {
       proc = taken.proc;
       request = { ...request, reuse: taken.reuse };
     } catch (error) {
-      return done({ ok: false, kind: 'error', message: `runner error: ${error instanceof Error ? error.message : String(error)}` });
+      return await done({ ok: false, kind: 'error', message: `runner error: ${error instanceof Error ? error.message : String(error)}` });
     }
     active = proc;
     try {
       const args = [request.connection, request.actionVariables, request.context];
-      const fail = (failure: Failure): ActionOutcome => {
+      const fail = (failure: Failure): Promise<ActionOutcome> => {
         const reported = failure.kind === 'cancelled' ? { kind: 'error' as const, message: 'cancelled' } : failure;
         return done({ ok: false, kind: reported.kind, message: reported.message });
       };
       const started = await startRun({ oneShot: this.oneShot, bwrap: this.bwrap }, proc, codeblock, request.bashblock, limits, control, log);
-      if ('kind' in started) return fail(started);
+      if ('kind' in started) return await fail(started);
       const driver = this.driver(proc, started, codeblock.code, 'action', args, request, control);
       const loaded = loadOutcome(await driver.load(), limits);
-      if ('kind' in loaded) return fail(loaded);
+      if ('kind' in loaded) return await fail(loaded);
       const run = await driver.call('run', control.deadline);
-      if (run.kind === 'ok') return done({ ok: true, result: run.value ?? null });
-      return done({ ok: false, kind: run.kind === 'timeout' ? 'timeout' : 'error', message: describeCall(run, 'run', limits.timeoutMs) });
+      if (run.kind === 'ok') return await done({ ok: true, result: run.value ?? null });
+      return await done({ ok: false, kind: run.kind === 'timeout' ? 'timeout' : 'error', message: describeCall(run, 'run', limits.timeoutMs) });
     } catch (error) {
-      return done({ ok: false, kind: 'error', message: `runner error: ${error instanceof Error ? error.message : String(error)}` });
+      return await done({ ok: false, kind: 'error', message: `runner error: ${error instanceof Error ? error.message : String(error)}` });
     } finally {
       control.stop();
       proc.endRun();
       this.pool.release(proc, request.reuse === true);
     }
+  }
+
+  /**
+   * The run's output: capped in memory for the outcome (limits.maxOutputBytes, past which the code
+   * is stopped), and, for a request with a sink, handed on line by line as it comes (RunOutput).
+   */
+  private runLog(limits: RunLimits, sink: RunOutputSink | undefined, onOverflow: () => void): CappedLog {
+    return new CappedLog(limits.maxOutputBytes, onOverflow, sink ? new RunOutput(sink, this.outputLimits) : null);
   }
 
   /** The run's calls: one exec request for the whole run, or one request per step. */

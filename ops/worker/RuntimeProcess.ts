@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Language } from '../../shared/ports/CodeRunner.ts';
+import type { Language, RunStep } from '../../shared/ports/CodeRunner.ts';
 import { BoundedLineReader, TailBuffer, type CappedLog } from './boundedOutput.ts';
 import type { ProcessEvents, ProcessHandle } from './processHandle.ts';
 import { ResidentReader, type RunAs } from './sandbox.ts';
@@ -102,6 +102,9 @@ interface Waiter {
  */
 export class ExecEvents {
   private readonly queue: ExecEvent[] = [];
+  /** An operator's exec calls initialize (when defined) after load; an action's only run. */
+  constructor(readonly plan: ExecRequest['plan'] = 'operator') {}
+
   private death: ProcessDied | null = null;
   private wake: (() => void) | null = null;
   private signal: Promise<void> | null = null;
@@ -209,9 +212,8 @@ export class RuntimeProcess {
     );
     this.handle = options.launch({
       data: (chunk) => this.reader.push(chunk),
-      output: (chunk) => {
-        this.tail.append(chunk);
-        this.log?.append('code', chunk);
+      output: (chunk, stream) => {
+        this.tail.append(this.log ? this.log.append('code', chunk, stream) : chunk);
       },
       // Killed at its cgroup's limit (the whole tree's memory): as the watchdog's kill would be reported.
       exit: (code, signal, memory) => this.finalize(memory === true && !this.killReason ? new ProcessDied('memory', this.memoryMessage()) : this.describeExit(code, signal)),
@@ -259,7 +261,12 @@ export class RuntimeProcess {
     const response = new Promise<WireResponse>((resolve, reject) => {
       if (this.death) return reject(this.death);
       this.waiting.set(id, { resolve, reject });
-      this.handle.write(`${JSON.stringify({ id, ...message })}\n`);
+      // The steps protocol: what the process does from now on is this request; a load starts the
+      // run's output marks.
+      const mark = message.op === 'load' ? this.log?.markToken : undefined;
+      if (message.op === 'load') this.log?.stepTo('load');
+      else if (message.op === 'call' && isRunStep(message.fn)) this.log?.stepTo(message.fn);
+      this.handle.write(`${JSON.stringify(mark === undefined ? { id, ...message } : { id, ...message, mark })}\n`);
     });
     return { id, response };
   }
@@ -271,7 +278,7 @@ export class RuntimeProcess {
    */
   exec(message: ExecRequest, recycle: boolean): { id: number; events: ExecEvents } {
     const id = this.nextId++;
-    const events = new ExecEvents();
+    const events = new ExecEvents(message.plan);
     if (this.death) {
       events.fail(this.death);
       return { id, events };
@@ -285,7 +292,10 @@ export class RuntimeProcess {
       this.selfReset = { dir: next, done };
       this.resetLine = { id, settle };
     }
-    this.handle.write(`${JSON.stringify(next === undefined ? { id, ...message } : { id, ...message, next })}\n`);
+    this.log?.stepTo('load');
+    const mark = this.log?.markToken;
+    const sent = mark === undefined ? message : { ...message, mark };
+    this.handle.write(`${JSON.stringify(next === undefined ? { id, ...sent } : { id, ...sent, next })}\n`);
     return { id, events };
   }
 
@@ -397,8 +407,13 @@ export class RuntimeProcess {
     if (stream) {
       const event = message as ExecEvent;
       if (event.done) this.streams.delete(message.id);
-      // As for answers (below): the output written before this line reaches the log first.
-      setImmediate(() => stream.push(event));
+      // As for answers (below): the output written before this line reaches the log first, under
+      // the step it ended; what comes after it is the next step's.
+      setImmediate(() => {
+        const next = stepAfter(event, stream.plan);
+        if (next) this.log?.stepTo(next);
+        stream.push(event);
+      });
       return;
     }
     const waiter = this.waiting.get(message.id);
@@ -456,5 +471,32 @@ export class RuntimeProcess {
     this.resetLine = null;
     this.handle.close();
     this.settleExited();
+  }
+}
+
+const RUN_STEPS: ReadonlySet<string> = new Set<RunStep>(['install', 'load', 'initialize', 'run', 'check_completion', 'finish']);
+
+function isRunStep(name: string): name is RunStep {
+  return RUN_STEPS.has(name);
+}
+
+/**
+ * The step an exec is in once it sent `event` (runtime.py, Exec.run): the line after which finish
+ * is called says so; a load is followed by initialize (an operator's, when defined) or run, and
+ * run and every poll by the next poll. Null: no step follows (the exec's last line).
+ */
+export function stepAfter(event: ExecEvent, plan: ExecRequest['plan']): RunStep | null {
+  if (event.next === 'finish') return 'finish';
+  if (event.done || !('fn' in event)) return null;
+  switch (event.fn) {
+    case 'load':
+      return plan === 'operator' && event.ok && event.functions?.includes('initialize') ? 'initialize' : 'run';
+    case 'initialize':
+      return 'run';
+    case 'run':
+    case 'check_completion':
+      return 'check_completion';
+    default:
+      return null;
   }
 }

@@ -1,3 +1,6 @@
+import type { RunStep } from '../../shared/ports/CodeRunner.ts';
+import type { RunOutput } from './runOutput.ts';
+
 /**
  * Bounded buffers for child-process output: nothing here ever holds more than its cap, whatever
  * the child writes. Excess bytes are counted and dropped.
@@ -18,9 +21,13 @@ export class CappedLog {
     readonly maxBytes: number,
     /** Called once when the code's own output goes past maxBytes. */
     private readonly onCodeOverflow: () => void = () => {},
+    /** The run's output as lines for its session (RunOutput), when the caller wants them. */
+    private readonly lines: RunOutput | null = null,
   ) {}
 
-  append(source: LogSource, chunk: Buffer): void {
+  /** Keeps `chunk` (of `stream`); returns it without the runtime's step marks (RunOutput). */
+  append(source: LogSource, given: Buffer, stream: 'stdout' | 'stderr' = 'stdout'): Buffer {
+    const chunk = this.lines ? this.lines.append(stream, given) : given;
     this.perSource[source] += chunk.length;
     const room = this.maxBytes - this.kept;
     if (room > 0) {
@@ -33,6 +40,12 @@ export class CappedLog {
       this.overflowNotified = true;
       this.onCodeOverflow();
     }
+    return chunk;
+  }
+
+  /** The token of the run's step marks, when its output is read as lines (sent to the runtime). */
+  get markToken(): string | undefined {
+    return this.lines?.token;
   }
 
   /** A runner note, kept even when the log is full (bounded by the caller). */
@@ -40,6 +53,28 @@ export class CappedLog {
     const line = Buffer.from(`[runner] ${text}\n`);
     this.chunks.push(line);
     this.kept += line.length;
+    this.lines?.note(text);
+  }
+
+  /** What the run does now (its output's lines say which step wrote them). */
+  stepTo(step: RunStep): void {
+    this.lines?.stepTo(step);
+  }
+
+  /**
+   * Resolves once output written before the run's last protocol line has been read. That line and
+   * the output come on different sockets, and one turn of the event loop reads what its poll found
+   * ready: output that became ready after that poll but before the line was read (another stream
+   * than the one polled ready, say stderr) is read in the next turn. Waited for only when the
+   * output is read as lines (a run without a sink keeps its timing).
+   */
+  settle(): Promise<void> {
+    return this.lines ? new Promise((resolve) => setImmediate(resolve)) : Promise.resolve();
+  }
+
+  /** The run is over: its last lines are handed on (RunOutput.end). */
+  end(): void {
+    this.lines?.end();
   }
 
   get truncated(): boolean {

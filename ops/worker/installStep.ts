@@ -62,9 +62,10 @@ export async function runInstall(
     }
   }
   const stderrTail = new TailBuffer(INSTALL_TAIL_BYTES);
-  child.stdout.on('data', (chunk: Buffer) => log.append('install', chunk));
+  log.stepTo('install');
+  child.stdout.on('data', (chunk: Buffer) => log.append('install', chunk, 'stdout'));
   child.stderr.on('data', (chunk: Buffer) => {
-    log.append('install', chunk);
+    log.append('install', chunk, 'stderr');
     stderrTail.append(chunk);
   });
   const ended = new Promise<{ code: number | null; signal: string | null } | Error>((resolve) => {

@@ -13,8 +13,11 @@ export const OUTPUT_DRAIN_MS = 200;
 export interface ProcessEvents {
   /** Bytes of the JSON-lines protocol channel. */
   data(chunk: Buffer): void;
-  /** stdout/stderr bytes of the process (the runtimes treat both the same way). */
-  output(chunk: Buffer): void;
+  /**
+   * stdout/stderr bytes of the process, and which of the two (a forked process whose fork server
+   * cannot keep them apart reports both as stdout).
+   */
+  output(chunk: Buffer, stream: 'stdout' | 'stderr'): void;
   /**
    * The process ended; its last output was delivered (or OUTPUT_DRAIN_MS passed). `memory`: the
    * kernel killed a process of its tree at the memory limit of the run's cgroup (forked processes).
@@ -59,8 +62,8 @@ export function endingOnce(events: ProcessEvents): ProcessEvents {
     data: (chunk) => {
       if (!ended) events.data(chunk);
     },
-    output: (chunk) => {
-      if (!ended) events.output(chunk);
+    output: (chunk, stream) => {
+      if (!ended) events.output(chunk, stream);
     },
     exit: (code, signal, memory) => {
       if (ended) return;
@@ -103,9 +106,8 @@ export class SpawnedProcess implements ProcessHandle {
     this.channel = this.child.stdio[3] as Socket;
     this.channel.on('data', (chunk: Buffer) => events.data(chunk));
     this.channel.on('error', () => {});
-    for (const stream of [this.child.stdout, this.child.stderr] as Readable[]) {
-      stream.on('data', (chunk: Buffer) => events.output(chunk));
-    }
+    (this.child.stdout as Readable).on('data', (chunk: Buffer) => events.output(chunk, 'stdout'));
+    (this.child.stderr as Readable).on('data', (chunk: Buffer) => events.output(chunk, 'stderr'));
     this.child.on('error', (error) => events.failed('spawn', `could not start the ${options.label} runtime (${options.executable}): ${error.message}`));
     this.child.on('exit', (code, signal) => {
       const settle = () => events.exit(code, signal);

@@ -88,6 +88,32 @@ export const maskSecrets = (value: unknown): unknown => {
   return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, isSecretKey(key) ? (inner === null ? null : MASK) : maskSecrets(inner)]));
 };
 
+/** Secret values shorter than this are not looked for in a run's output: they would mask ordinary words. */
+export const MIN_MASKED_SECRET = 4;
+
+/**
+ * The secret strings of an opened value (a connection's content), to mask in what a run prints:
+ * every string or number under a secret-bearing key (isSecretKey), at any depth, and the password
+ * of a `scheme://user:password@host` string anywhere. Those shorter than MIN_MASKED_SECRET are left out.
+ */
+export const secretStringsOf = (value: unknown): string[] => {
+  const found: string[] = [];
+  const walk = (inner: unknown, secret: boolean): void => {
+    if (typeof inner === 'string') {
+      if (secret) found.push(inner);
+      for (const match of inner.matchAll(/\/\/[^:/?#@\s]*:([^@/\s]+)@/g)) if (match[1]) found.push(match[1]);
+    } else if (typeof inner === 'number' && secret) {
+      found.push(String(inner));
+    } else if (Array.isArray(inner)) {
+      for (const item of inner) walk(item, secret);
+    } else if (inner !== null && typeof inner === 'object') {
+      for (const [key, item] of Object.entries(inner)) walk(item, secret || isSecretKey(key));
+    }
+  };
+  walk(value, false);
+  return [...new Set(found)].filter((text) => text.length >= MIN_MASKED_SECRET);
+};
+
 export const secretFieldsOf = (itemType: string): ReadonlyArray<string> => SECRET_FIELDS[resolveItemType(itemType)?.base ?? ''] ?? [];
 
 export const isSealedField = (value: unknown): value is SealedField =>

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Sealed, SecretBox } from '../ports/SecretBox.ts';
-import { isSecretKey, MASK, maskSealedFields, maskSecrets, sealSecretFields, secretFieldOpener } from './secretFields.ts';
+import { isSecretKey, MASK, maskSealedFields, maskSecrets, sealSecretFields, secretFieldOpener, secretStringsOf } from './secretFields.ts';
 
 /** A reversible stand-in for AES that counts its opens. */
 const countingBox = () => {
@@ -108,5 +108,25 @@ describe('maskSecrets (issue 19: readers see non-secret connection fields)', () 
     const legacy = { $sealed: box.seal('{"host":"db","password":"pw"}'), keys: ['host', 'password'] };
     expect(maskSealedFields({ content: legacy })).to.deep.equal({ content: { host: MASK, password: MASK } });
     expect(isSecretKey('hostname')).to.equal(false);
+  });
+});
+
+describe('secretStringsOf: what a run\'s output must not show', () => {
+  it('given a connection with secrets at any depth, a password in a URL and short values, when read, then every secret string of 4+ characters is listed once', () => {
+    const content = {
+      host: 'db.example',
+      user: 'loader',
+      password: 'hunter22',
+      pin: 1234,
+      options: { api_key: 'k-123456', region: 'eu' },
+      tokens: [{ refresh_token: 'rt-abcdef' }],
+      dsn: 'postgres://loader:url-secret-9@db.example/app',
+      other_password: 'hunter22',
+      short: { secret: 'abc' },
+    };
+    expect(secretStringsOf(content).sort()).to.deep.equal(['hunter22', 'k-123456', 'rt-abcdef', 'url-secret-9'].sort());
+    expect(secretStringsOf({ password: 4711 })).to.deep.equal(['4711']);
+    expect(secretStringsOf(null)).to.deep.equal([]);
+    expect(secretStringsOf({ host: 'db', port: 5432 })).to.deep.equal([]);
   });
 });

@@ -18,6 +18,40 @@ export interface RunLimits {
   maxOutputBytes: number;
 }
 
+/** What a run was doing when its code wrote a line: its install step, loading the code, or one of its functions. */
+export type RunStep = 'install' | 'load' | 'initialize' | 'run' | 'check_completion' | 'finish';
+
+/** One line a run wrote (its newline removed), or one note of the runner about the run. */
+export interface RunOutputLine {
+  /** The code's stdout or stderr (its install step's included); `runner`: a note of the runner. */
+  stream: 'stdout' | 'stderr' | 'runner';
+  step: RunStep;
+  /** The line as UTF-8 text: data, never parsed. */
+  text: string;
+  /** Bytes cut from the end of a line longer than the per-line cap. */
+  cutBytes?: number;
+  /** Logged before its newline came (the flush delay passed, or the step or the run ended). */
+  partial?: true;
+}
+
+/** What went over a run's cap on logged output: counted, not logged. */
+export interface RunOutputDropped {
+  lines: number;
+  bytes: number;
+  maxLines: number;
+  maxBytes: number;
+}
+
+/**
+ * Receives a run's output line by line while the run goes on (the service logs each line under
+ * the run's session). Called on the runner's event loop; must not throw.
+ */
+export interface RunOutputSink {
+  line(line: RunOutputLine): void;
+  /** Once, when the run ends, if lines went over the run's cap. */
+  dropped(summary: RunOutputDropped): void;
+}
+
 /** Captured stdout+stderr of the user code (and of the install step), capped at maxOutputBytes. */
 export interface RunLog {
   logs: string;
@@ -40,6 +74,8 @@ export interface OperatorRunRequest {
   onHeartbeat?(): void;
   /** Allow a process that already served another run (faster, less isolated). */
   reuse?: boolean;
+  /** The run's output, line by line, as it is written (bounded per run by the runner). */
+  output?: RunOutputSink;
 }
 
 export type OperatorOutcome = RunLog &
@@ -61,6 +97,8 @@ export interface ActionRunRequest {
   context: Record<string, unknown>;
   limits: RunLimits;
   reuse?: boolean;
+  /** The run's output, line by line, as it is written (bounded per run by the runner). */
+  output?: RunOutputSink;
 }
 
 export type ActionOutcome = RunLog &

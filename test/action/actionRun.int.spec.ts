@@ -100,15 +100,17 @@ describe('POST /api/v1/action/run (HTTP, embedded service, real action processes
     expect(reply.headers.get('x-item-laui')).to.equal(sum);
   });
 
-  it('given a run, when it ends, then a TASK log line with step action is written under its session_id', async () => {
+  it('given a run, when it ends, then its printed line and its end line (TASK, step action) are written under its session_id', async () => {
     const reply = await run({ item_type: 'action', item_laui: echo });
     expect(reply.status, reply.text).to.equal(200);
     const sessionId = reply.headers.get('x-session-id') ?? '';
     await svc.service.logger.flush();
     const lines = readSessionLog(join(svc.dataDir, 'logs'), sessionId);
-    expect(lines).to.have.length(1);
-    expect(lines[0]).to.include({ category: 'TASK', step: 'action', session_id: sessionId, action_laui: echo, level: 'info', status: 'success' });
-    expect(String(lines[0]?.logs)).to.include('echo ran');
+    expect(lines).to.have.length(2);
+    expect(lines[0]).to.include({ category: 'TASK', step: 'action', session_id: sessionId, action_laui: echo, level: 'info', stream: 'stdout', message: 'echo ran' });
+    expect(lines[1]).to.include({ category: 'TASK', step: 'action', session_id: sessionId, action_laui: echo, level: 'info', status: 'success', session_end: true });
+    // The output is in its own lines: the end line does not repeat it.
+    expect(lines[1]).not.to.have.property('logs');
   });
 
   it('given a new JavaScript action (codeblock with content and language), when run, then it is created through the catalog and run', async () => {

@@ -242,11 +242,12 @@ static int join_cgroup(const char *directory) {
 }
 
 /*
- * becomeChild({socketPath, outputHello, protocolHello, dir, create, uid, gid, controlFd}) in a
- * forked child, before any user code: own session (the runner kills the group), the run directory
- * (0700, owned by the run user) when `create`, stdout+stderr on one connection to the runner and
- * the protocol on another as fd 3 (both made while the child may still reach the 0700 socket
- * directory), then the run user's identity when uid >= 0. Throws on any failure.
+ * becomeChild({socketPath, outputHello, errorHello?, protocolHello, dir, create, uid, gid, controlFd})
+ * in a forked child, before any user code: own session (the runner kills the group), the run
+ * directory (0700, owned by the run user) when `create`, stdout on one connection to the runner,
+ * stderr on another (with errorHello; else on the stdout one) and the protocol on a third as fd 3
+ * (all made while the child may still reach the 0700 socket directory), then the run user's
+ * identity when uid >= 0. Throws on any failure.
  */
 static napi_value become_child(napi_env env, napi_callback_info info) {
   size_t argc = 1;
@@ -256,8 +257,8 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "becomeChild(options)");
     return NULL;
   }
-  static char socket_path[4096], output_hello[2048], protocol_hello[2048], dir[4096], cgroup[4096];
-  bool create = false;
+  static char socket_path[4096], output_hello[2048], error_hello[2048], protocol_hello[2048], dir[4096], cgroup[4096];
+  bool create = false, split = false;
   int32_t uid = -1, gid = -1, control = -1, parent = -1;
   if (napi_get_named_property(env, argv[0], "socketPath", &field) != napi_ok || get_string(env, field, socket_path, sizeof socket_path) ||
       napi_get_named_property(env, argv[0], "outputHello", &field) != napi_ok || get_string(env, field, output_hello, sizeof output_hello) ||
@@ -270,6 +271,11 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
       napi_get_named_property(env, argv[0], "parentPid", &field) != napi_ok || napi_get_value_int32(env, field, &parent) != napi_ok ||
       napi_get_named_property(env, argv[0], "cgroup", &field) != napi_ok || get_string(env, field, cgroup, sizeof cgroup)) {
     napi_throw_type_error(env, NULL, "becomeChild: bad options");
+    return NULL;
+  }
+  if (napi_has_named_property(env, argv[0], "errorHello", &split) != napi_ok) split = false;
+  if (split && (napi_get_named_property(env, argv[0], "errorHello", &field) != napi_ok || get_string(env, field, error_hello, sizeof error_hello))) {
+    napi_throw_type_error(env, NULL, "becomeChild: bad errorHello");
     return NULL;
   }
   if (setsid() < 0) return throw_errno(env, "setsid", errno);
@@ -296,12 +302,18 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
   }
   int output = connect_with_hello(socket_path, output_hello);
   if (output < 0) return throw_errno(env, "connecting the output channel", -output);
+  int error = output;
+  if (split) {
+    error = connect_with_hello(socket_path, error_hello);
+    if (error < 0) return throw_errno(env, "connecting the error channel", -error);
+  }
   int protocol = connect_with_hello(socket_path, protocol_hello);
   if (protocol < 0) return throw_errno(env, "connecting the protocol channel", -protocol);
   /* dup2 clears close-on-exec on the copies: fds 1-3 are the runtime's, whatever it starts. */
-  /* The control channel stays open until here, so that neither connection can get its fd number. */
-  if (dup2(output, 1) < 0 || dup2(output, 2) < 0 || dup2(protocol, 3) < 0) return throw_errno(env, "dup2", errno);
+  /* The control channel stays open until here, so that no connection can get its fd number. */
+  if (dup2(output, 1) < 0 || dup2(error, 2) < 0 || dup2(protocol, 3) < 0) return throw_errno(env, "dup2", errno);
   if (output > 3) close(output);
+  if (error > 3 && error != output) close(error);
   if (protocol > 3) close(protocol);
   if (control > 3) close(control);
   if (uid >= 0) {
@@ -441,5 +453,9 @@ NAPI_MODULE_INIT() {
     napi_create_function(env, functions[i].name, NAPI_AUTO_LENGTH, functions[i].callback, NULL, &fn);
     napi_set_named_property(env, exports, functions[i].name, fn);
   }
+  /* becomeChild takes errorHello (stderr on a connection of its own): forkserver.cjs asks for it only then. */
+  napi_value split;
+  napi_get_boolean(env, true, &split);
+  napi_set_named_property(env, exports, "splitsStderr", split);
   return exports;
 }

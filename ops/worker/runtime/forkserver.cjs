@@ -397,10 +397,14 @@ function reseedMathRandom() {
 function becomeRuntime(request) {
   const pid = native.ownPid();
   Object.defineProperty(process, 'pid', { value: pid, writable: false, enumerable: true, configurable: true });
-  const hello = (channel) => `${JSON.stringify({ token: request.token, pid, channel })}\n`;
+  const hello = (channel, extra) => `${JSON.stringify({ token: request.token, pid, channel, ...extra })}\n`;
+  // stderr on a connection of its own (logged apart from stdout), when the addon can: an addon built
+  // before it connects stdout+stderr as one, and the output hello then says nothing of a split.
+  const split = native.splitsStderr === true;
   native.becomeChild({
     socketPath: SOCKET_PATH,
-    outputHello: hello('output'),
+    outputHello: hello('output', split ? { split: true } : {}),
+    ...(split ? { errorHello: hello('error') } : {}),
     protocolHello: hello('protocol'),
     dir: request.dir,
     create: request.create === true,

@@ -19,7 +19,8 @@ on their own channels.
 
 Each child connects twice to the runner's Unix socket (argv[1], in a 0700 directory of the
 service's uid) and sends one hello line on each connection, then:
-  {"token": hex, "pid": n, "channel": "output"}    raw stdout+stderr (fd 1 and 2 are this socket)
+  {"token": hex, "pid": n, "channel": "output", "split": true}  raw stdout (fd 1 is this socket)
+  {"token": hex, "pid": n, "channel": "error"}     raw stderr (fd 2 is this socket)
   {"token": hex, "pid": n, "channel": "protocol"}  the runtime.py protocol (this socket is fd 3)
 Connections are made before privileges are dropped: a child running as `runAs` cannot reach the
 socket directory afterwards, so it cannot pose as another run's process.
@@ -290,11 +291,11 @@ def send(message):
         view = view[os.write(CONTROL_FD, view):]
 
 
-def connect(token, pid, channel):
+def connect(token, pid, channel, **extra):
     """One connection to the runner, announced by its hello line; the raw fd (kept open)."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(SOCKET_PATH)
-    sock.sendall(json.dumps({"token": token, "pid": pid, "channel": channel}).encode("utf-8") + b"\n")
+    sock.sendall(json.dumps({"token": token, "pid": pid, "channel": channel, **extra}).encode("utf-8") + b"\n")
     return sock.detach()
 
 
@@ -342,12 +343,15 @@ def become_runtime(request, cgroup):
         os.mkdir(directory, 0o700)
         if run_as is not None:
             os.chown(directory, run_as[0], run_as[1])
-    output = connect(token, pid, "output")
+    # stdout and stderr apart (the runner logs them at different levels), then the protocol.
+    output = connect(token, pid, "output", split=True)
+    error = connect(token, pid, "error")
     protocol = connect(token, pid, "protocol")
     os.dup2(output, 1)
-    os.dup2(output, 2)
-    if output not in (1, 2):
-        os.close(output)
+    os.dup2(error, 2)
+    for fd in (output, error):
+        if fd not in (1, 2):
+            os.close(fd)
     if protocol != runtime.PROTO_FD:
         os.dup2(protocol, runtime.PROTO_FD)
         os.close(protocol)

@@ -172,6 +172,49 @@ async function load(file) {
   return [...functions.keys()];
 }
 
+// Output marks, as runtime.py writes them (see its write_mark): what goes through process.stdout /
+// process.stderr (console.log, console.error) is preceded on the same stream by "\x1e<token>:<step>\x1e"
+// whenever the step changed since that stream's last mark, so that the runner, which reads output
+// apart from the protocol, knows which step wrote it. No token (the runner does not log this run's
+// output line by line): no marks; a run that writes nothing writes none either.
+let markToken = null;
+let stepNow = 'load';
+/** stream -> the step its last mark named, in the current run. */
+const marked = new Map();
+/** stream -> its own write, which marks go through (in order with what the code writes). */
+const writes = new Map();
+
+function writeMark(stream) {
+  marked.set(stream, stepNow);
+  writes.get(stream).call(stream, `\x1e${markToken}:${stepNow}\x1e`);
+}
+
+/** A run starts: its token (null: no marks), its first step (load), no stream marked yet. */
+function beginMarks(token) {
+  markToken = typeof token === 'string' && /^[A-Za-z0-9]{1,64}$/.test(token) ? token : null;
+  stepNow = 'load';
+  marked.clear();
+}
+
+/** The run's next step; a stream written in this run is marked at once (a child process writing to it is then under this step too). */
+function setStep(step) {
+  if (step === stepNow) return;
+  stepNow = step;
+  if (markToken === null) return;
+  for (const stream of marked.keys()) writeMark(stream);
+}
+
+function markStreams() {
+  for (const stream of [process.stdout, process.stderr]) {
+    const write = stream.write;
+    writes.set(stream, write);
+    stream.write = function markedWrite(...args) {
+      if (markToken !== null && marked.get(stream) !== stepNow) writeMark(stream);
+      return write.apply(this, args);
+    };
+  }
+}
+
 /** User output still queued in this process (pipes may be written asynchronously). */
 async function flushOutput() {
   for (const stream of [process.stdout, process.stderr]) {
@@ -216,6 +259,7 @@ async function handle(request) {
   }
   pending.set(id, true);
   if (op === 'load') {
+    beginMarks(request.mark);
     try {
       const names = await load(request.file);
       await answer(id, JSON.stringify({ id, ok: true, functions: names }));
@@ -225,6 +269,7 @@ async function handle(request) {
   } else if (op === 'call') {
     const entry = functions.get(request.fn);
     if (!entry) return fail(id, new ReferenceError(`function ${request.fn} is not defined`));
+    setStep(request.fn);
     let value;
     try {
       value = await entry.fn.apply(entry.self, request.args ?? []);
@@ -418,6 +463,7 @@ class Exec {
   /** A user call: { ok, value } or { ok: false, error }; throws Interrupted when the runner gave it up. */
   async call(name) {
     const entry = functions.get(name);
+    setStep(name);
     let value;
     try {
       value = await this.step(() => entry.fn.apply(entry.self, this.args));
@@ -469,6 +515,7 @@ class Exec {
 
   async run() {
     execs.set(this.id, this);
+    beginMarks(this.request.mark);
     let at = 'load';
     try {
       if (!(await this.load())) return;
@@ -513,6 +560,8 @@ class Exec {
       if (loaded) await this.finish();
     } finally {
       execs.delete(this.id);
+      // Output after the run (timers it left) is nobody's run: no marks.
+      beginMarks(null);
     }
   }
 
@@ -625,6 +674,7 @@ function main(options = {}) {
   // Blocking stdout/stderr: a flood of console.log is paced by the parent (which caps it) instead of
   // queueing in this process, and nothing written before an answer is lost when the process is killed.
   for (const stream of [process.stdout, process.stderr]) stream._handle?.setBlocking?.(true);
+  markStreams();
 
   BASE = process.cwd();
   channel = new net.Socket({ fd: 3, readable: true, writable: true });

@@ -30,6 +30,7 @@ fd 0 is /dev/null; fd 1 and 2 belong to the user code (prints) and are captured,
      "next" (reuse): after the last line the process recycles itself into `next` (as the recycle op,
      but the module stays warm: the next exec sending the same `code` uses it again, see Exec.load)
      and reports {"id": n, "op": "reset", "ok": bool}: no request is needed between two runs.
+     "mark" (exec, and load of the steps protocol): the run's token for output marks (see write_mark).
   <- {"op": "abandon", "id": n, "seen": lines}   the runner gives up (time limit, cancellation, finish
      budget) after reading `lines` of exec n; then SIGINT. See Exec for what it ends.
 SIGINT interrupts the current user call or exec sleep (time limit or cancellation); during an exec, one
@@ -41,6 +42,7 @@ not install the per-run signal handler or memory limit in itself.
 """
 import importlib.util
 import inspect
+import io
 import json
 import os
 import resource
@@ -90,11 +92,75 @@ def vm_size_bytes():
     return 0
 
 
+# Output marks. The runner reads stdout and stderr on channels of their own, apart from the protocol,
+# so it cannot tell by arrival which step wrote what. What goes through sys.stdout / sys.stderr
+# (print, logging, tracebacks) is preceded, on the same stream, by a mark naming the step whenever
+# the step changed since that stream's last mark: "\x1e<token>:<step>\x1e" (the runner's RunOutput,
+# ops/worker/runOutput.ts, reads and removes them). The token is the run's, sent with its exec or
+# load; without one nothing is marked. A run that writes nothing writes no mark.
+mark_token = None
+step_now = "load"
+# fd -> the step its last mark named, in the current run.
+marked = {}
+
+
+def write_mark(fd):
+    marked[fd] = step_now
+    view = memoryview(b"\x1e" + mark_token + b":" + step_now.encode("ascii") + b"\x1e")
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def begin_marks(token):
+    """A run starts: its token (None: no marks), its first step (load), no stream marked yet."""
+    global mark_token, step_now
+    mark_token = token.encode("ascii") if isinstance(token, str) and token.isalnum() and len(token) <= 64 else None
+    step_now = "load"
+    marked.clear()
+
+
+def set_step(step):
+    """
+    The run's next step. A stream written in this run is marked at once: what a subprocess or C
+    code writes to it (which no mark precedes) then carries this step too. Others when written.
+    """
+    global step_now
+    if step == step_now:
+        return
+    step_now = step
+    if mark_token is not None:
+        for fd in list(marked):
+            write_mark(fd)
+
+
+class MarkedFile(io.FileIO):
+    """fd 1 or 2 under sys.stdout / sys.stderr: the step's mark first when it changed."""
+
+    def write(self, data):
+        if mark_token is not None and marked.get(self.fileno()) != step_now:
+            write_mark(self.fileno())
+        return super().write(data)
+
+
+def mark_streams():
+    """sys.stdout and sys.stderr write through MarkedFile, unbuffered (as -u makes them)."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        current = getattr(sys, name)
+        try:
+            raw = MarkedFile(fd, "wb", closefd=False)
+        except OSError:
+            continue
+        encoding = getattr(current, "encoding", None) or "utf-8"
+        errors = getattr(current, "errors", None) or "strict"
+        setattr(sys, name, io.TextIOWrapper(raw, encoding=encoding, errors=errors, write_through=True))
+
+
 def start(memory_mb):
     """Per-process set-up of the process that serves runs (never of the fork server itself)."""
     global MEMORY_MB, BASE
     MEMORY_MB = memory_mb
     BASE = os.getcwd()
+    mark_streams()
     known_modules.update(sys.modules)
     signal.signal(signal.SIGINT, on_sigint)
     os.set_inheritable(PROTO_FD, False)
@@ -389,6 +455,7 @@ def handle(request):
     op = request.get("op")
     rid = request.get("id")
     if op == "load":
+        begin_marks(request.get("mark"))
         try:
             functions = load(request["file"], request["dir"])
         except SyntaxError as error:
@@ -397,6 +464,8 @@ def handle(request):
             return {"id": rid, "ok": False, "error": describe(error, tb=error.__traceback__)}
         return {"id": rid, "ok": True, "functions": functions}
     if op == "call":
+        if request.get("fn") in STEPS:
+            set_step(request["fn"])
         try:
             value = call(request["fn"], request.get("args", []))
         except BaseException as error:  # noqa: B902
@@ -430,10 +499,14 @@ def recycled(rid, next_dir, keep_warm=False):
     return {"id": rid, "op": "reset", "ok": True}
 
 
+STEPS = ("initialize", "run", "check_completion", "finish")
+
+
 def step_call(fn_name, args):
     """One user call of an exec: (True, value) or (False, error dict); Interrupted when SIGINT came."""
     if interrupt_requested:
         raise Interrupted()
+    set_step(fn_name)
     try:
         value = call(fn_name, args)
     except BaseException as error:  # noqa: B902 - user code may raise anything, even SystemExit
@@ -533,6 +606,7 @@ class Exec:
         global interrupt_requested, current
         interrupt_requested = False
         current = self
+        begin_marks(self.request.get("mark"))
         at = "load"
         try:
             if not self.load():
@@ -578,6 +652,8 @@ class Exec:
                 self.finish()
         finally:
             current = None
+            # Output after the run (threads it left) is nobody's run: no marks.
+            begin_marks(None)
 
     def load(self):
         """
