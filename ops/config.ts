@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path';
 import type { LoginThrottleSettings } from './auth/rateLimiterThrottles.ts';
 import type { LogQuerySettings } from '../query-side/logs/queryLogs.ts';
+import type { QuerySettings } from '../query-side/query/queryRoute.ts';
 
 /**
  * Every setting comes from the environment; the README's configuration table lists them all.
@@ -77,6 +78,8 @@ export interface Config {
   publicRoutesRequireAuth: boolean;
   /** GET /logs/session/{id}: a followed session with no new line this long ends with `done`. */
   logFollowIdleSeconds: number;
+  /** POST /api/v1/query/execute: limits per query (spec 8; query-side/query/queryRoute.ts). */
+  query: QuerySettings;
 }
 
 export interface ThrottleConfig {
@@ -234,6 +237,11 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     },
     publicRoutesRequireAuth: flag(env, 'PUBLIC_ROUTES_REQUIRE_AUTH', false),
     logFollowIdleSeconds: integer(env, 'LOG_FOLLOW_IDLE_SECONDS', 300, 1, 86_400),
+    query: {
+      statementTimeoutMs: integer(env, 'QUERY_TIMEOUT_SECONDS', 120, 1, 86_400) * 1000,
+      connectTimeoutMs: integer(env, 'QUERY_CONNECT_TIMEOUT_SECONDS', 10, 1, 600) * 1000,
+      maxRows: integer(env, 'QUERY_MAX_ROWS', 10_000, 1, 1_000_000),
+    },
     allowedRedirectOrigins: (text(env, 'OAUTH_REDIRECT_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())

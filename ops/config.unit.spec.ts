@@ -64,6 +64,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ LOG_FOLLOW_IDLE_SECONDS: '0' })).to.throw(/LOG_FOLLOW_IDLE_SECONDS must be an integer between 1 and 86400/);
   });
 
+  it('given no query settings, when loaded, then POST /query/execute has the spec limits (2 minutes, 10 s, 10,000 rows); bad values are refused', () => {
+    expect(loadConfig({}).query).to.deep.equal({ statementTimeoutMs: 120_000, connectTimeoutMs: 10_000, maxRows: 10_000 });
+    expect(loadConfig({ QUERY_TIMEOUT_SECONDS: '5', QUERY_CONNECT_TIMEOUT_SECONDS: '1', QUERY_MAX_ROWS: '10' }).query).to.deep.equal({ statementTimeoutMs: 5000, connectTimeoutMs: 1000, maxRows: 10 });
+    expect(() => loadConfig({ QUERY_CONNECT_TIMEOUT_SECONDS: '0.5' })).to.throw(/QUERY_CONNECT_TIMEOUT_SECONDS must be an integer/);
+  });
+
   it('given malformed values, when loaded, then the error names the variable', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).to.throw(/PORT must be an integer/);
     expect(() => loadConfig({ EMAIL_TOTP: 'maybe' })).to.throw(/EMAIL_TOTP must be true or false/);

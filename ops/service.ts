@@ -82,6 +82,8 @@ import { EventStreams } from '../query-side/events/EventStreams.ts';
 import { startDomainEventPublishing } from './bus/kafka/DomainEventPublisher.ts';
 import { nodeForkAddonLoads } from './worker/nodeForkProgram.ts';
 import { decideSandbox, probeBwrap } from './worker/sandbox.ts';
+import { queryRoutes } from '../query-side/query/queryRoute.ts';
+import { queryTargetFactory } from './query/queryTargets.ts';
 
 export interface Service {
   url: string;
@@ -266,6 +268,16 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         resolveRedirect: (uri, serviceOrigin) => resolveRedirect(uri, config.allowedRedirectOrigins, serviceOrigin),
       }),
       logsQuery,
+      // Spec 4.10/5.2: a Bearer token or the browser's cookies (frontend_token, or the login session
+      // cookie); mounted outside the Bearer-only wall for that reason, with its own authentication.
+      queryRoutes({
+        items,
+        access,
+        secrets,
+        targets: queryTargetFactory(),
+        settings: config.query,
+        authenticate: authenticate({ tokens, users, endedSessions, acceptAccessCookie: true, acceptSessionCookie: true }),
+      }),
       logRoutes({
         logsRoot,
         findSessionFile: (sessionId) => findSessionLogFile(logsRoot, sessionId),

@@ -13,6 +13,7 @@ import { benchSandbox } from './sandboxBench.ts';
 import { benchEvents } from './eventsBench.ts';
 import { benchLogsQuery } from './logsQueryBench.ts';
 import { benchLogsSession } from './logsSessionBench.ts';
+import { benchQuery } from './queryBench.ts';
 
 /**
  * `npm run bench`: every figure as one JSON line on stdout, each beside the baseline measured in
@@ -35,6 +36,8 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['logs-query', (dir) => benchLogsQuery({ dir, lines: Number(process.env.BENCH_LOG_LINES ?? 1_000_000) })],
   // GET /logs/session/{id} over a 100,000-line session (the issue's figure; BENCH_EVENTS scales it).
   ['logs-session', (dir) => benchLogsSession({ dir, lines: Math.min(events, 100_000) })],
+  // POST /query/execute on PostgreSQL (BENCH_PG_* settings): 10,000 rows against pg directly, and a capped 100,000,000-row series.
+  ['query', (dir) => benchQuery({ dir })],
   ['sandbox', (dir) => benchSandbox({ dir, seconds: Number(process.env.BENCH_SANDBOX_SECONDS ?? 10), rounds: Number(process.env.BENCH_SANDBOX_ROUNDS ?? 2) })],
 ];
 
