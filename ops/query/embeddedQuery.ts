@@ -30,8 +30,8 @@ interface Engine {
   sql: string;
   /** Prefixes DuckDB may read: the query's folder, or the store's schemes with the extension. */
   allowed: string[];
-  /** Statements run before the sandbox closes (LOAD, CREATE SECRET). */
-  setup: string[];
+  /** Statements run before the sandbox closes (LOAD, CREATE SECRET); a secret's failure is reported without DuckDB's text, which would quote it. */
+  setup: Array<{ sql: string; secret: boolean }>;
   extensionDirectory: string | null;
 }
 
@@ -66,10 +66,11 @@ const runDuckdb = async (duckdb: DuckDB, engine: Engine, settings: CloudQuerySet
     connection = await instance.connect();
     for (const statement of engine.setup) {
       try {
-        await connection.run(statement);
+        await connection.run(statement.sql);
       } catch (error) {
         // The deployment's extension or the credentials handed to it, not the caller's SQL.
-        throw new QueryTargetError('unreachable', `The embedded engine could not be set up: ${shortMessage(error instanceof Error ? error.message : String(error))}`);
+        const detail = statement.secret ? 'the credentials could not be handed to the extension' : shortMessage(error instanceof Error ? error.message : String(error));
+        throw new QueryTargetError('unreachable', `The embedded engine could not be set up: ${detail}`);
       }
     }
     await connection.run(`SET allowed_directories = [${engine.allowed.map(sqlStringLiteral).join(', ')}]`);
@@ -137,7 +138,10 @@ export const embeddedQuery = async (store: ObjectStore, request: QueryRequest, s
       const secret = await run.firstContact(request.connectTimeoutMs, store.label, (signal) => store.duckdbSecret(signal)).catch((error: unknown) => {
         throw run.stopped ? run.stoppedError() : store.failure(error, 'credentials');
       });
-      engine = { sql: request.sql, allowed: store.schemes.map((scheme) => `${scheme}://`), setup: [`LOAD ${store.extension}`, secret], extensionDirectory: settings.extensionDirectory };
+      engine = { sql: request.sql, allowed: store.schemes.map((scheme) => `${scheme}://`), setup: [
+          { sql: `LOAD ${store.extension}`, secret: false },
+          { sql: secret, secret: true },
+        ], extensionDirectory: settings.extensionDirectory };
     } else {
       folder = await realpath(await mkdtemp(join(settings.tempDirectory, 'query-objects-')));
       const replacements = await fetchObjects(
