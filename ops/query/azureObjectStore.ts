@@ -4,6 +4,12 @@ import { QueryTargetError } from '../../shared/ports/QueryTarget.ts';
 import type { ObjectEntry, ObjectStore } from './ObjectStore.ts';
 import { shortMessage } from './queryRun.ts';
 
+/** The service's error code: on the error itself, or (answers without a body, such as HEAD) in details.errorCode from x-ms-error-code. */
+const errorCode = (error: unknown): string | undefined => {
+  const { code, details } = error as { code?: string; details?: { errorCode?: string } };
+  return code ?? details?.errorCode;
+};
+
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'REQUEST_SEND_ERROR']);
 
 /**
@@ -26,8 +32,7 @@ export const azureObjectStore = (service: BlobServiceClient, connectionString: s
       const properties = await service.getContainerClient(container).getBlobClient(key).getProperties({ abortSignal: signal });
       return { key, size: properties.contentLength ?? 0 };
     } catch (error) {
-      const { statusCode, code } = error as { statusCode?: number; code?: string };
-      if (statusCode === 404 && code !== 'ContainerNotFound') return null;
+      if ((error as { statusCode?: number }).statusCode === 404 && errorCode(error) !== 'ContainerNotFound') return null;
       throw error;
     }
   },
@@ -41,7 +46,8 @@ export const azureObjectStore = (service: BlobServiceClient, connectionString: s
   },
   failure(error, what) {
     if (error instanceof QueryTargetError) return error;
-    const { statusCode, code, message = String(error) } = error as { statusCode?: number; code?: string; message?: string };
+    const { statusCode, message = String(error) } = error as { statusCode?: number; message?: string };
+    const code = errorCode(error);
     if (code === 'ContainerNotFound') return new QueryTargetError('sql', `${what}: no such container`);
     if (code === 'BlobNotFound' || statusCode === 404) return new QueryTargetError('sql', `${what}: no such blob`);
     if ((code !== undefined && NETWORK_CODES.has(code)) || statusCode === undefined) {
