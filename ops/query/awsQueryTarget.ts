@@ -4,6 +4,7 @@ import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
 import type { QueryRequest, QueryTarget, ResolvedConnection } from '../../shared/ports/QueryTarget.ts';
 import { athenaQuery } from './athenaQuery.ts';
+import { duckdbEndpoint } from './duckdbEndpoint.ts';
 import type { CloudTargetDeps } from './cloudTargetDeps.ts';
 import { ConnectionParams } from './connectionParams.ts';
 import { embeddedQuery } from './embeddedQuery.ts';
@@ -125,10 +126,4 @@ export const awsQueryTarget = (connection: ResolvedConnection, deps: CloudTarget
       }
     },
   };
-};
-
-/** An endpoint URL as DuckDB's S3 secret spells it: host[:port], path style, SSL by the scheme. */
-export const duckdbEndpoint = (endpoint: string): string[] => {
-  const url = new URL(endpoint);
-  return [`ENDPOINT ${sqlStringLiteral(url.host)}`, `URL_STYLE 'path'`, `USE_SSL ${url.protocol === 'https:' ? 'true' : 'false'}`];
 };

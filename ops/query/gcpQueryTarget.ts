@@ -1,7 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { GoogleAuth, JWT, type AuthClient } from 'google-auth-library';
 import type { QueryTarget, ResolvedConnection } from '../../shared/ports/QueryTarget.ts';
-import { duckdbEndpoint } from './awsQueryTarget.ts';
+import { duckdbEndpoint } from './duckdbEndpoint.ts';
 import { bigQueryQuery } from './bigQueryQuery.ts';
 import type { CloudTargetDeps } from './cloudTargetDeps.ts';
 import { ConnectionParams } from './connectionParams.ts';
