@@ -2,6 +2,7 @@ import { QueryTargetError, type QueryTargetFactory } from '../../shared/ports/Qu
 import type { QueryableType } from '../../shared/query/resolveConnection.ts';
 import { postgresTarget } from './PostgresTarget.ts';
 import { mysqlTarget } from './MysqlTarget.ts';
+import { cloudTargetFactories } from './cloudTargets.ts';
 
 /**
  * The query targets by canonical connection type (spec 4.10): the one place that knows which
@@ -11,7 +12,8 @@ import { mysqlTarget } from './MysqlTarget.ts';
 export const QUERY_TARGETS: Readonly<Partial<Record<QueryableType, QueryTargetFactory>>> = {
   'connection.postgresql': postgresTarget,
   'connection.mysql': mysqlTarget,
-  // The cloud targets register here: 'connection.aws', 'connection.gcp', 'connection.azure'.
+  // aws (Athena, Redshift Data, S3), gcp (BigQuery, GCS), azure (Blob): ops/query/cloudTargets.ts.
+  ...cloudTargetFactories,
 };
 
 /** The factory the route uses: the connection's type picks its target; a type without one is a 400. */

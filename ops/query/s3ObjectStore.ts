@@ -1,0 +1,62 @@
+import type { Readable } from 'node:stream';
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { QueryTargetError } from '../../shared/ports/QueryTarget.ts';
+import { awsFailure } from './awsFailure.ts';
+import type { ObjectEntry, ObjectStore } from './ObjectStore.ts';
+
+export interface S3StoreOptions {
+  client: S3Client;
+  label: string;
+  schemes: ReadonlyArray<string>;
+  /** The DuckDB secret for the httpfs extension, credentials resolved. */
+  duckdbSecret(signal: AbortSignal): Promise<string>;
+}
+
+/**
+ * An S3 API bucket store: AWS S3, or Google Cloud Storage through its S3-compatible XML API with
+ * HMAC keys. ListObjectsV2 pages for globs, HeadObject for a single object, GetObject streams.
+ */
+export const s3ObjectStore = (options: S3StoreOptions): ObjectStore => {
+  const { client, label } = options;
+  return {
+    label,
+    schemes: options.schemes,
+    extension: 'httpfs',
+    async *list(bucket, prefix, signal): AsyncIterable<ObjectEntry> {
+      let token: string | undefined;
+      do {
+        const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token, MaxKeys: 1000 }), { abortSignal: signal });
+        for (const object of page.Contents ?? []) {
+          if (object.Key !== undefined) yield { key: object.Key, size: object.Size ?? 0 };
+        }
+        token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
+      } while (token !== undefined);
+    },
+    async head(bucket, key, signal) {
+      try {
+        const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: signal });
+        return { key, size: head.ContentLength ?? 0 };
+      } catch (error) {
+        const { name, $metadata } = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+        if (name === 'NotFound' || name === 'NoSuchKey' || $metadata?.httpStatusCode === 404) {
+          // A missing bucket answers 404 to HEAD as well; the listing's NoSuchBucket says which.
+          if (name === 'NoSuchBucket') throw error;
+          return null;
+        }
+        throw error;
+      }
+    },
+    async read(bucket, key, signal) {
+      const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: signal });
+      if (object.Body === undefined) throw new QueryTargetError('unreachable', `${label} answered ${bucket}/${key} without a body`);
+      return object.Body as Readable;
+    },
+    duckdbSecret: options.duckdbSecret,
+    failure(error, what) {
+      const name = (error as { name?: string }).name;
+      if (name === 'NoSuchBucket') return new QueryTargetError('sql', `${what}: no such bucket`);
+      if (name === 'NoSuchKey' || name === 'NotFound') return new QueryTargetError('sql', `${what}: no such object`);
+      return awsFailure(error, label);
+    },
+  };
+};
