@@ -155,7 +155,9 @@ const CASES: Case[] = [
     },
     status: 'timeout',
     finished: true,
-    request: () => ({ pollIntervalMs: 5000, limits: { ...LIMITS, timeoutMs: 500 } }),
+    // The limit must pass between polls, never during the first one: 3 s leaves the first poll
+    // time to finish on a loaded machine (at 500 ms it sometimes had not, and the message differed).
+    request: () => ({ pollIntervalMs: 10_000, limits: { ...LIMITS, timeoutMs: 3000 } }),
   },
   {
     given: 'cancellation during check_completion polling',
