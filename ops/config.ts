@@ -80,6 +80,19 @@ export interface Config {
   logFollowIdleSeconds: number;
   /** POST /api/v1/query/execute: limits per query (spec 8; query-side/query/queryRoute.ts). */
   query: QuerySettings;
+  /** POST /api/v1/marketplace/import (spec 4.8): where items are fetched from, and the fetch's limits. */
+  marketplace: MarketplaceConfig;
+}
+
+export interface MarketplaceConfig {
+  /** MARKETPLACE_URL: base URL of a service speaking this API, without trailing slash; null when unset (imports answer 500). */
+  url: string | null;
+  /** DNS, TCP and TLS handshake: the spec's 10 s (not a setting). */
+  connectTimeoutMs: number;
+  /** MARKETPLACE_TIMEOUT_SECONDS: the whole fetch, request to last byte (default 30). */
+  timeoutMs: number;
+  /** MARKETPLACE_MAX_BYTES: the largest answer read (default 5 MiB); larger is refused unread. */
+  maxBytes: number;
 }
 
 export interface ThrottleConfig {
@@ -173,6 +186,26 @@ const runAs = (env: NodeJS.ProcessEnv): { uid: number; gid: number; count: numbe
   return { ...first, count };
 };
 
+/**
+ * MARKETPLACE_URL: http or https, and nothing a request would carry besides the path: credentials in
+ * the URL would go out with every fetch and be named on every imported item, a query or fragment
+ * would be dropped or mangled when the catalog path is appended. A trailing slash is dropped.
+ */
+const marketplaceUrl = (env: NodeJS.ProcessEnv): string | null => {
+  const raw = text(env, 'MARKETPLACE_URL');
+  if (raw === null) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`MARKETPLACE_URL must be an http or https URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`MARKETPLACE_URL must be an http or https URL, got "${raw}"`);
+  if (url.username !== '' || url.password !== '') throw new Error('MARKETPLACE_URL must not hold credentials (user:password@): the marketplace token is sent as a Bearer token');
+  if (url.search !== '' || url.hash !== '') throw new Error(`MARKETPLACE_URL must not have a query or fragment, got "${raw}"`);
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+};
+
 const sandbox = (env: NodeJS.ProcessEnv): 'auto' | 'none' | 'bwrap' => {
   const raw = (text(env, 'WORKER_SANDBOX') ?? 'auto').toLowerCase();
   if (raw !== 'auto' && raw !== 'none' && raw !== 'bwrap') throw new Error(`WORKER_SANDBOX must be auto, bwrap or none, got "${env.WORKER_SANDBOX}"`);
@@ -241,6 +274,12 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       statementTimeoutMs: integer(env, 'QUERY_TIMEOUT_SECONDS', 120, 1, 86_400) * 1000,
       connectTimeoutMs: integer(env, 'QUERY_CONNECT_TIMEOUT_SECONDS', 10, 1, 600) * 1000,
       maxRows: integer(env, 'QUERY_MAX_ROWS', 10_000, 1, 1_000_000),
+    },
+    marketplace: {
+      url: marketplaceUrl(env),
+      connectTimeoutMs: 10_000,
+      timeoutMs: integer(env, 'MARKETPLACE_TIMEOUT_SECONDS', 30, 1, 600) * 1000,
+      maxBytes: integer(env, 'MARKETPLACE_MAX_BYTES', 5 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     },
     allowedRedirectOrigins: (text(env, 'OAUTH_REDIRECT_ORIGINS') ?? '')
       .split(',')

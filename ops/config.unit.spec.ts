@@ -124,4 +124,20 @@ describe('configuration', () => {
       expect(() => loadConfig({ BUS: 'kafka', KAFKA_BROKERS: brokers }), brokers).to.throw(/KAFKA_BROKERS must be a comma-separated list of host:port/);
     }
   });
+
+  it('given no marketplace settings, when loaded, then no marketplace is configured, a fetch takes at most 30 s and 5 MiB, and connecting 10 s', () => {
+    expect(loadConfig({}).marketplace).to.deep.equal({ url: null, connectTimeoutMs: 10_000, timeoutMs: 30_000, maxBytes: 5 * 1024 * 1024 });
+  });
+
+  it('given MARKETPLACE_URL and its limits, when loaded, then the URL is kept without trailing slash; credentials, a query, another scheme or a bad limit are refused by name', () => {
+    const config = loadConfig({ MARKETPLACE_URL: 'https://market.example.com/base/', MARKETPLACE_TIMEOUT_SECONDS: '2', MARKETPLACE_MAX_BYTES: '65536' });
+    expect(config.marketplace).to.deep.equal({ url: 'https://market.example.com/base', connectTimeoutMs: 10_000, timeoutMs: 2000, maxBytes: 65_536 });
+    expect(loadConfig({ MARKETPLACE_URL: 'http://127.0.0.1:8081' }).marketplace.url).to.equal('http://127.0.0.1:8081');
+    expect(() => loadConfig({ MARKETPLACE_URL: 'https://user:secret@market.example.com' })).to.throw(/MARKETPLACE_URL must not hold credentials/);
+    expect(() => loadConfig({ MARKETPLACE_URL: 'https://market.example.com/?x=1' })).to.throw(/MARKETPLACE_URL must not have a query/);
+    expect(() => loadConfig({ MARKETPLACE_URL: 'ftp://market.example.com' })).to.throw(/MARKETPLACE_URL must be an http or https URL/);
+    expect(() => loadConfig({ MARKETPLACE_URL: 'market.example.com' })).to.throw(/MARKETPLACE_URL must be an http or https URL/);
+    expect(() => loadConfig({ MARKETPLACE_TIMEOUT_SECONDS: '0' })).to.throw(/MARKETPLACE_TIMEOUT_SECONDS must be an integer/);
+    expect(() => loadConfig({ MARKETPLACE_MAX_BYTES: '10' })).to.throw(/MARKETPLACE_MAX_BYTES must be an integer/);
+  });
 });

@@ -84,6 +84,8 @@ import { nodeForkAddonLoads } from './worker/nodeForkProgram.ts';
 import { decideSandbox, probeBwrap } from './worker/sandbox.ts';
 import { queryRoutes } from '../query-side/query/queryRoute.ts';
 import { queryTargetFactory } from './query/queryTargets.ts';
+import { marketplaceRoutes } from '../command-side/marketplace/routes.ts';
+import { HttpMarketplace } from './marketplace/HttpMarketplace.ts';
 
 export interface Service {
   url: string;
@@ -306,6 +308,19 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       }),
       catalogCommandRoutes({ eventStore, items, links, access, clock, secrets, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       userQueryRoutes({ users, secrets }),
+      marketplaceRoutes({
+        eventStore,
+        items,
+        links,
+        access,
+        clock,
+        secrets,
+        users,
+        logger,
+        marketplace: config.marketplace.url === null ? null : new HttpMarketplace({ ...config.marketplace, url: config.marketplace.url }),
+        readModels: projections,
+        readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
+      }),
       eventRoutes({ eventStore, streams: eventStreams }),
       userCommandRoutes({ users: userCommands, passwordChangeThrottle: throttles.passwordChange, clock, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       groupQueryRoutes({ readStore }),

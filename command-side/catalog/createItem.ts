@@ -23,7 +23,7 @@ import { parseAccessPatch } from './parseAccessPatch.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { typeFields, type CatalogDeps } from './catalogDeps.ts';
 import { itemNotFound, itemStream } from './item.ts';
-import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
+import type { ImportedFrom, ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 import { itemStatesOf } from './itemStates.ts';
 import { itemDecider } from './decide.ts';
 import { initialScheduleChanges } from '../cron/scheduleChanges.ts';
@@ -99,8 +99,11 @@ export const createItem = async (
   principal: Principal,
   body: Record<string, unknown>,
   metadata: EventMetadata,
-  /** A reservation for an item that has no unique key of its own (a bootstrap's account root). */
-  options: { uniqueKey?: string } = {},
+  /**
+   * uniqueKey: a reservation for an item that has no unique key of its own (a bootstrap's account root).
+   * importedFrom: a marketplace import's source, recorded on the item's ItemCreated.
+   */
+  options: { uniqueKey?: string; importedFrom?: ImportedFrom } = {},
 ): Promise<{ laui: Laui; position: Position }> => {
   const planned = await planItem(deps, principal, body);
   const plan = planned.uniqueKey === null && options.uniqueKey !== undefined ? { ...planned, uniqueKey: options.uniqueKey } : planned;
@@ -115,6 +118,7 @@ export const createItem = async (
     fields: sealSecretFields(plan.itemType, plan.fields, deps.secrets),
     access: plan.access,
     metadata,
+    ...(options.importedFrom ? { importedFrom: options.importedFrom } : {}),
   });
   const result =
     plan.uniqueKey === null

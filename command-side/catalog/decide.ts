@@ -65,6 +65,8 @@ export const decideItem = (command: ItemCommand, state: ItemState): ItemEvent[] 
           access: command.access,
           version: 1,
           revision_laui: command.revisionLaui,
+          // Written only for an import: every other ItemCreated reads as before.
+          ...(command.importedFrom ? { imported_from: { marketplace_url: command.importedFrom.marketplace_url, item_id: command.importedFrom.item_id } } : {}),
         },
       },
     ];

@@ -2,7 +2,7 @@ import type { AccessMaps } from '../../shared/access/permissions.ts';
 import type { Laui } from '../../shared/ids.ts';
 import { isItemChangeType } from '../../shared/catalog/itemChanges.ts';
 import type { TaskChangeReason } from '../task/decide.ts';
-import type { ItemEvent, ItemChangeEvent } from '../../shared/domain-events/itemEvents.ts';
+import type { ImportedFrom, ItemEvent, ItemChangeEvent } from '../../shared/domain-events/itemEvents.ts';
 
 export type ItemState =
   | { status: 'none' }
@@ -30,6 +30,8 @@ export type ItemCommand =
       fields: Record<string, unknown>;
       access: AccessMaps;
       revisionLaui: Laui;
+      /** A marketplace import: the source, recorded on the ItemCreated event. */
+      importedFrom?: ImportedFrom;
     }
   | {
       kind: 'update';

@@ -3,6 +3,7 @@ import { newLaui, type Laui } from '../../shared/ids.ts';
 import type { AccessMaps } from '../../shared/access/permissions.ts';
 import { applyDefaults } from '../../shared/item-types/itemTypes.ts';
 import { itemDecider } from './decide.ts';
+import type { ImportedFrom } from '../../shared/domain-events/itemEvents.ts';
 
 interface NewItem {
   laui: Laui;
@@ -12,6 +13,8 @@ interface NewItem {
   fields: Record<string, unknown>;
   access: AccessMaps;
   metadata: EventMetadata;
+  /** A marketplace import's source (recorded on ItemCreated). */
+  importedFrom?: ImportedFrom;
 }
 
 /**
@@ -35,6 +38,7 @@ export const itemCreationEvents = (item: NewItem): EventToAppend[] => {
         fields: item.fields,
         access: item.access,
         revisionLaui: newLaui(at),
+        ...(item.importedFrom ? { importedFrom: item.importedFrom } : {}),
       },
       itemDecider.initialState(),
     )

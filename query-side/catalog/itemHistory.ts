@@ -26,7 +26,8 @@ const revisionsOf = (laui: Laui, events: RecordedEvent[]): Revision[] => {
   for (const event of events) {
     const payload = data(event);
     if (event.type === 'ItemCreated') {
-      const { fields, laui: _laui, version: _version, revision_laui: _revision, link_laui: _link, parent_type: _type, ...common } = payload;
+      // imported_from is the creation's provenance (a marketplace import), not a field of the item: history shows it.
+      const { fields, laui: _laui, version: _version, revision_laui: _revision, link_laui: _link, parent_type: _type, imported_from: _source, ...common } = payload;
       current = {
         laui: String(payload.revision_laui),
         item_laui: laui,
@@ -103,6 +104,8 @@ export const itemHistory = async (eventStore: EventStore, laui: Laui) => {
           : event.type === 'ItemAccessChanged'
             ? { access: payload.access }
             : undefined,
+      // An item created by a marketplace import names its source on its creation (absent otherwise).
+      ...(event.type === 'ItemCreated' && payload.imported_from !== undefined ? { imported_from: payload.imported_from } : {}),
     };
   });
 };

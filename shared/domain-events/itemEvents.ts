@@ -5,6 +5,15 @@ import type { CronEvent } from '../task/cronEvents.ts';
 import type { ItemChangeData, TaskEvent } from '../task/taskEvents.ts';
 
 /**
+ * Where an item imported from a marketplace came from (POST /api/v1/marketplace/import): the
+ * marketplace's base URL (MARKETPLACE_URL, which holds no credentials) and the item's id there.
+ */
+export interface ImportedFrom {
+  marketplace_url: string;
+  item_id: string;
+}
+
+/**
  * Events of `item-<laui>` streams: every catalog item, tasks included. Type-specific fields
  * travel in `fields`; `version` counts versioned-field changes and each version has a revision id.
  * A change is `ItemUpdated` (a field edit) or, for a task's lifecycle and a project's cron status,
@@ -26,6 +35,11 @@ export type ItemEvent =
         access: AccessMaps;
         version: number;
         revision_laui: Laui;
+        /**
+         * Only on an item created by a marketplace import: its source. An optional field added
+         * without a version bump: older events simply lack it, and every fold ignores it.
+         */
+        imported_from?: ImportedFrom;
       }
     >
   | DomainEvent<'ItemUpdated', ItemChangeData>

@@ -15,6 +15,9 @@ import type { RecordedEvent } from './EventStore.ts';
  *   project's cron status; those are read as the named events that carry them now (TaskQueued...,
  *   CronStarted...), the rest as version 2 with the same data.
  * - every other type: 1.
+ * An optional field added to a type is no new version (nothing to upcast: an older event simply
+ * lacks it, and every reader treats it as absent): ItemCreated's `imported_from`, written only by a
+ * marketplace import, is one.
  */
 export const CURRENT_SCHEMA_VERSIONS: Readonly<Record<string, number>> = { ItemUpdated: 2 };
 
