@@ -77,7 +77,32 @@ export interface Config {
   publicRoutesRequireAuth: boolean;
   /** GET /logs/session/{id}: a followed session with no new line this long ends with `done`. */
   logFollowIdleSeconds: number;
+  /** The agent's MCP tools (ops/mcp/mcpToolbox.ts). */
+  mcp: McpSettings;
 }
+
+export interface McpSettings {
+  /** MCP_SERVER_URL: the MCP server the agent lists and calls tools on; null: the service's own /mcp. */
+  serverUrl: string | null;
+  /** MCP_SERVER_TOKEN: Bearer token sent to MCP_SERVER_URL (the caller's own token never leaves the service). */
+  serverToken: string | null;
+  /** MCP_TOOL_TIMEOUT_SECONDS: one agent tool call's bound (POST /query/execute alone may take 2 minutes). */
+  toolTimeoutMs: number;
+}
+
+const mcpSettings = (env: NodeJS.ProcessEnv): McpSettings => {
+  const serverUrl = text(env, 'MCP_SERVER_URL');
+  if (serverUrl !== null) {
+    let protocol = '';
+    try {
+      protocol = new URL(serverUrl).protocol;
+    } catch {
+      // Reported below.
+    }
+    if (protocol !== 'http:' && protocol !== 'https:') throw new Error(`MCP_SERVER_URL must be an http(s) URL, got "${serverUrl}"`);
+  }
+  return { serverUrl, serverToken: text(env, 'MCP_SERVER_TOKEN'), toolTimeoutMs: integer(env, 'MCP_TOOL_TIMEOUT_SECONDS', 150, 1, 3600) * 1000 };
+};
 
 export interface ThrottleConfig {
   login: LoginThrottleSettings;
@@ -234,6 +259,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     },
     publicRoutesRequireAuth: flag(env, 'PUBLIC_ROUTES_REQUIRE_AUTH', false),
     logFollowIdleSeconds: integer(env, 'LOG_FOLLOW_IDLE_SECONDS', 300, 1, 86_400),
+    mcp: mcpSettings(env),
     allowedRedirectOrigins: (text(env, 'OAUTH_REDIRECT_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())
