@@ -82,6 +82,8 @@ export interface Config {
   query: QuerySettings;
   /** POST /api/v1/marketplace/import (spec 4.8): where items are fetched from, and the fetch's limits. */
   marketplace: MarketplaceConfig;
+  /** The agent's MCP tools (ops/mcp/mcpToolbox.ts). */
+  mcp: McpSettings;
 }
 
 export interface MarketplaceConfig {
@@ -94,6 +96,29 @@ export interface MarketplaceConfig {
   /** MARKETPLACE_MAX_BYTES: the largest answer read (default 5 MiB); larger is refused unread. */
   maxBytes: number;
 }
+
+export interface McpSettings {
+  /** MCP_SERVER_URL: the MCP server the agent lists and calls tools on; null: the service's own /mcp. */
+  serverUrl: string | null;
+  /** MCP_SERVER_TOKEN: Bearer token sent to MCP_SERVER_URL (the caller's own token never leaves the service). */
+  serverToken: string | null;
+  /** MCP_TOOL_TIMEOUT_SECONDS: one agent tool call's bound (POST /query/execute alone may take 2 minutes). */
+  toolTimeoutMs: number;
+}
+
+const mcpSettings = (env: NodeJS.ProcessEnv): McpSettings => {
+  const serverUrl = text(env, 'MCP_SERVER_URL');
+  if (serverUrl !== null) {
+    let protocol = '';
+    try {
+      protocol = new URL(serverUrl).protocol;
+    } catch {
+      // Reported below.
+    }
+    if (protocol !== 'http:' && protocol !== 'https:') throw new Error(`MCP_SERVER_URL must be an http(s) URL, got "${serverUrl}"`);
+  }
+  return { serverUrl, serverToken: text(env, 'MCP_SERVER_TOKEN'), toolTimeoutMs: integer(env, 'MCP_TOOL_TIMEOUT_SECONDS', 150, 1, 3600) * 1000 };
+};
 
 export interface ThrottleConfig {
   login: LoginThrottleSettings;
@@ -281,6 +306,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       timeoutMs: integer(env, 'MARKETPLACE_TIMEOUT_SECONDS', 30, 1, 600) * 1000,
       maxBytes: integer(env, 'MARKETPLACE_MAX_BYTES', 5 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     },
+    mcp: mcpSettings(env),
     allowedRedirectOrigins: (text(env, 'OAUTH_REDIRECT_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())

@@ -70,6 +70,17 @@ describe('configuration', () => {
     expect(() => loadConfig({ QUERY_CONNECT_TIMEOUT_SECONDS: '0.5' })).to.throw(/QUERY_CONNECT_TIMEOUT_SECONDS must be an integer/);
   });
 
+  it('given no MCP settings, when loaded, then the agent uses the service\'s own /mcp with a 150 s tool bound; a URL that is not http(s) is refused', () => {
+    expect(loadConfig({}).mcp).to.deep.equal({ serverUrl: null, serverToken: null, toolTimeoutMs: 150_000 });
+    expect(loadConfig({ MCP_SERVER_URL: 'https://tools.example/mcp', MCP_SERVER_TOKEN: 't', MCP_TOOL_TIMEOUT_SECONDS: '10' }).mcp).to.deep.equal({
+      serverUrl: 'https://tools.example/mcp',
+      serverToken: 't',
+      toolTimeoutMs: 10_000,
+    });
+    expect(() => loadConfig({ MCP_SERVER_URL: 'file:///etc/passwd' })).to.throw(/MCP_SERVER_URL must be an http\(s\) URL/);
+    expect(() => loadConfig({ MCP_SERVER_URL: 'not a url' })).to.throw(/MCP_SERVER_URL must be an http\(s\) URL/);
+  });
+
   it('given malformed values, when loaded, then the error names the variable', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).to.throw(/PORT must be an integer/);
     expect(() => loadConfig({ EMAIL_TOTP: 'maybe' })).to.throw(/EMAIL_TOTP must be true or false/);

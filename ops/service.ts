@@ -86,6 +86,12 @@ import { queryRoutes } from '../query-side/query/queryRoute.ts';
 import { queryTargetFactory } from './query/queryTargets.ts';
 import { marketplaceRoutes } from '../command-side/marketplace/routes.ts';
 import { HttpMarketplace } from './marketplace/HttpMarketplace.ts';
+import { AiModuleError, type AiModule } from '../shared/ports/AiModule.ts';
+import { agentRoutes } from '../command-side/ai/agent/agentRoutes.ts';
+import { optionalCaller } from './http/optionalCaller.ts';
+import { mcpRoutes } from './mcp/mcpRoutes.ts';
+import { mcpToolbox } from './mcp/mcpToolbox.ts';
+import { loopbackServiceApi, loopbackUrl } from './mcp/serviceApi.ts';
 
 export interface Service {
   url: string;
@@ -113,6 +119,8 @@ export interface ServiceOverrides {
    * without multi-stream transactions, the path of the EventStoreDB adapter.
    */
   eventStoreView?(store: EventStore): EventStore;
+  /** The AI module of the chat items (tests: a scripted one). */
+  aiModule?: AiModule;
 }
 
 /**
@@ -239,11 +247,19 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   // Analysts' and auditors' reads of the log (docs/events.md) follow the store itself, not a read model.
   const eventStreams = new EventStreams({ eventStore, logger, settings: config.eventStream });
 
-  // Logs (and later AI) routes: public unless PUBLIC_ROUTES_REQUIRE_AUTH (Bearer or frontend_token cookie).
-  const publicGuard = publicRouteGuard({ requireAuth: config.publicRoutesRequireAuth, authenticate: authenticate({ tokens, users, endedSessions, acceptAccessCookie: true }) });
+  // Logs and AI routes: public unless PUBLIC_ROUTES_REQUIRE_AUTH (Bearer or frontend_token cookie).
+  const accessCookieAuth = authenticate({ tokens, users, endedSessions, acceptAccessCookie: true });
+  const publicGuard = publicRouteGuard({ requireAuth: config.publicRoutesRequireAuth, authenticate: accessCookieAuth });
   // Public (spec 4.9); each query runs in its own DuckDB sandbox over one category's folder.
   const logsQuery = logsQueryRoutes({ queries: logQueries({ logsRoot, settings: config.logQuery }), guard: publicGuard });
   const logStreams = new LogStreams();
+  // The MCP server's tools call the REST routes on the service's own address (known once it listens).
+  let ownUrl = '';
+  const mcp = mcpRoutes({ api: loopbackServiceApi(() => ownUrl) });
+  // The chat items' AI module (shared/ports/AiModule.ts); without one every agent call is a 500 saying so.
+  const aiModule: AiModule = overrides.aiModule ?? {
+    invoke: () => Promise.reject(new AiModuleError('provider', 'no AI module is configured')),
+  };
 
   let ready = false;
   const app = createApp({
@@ -288,8 +304,23 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         follow: { idleTimeoutMs: config.logFollowIdleSeconds * 1000, heartbeatMs: DEFAULT_HEARTBEAT_MS, pollMs: DEFAULT_POLL_MS },
         logger,
       }),
+      agentRoutes({
+        eventStore,
+        items,
+        links,
+        access,
+        clock,
+        secrets,
+        aiModule,
+        logger,
+        openTools: mcpToolbox({ ownUrl: () => ownUrl, ...config.mcp }),
+        readModels: projections,
+        readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
+        guard: publicGuard,
+        identify: optionalCaller(accessCookieAuth),
+      }),
     ],
-    bodyErrorRoutes: [logsQuery],
+    bodyErrorRoutes: [logsQuery, mcp],
     privateRoutes: [
       taskRoutes({ ...taskDeps, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       actionRoutes({ ...taskDeps, runner, limits: workerDeps.limits, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
@@ -330,6 +361,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         readModels: projections,
         readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
       }),
+      mcp,
     ],
   });
 
@@ -341,6 +373,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   });
   const address = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${address.port}`;
+  ownUrl = loopbackUrl(config.host, address.port);
 
   await projections.start();
   await ensureAdmin(config, { users, userCommands, projections, clock, announce });
