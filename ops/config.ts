@@ -77,6 +77,12 @@ export interface Config {
   publicRoutesRequireAuth: boolean;
   /** GET /logs/session/{id}: a followed session with no new line this long ends with `done`. */
   logFollowIdleSeconds: number;
+  /**
+   * The AI module of a chat (/ai/generate, /ai/agent): one invocation's budget (AI_TIMEOUT_SECONDS:
+   * the built-in module's call with its retries, or a chat's own module's run) and the built-in
+   * module's retries of a failed call (AI_MAX_RETRIES).
+   */
+  ai: { timeoutSeconds: number; maxRetries: number };
 }
 
 export interface ThrottleConfig {
@@ -234,6 +240,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     },
     publicRoutesRequireAuth: flag(env, 'PUBLIC_ROUTES_REQUIRE_AUTH', false),
     logFollowIdleSeconds: integer(env, 'LOG_FOLLOW_IDLE_SECONDS', 300, 1, 86_400),
+    ai: { timeoutSeconds: integer(env, 'AI_TIMEOUT_SECONDS', 300, 1, 3600), maxRetries: integer(env, 'AI_MAX_RETRIES', 1, 0, 10) },
     allowedRedirectOrigins: (text(env, 'OAUTH_REDIRECT_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())

@@ -82,6 +82,12 @@ import { EventStreams } from '../query-side/events/EventStreams.ts';
 import { startDomainEventPublishing } from './bus/kafka/DomainEventPublisher.ts';
 import { nodeForkAddonLoads } from './worker/nodeForkProgram.ts';
 import { decideSandbox, probeBwrap } from './worker/sandbox.ts';
+import type { AiModule } from '../shared/ports/AiModule.ts';
+import { createAiModule } from './ai/createAiModule.ts';
+import { loadGuideTexts } from './ai/guideTexts.ts';
+import { TempGenerationSessions } from './ai/TempGenerationSessions.ts';
+import { optionalAuthentication } from './http/optionalAuthentication.ts';
+import { generateRoutes } from '../command-side/ai/generateRoutes.ts';
 
 export interface Service {
   url: string;
@@ -95,6 +101,8 @@ export interface Service {
   logger: JsonLinesLogger;
   /** Open streams of the logs routes (tests check that a client that left freed its stream). */
   logStreams: LogStreams;
+  /** The chats' AI module (/ai/generate, /ai/agent): the chat's own code in the sandbox, else the built-in one. */
+  aiModule: AiModule;
   close(): Promise<void>;
 }
 
@@ -236,10 +244,15 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const eventStreams = new EventStreams({ eventStore, logger, settings: config.eventStream });
 
   // Logs (and later AI) routes: public unless PUBLIC_ROUTES_REQUIRE_AUTH (Bearer or frontend_token cookie).
-  const publicGuard = publicRouteGuard({ requireAuth: config.publicRoutesRequireAuth, authenticate: authenticate({ tokens, users, endedSessions, acceptAccessCookie: true }) });
+  const publicAuthenticate = authenticate({ tokens, users, endedSessions, acceptAccessCookie: true });
+  const publicGuard = publicRouteGuard({ requireAuth: config.publicRoutesRequireAuth, authenticate: publicAuthenticate });
   // Public (spec 4.9); each query runs in its own DuckDB sandbox over one category's folder.
   const logsQuery = logsQueryRoutes({ queries: logQueries({ logsRoot, settings: config.logQuery }), guard: publicGuard });
   const logStreams = new LogStreams();
+  // AI (spec 4.11): public like the logs, with the caller's identity when a token is sent (VIEW on the chat).
+  const aiTimeoutMs = config.ai.timeoutSeconds * 1000;
+  const aiModule = createAiModule({ runner, logger, clock, timeoutMs: aiTimeoutMs, maxRetries: config.ai.maxRetries, limits });
+  const generationSessions = new TempGenerationSessions();
 
   let ready = false;
   const app = createApp({
@@ -266,6 +279,17 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         resolveRedirect: (uri, serviceOrigin) => resolveRedirect(uri, config.allowedRedirectOrigins, serviceOrigin),
       }),
       logsQuery,
+      generateRoutes({
+        eventStore, items, links, access, clock, secrets, logger, aiModule,
+        syntaxChecker: runner,
+        syntaxLimits: { ...limits, timeoutMs: Math.min(aiTimeoutMs, 30_000) },
+        guides: loadGuideTexts(),
+        sessions: generationSessions,
+        readModels: projections,
+        readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
+        guard: publicGuard,
+        optionalAuth: optionalAuthentication(publicAuthenticate),
+      }),
       logRoutes({
         logsRoot,
         findSessionFile: (sessionId) => findSessionLogFile(logsRoot, sessionId),
@@ -345,6 +369,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     projections,
     logger,
     logStreams,
+    aiModule,
     async close() {
       ready = false;
       clearInterval(reaper);
@@ -359,6 +384,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       await bus.close();
       await reaping;
       await runner.close();
+      generationSessions.close();
       await projections.stop();
       await eventStore.close();
       await retention.stop();
