@@ -84,6 +84,12 @@ export interface Config {
   marketplace: MarketplaceConfig;
   /** The agent's MCP tools (ops/mcp/mcpToolbox.ts). */
   mcp: McpSettings;
+  /**
+   * The AI module of a chat (/ai/generate, /ai/agent): one invocation's budget (AI_TIMEOUT_SECONDS:
+   * the built-in module's call with its retries, or a chat's own module's run) and the built-in
+   * module's retries of a failed call (AI_MAX_RETRIES).
+   */
+  ai: { timeoutSeconds: number; maxRetries: number };
 }
 
 export interface MarketplaceConfig {
@@ -307,6 +313,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       maxBytes: integer(env, 'MARKETPLACE_MAX_BYTES', 5 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     },
     mcp: mcpSettings(env),
+    ai: { timeoutSeconds: integer(env, 'AI_TIMEOUT_SECONDS', 300, 1, 3600), maxRetries: integer(env, 'AI_MAX_RETRIES', 1, 0, 10) },
     allowedRedirectOrigins: (text(env, 'OAUTH_REDIRECT_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())

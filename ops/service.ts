@@ -86,12 +86,17 @@ import { queryRoutes } from '../query-side/query/queryRoute.ts';
 import { queryTargetFactory } from './query/queryTargets.ts';
 import { marketplaceRoutes } from '../command-side/marketplace/routes.ts';
 import { HttpMarketplace } from './marketplace/HttpMarketplace.ts';
-import { AiModuleError, type AiModule } from '../shared/ports/AiModule.ts';
+import type { AiModule } from '../shared/ports/AiModule.ts';
 import { agentRoutes } from '../command-side/ai/agent/agentRoutes.ts';
 import { optionalCaller } from './http/optionalCaller.ts';
 import { mcpRoutes } from './mcp/mcpRoutes.ts';
 import { mcpToolbox } from './mcp/mcpToolbox.ts';
 import { loopbackServiceApi, loopbackUrl } from './mcp/serviceApi.ts';
+import { createAiModule } from './ai/createAiModule.ts';
+import { loadGuideTexts } from './ai/guideTexts.ts';
+import { TempGenerationSessions } from './ai/TempGenerationSessions.ts';
+import { optionalAuthentication } from './http/optionalAuthentication.ts';
+import { generateRoutes } from '../command-side/ai/generateRoutes.ts';
 
 export interface Service {
   url: string;
@@ -105,6 +110,8 @@ export interface Service {
   logger: JsonLinesLogger;
   /** Open streams of the logs routes (tests check that a client that left freed its stream). */
   logStreams: LogStreams;
+  /** The chats' AI module (/ai/generate, /ai/agent): the chat's own code in the sandbox, else the built-in one. */
+  aiModule: AiModule;
   close(): Promise<void>;
 }
 
@@ -256,10 +263,10 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   // The MCP server's tools call the REST routes on the service's own address (known once it listens).
   let ownUrl = '';
   const mcp = mcpRoutes({ api: loopbackServiceApi(() => ownUrl) });
-  // The chat items' AI module (shared/ports/AiModule.ts); without one every agent call is a 500 saying so.
-  const aiModule: AiModule = overrides.aiModule ?? {
-    invoke: () => Promise.reject(new AiModuleError('provider', 'no AI module is configured')),
-  };
+  // AI (spec 4.11): public like the logs, with the caller's identity when a token is sent (VIEW on the chat).
+  const aiTimeoutMs = config.ai.timeoutSeconds * 1000;
+  const aiModule: AiModule = overrides.aiModule ?? createAiModule({ runner, logger, clock, timeoutMs: aiTimeoutMs, maxRetries: config.ai.maxRetries, limits });
+  const generationSessions = new TempGenerationSessions();
 
   let ready = false;
   const app = createApp({
@@ -295,6 +302,17 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         targets: queryTargetFactory(),
         settings: config.query,
         authenticate: authenticate({ tokens, users, endedSessions, acceptAccessCookie: true, acceptSessionCookie: true }),
+      }),
+      generateRoutes({
+        eventStore, items, links, access, clock, secrets, logger, aiModule,
+        syntaxChecker: runner,
+        syntaxLimits: { ...limits, timeoutMs: Math.min(aiTimeoutMs, 30_000) },
+        guides: loadGuideTexts(),
+        sessions: generationSessions,
+        readModels: projections,
+        readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
+        guard: publicGuard,
+        optionalAuth: optionalAuthentication(accessCookieAuth),
       }),
       logRoutes({
         logsRoot,
@@ -405,6 +423,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     projections,
     logger,
     logStreams,
+    aiModule,
     async close() {
       ready = false;
       clearInterval(reaper);
@@ -419,6 +438,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       await bus.close();
       await reaping;
       await runner.close();
+      generationSessions.close();
       await projections.stop();
       await eventStore.close();
       await retention.stop();

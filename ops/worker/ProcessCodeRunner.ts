@@ -5,12 +5,17 @@ import { join } from 'node:path';
 import type {
   ActionOutcome,
   ActionRunRequest,
+  CodeBlock,
   CodeRunner,
   Language,
+  ModuleRunner,
+  ModuleRunRequest,
   OperatorOutcome,
   OperatorRunRequest,
   RunLimits,
   RunOutputSink,
+  SyntaxCheck,
+  SyntaxChecker,
 } from '../../shared/ports/CodeRunner.ts';
 import { CappedLog } from './boundedOutput.ts';
 import { DEFAULT_RUN_OUTPUT_LIMITS, RunOutput, type RunOutputLimits } from './runOutput.ts';
@@ -40,6 +45,7 @@ import { makeRunDir, pythonFor, resolvePython, runDirName, RunIdentities, type B
 import { sandboxLayout } from './sandboxLayout.ts';
 import { startRun, type Started } from './startRun.ts';
 import { StepDriver } from './StepDriver.ts';
+import { syntaxCheck } from './syntaxCheck.ts';
 import { WarmPool } from './WarmPool.ts';
 
 export interface ProcessCodeRunnerOptions {
@@ -125,7 +131,7 @@ export interface ProcessCodeRunnerOptions {
  * StepDriver) for load and the calls, pollCompletion, finishProcess when the run's process is gone,
  * runOutcome for the outcome, resetForReuse after a reuse run; RunControl holds deadline and cancellation.
  */
-export class ProcessCodeRunner implements CodeRunner {
+export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecker {
   private readonly pool: WarmPool;
   private readonly executables: Record<Language, string | null>;
   private readonly finishTimeoutMs: number;
@@ -335,6 +341,44 @@ export class ProcessCodeRunner implements CodeRunner {
   }
 
   async runAction(request: ActionRunRequest): Promise<ActionOutcome> {
+    return await this.runCall(request, [request.connection, request.actionVariables, request.context]);
+  }
+
+  /** A chat's AI module: `run(...args)` as an action runs, in a fresh process (ModuleRunRequest). */
+  async runModule(request: ModuleRunRequest): Promise<ActionOutcome> {
+    return await this.runCall({ ...request, reuse: false }, request.args);
+  }
+
+  /**
+   * The codeblock's syntax, checked by its interpreter in a run's sandbox (identity, cgroup,
+   * bubblewrap) as an install step would run, without loading the code (syntaxCheck.ts).
+   */
+  async checkSyntax(codeblock: CodeBlock, limits: RunLimits): Promise<SyntaxCheck> {
+    const checked = checkCodeblock(codeblock);
+    if (typeof checked === 'string') return { checked: true, ok: false, message: checked, line: null };
+    const unavailable = this.unavailable(checked.language);
+    const executable = this.executables[checked.language];
+    if (unavailable || !executable) return { checked: false, reason: unavailable ?? `no ${checked.language} executable` };
+    const control = new RunControl(Date.now() + limits.timeoutMs);
+    let proc: RuntimeProcess;
+    try {
+      proc = (await this.takeFor(checked, limits.memoryMb, false)).proc;
+    } catch (error) {
+      control.stop();
+      return { checked: false, reason: `runner error: ${error instanceof Error ? error.message : String(error)}` };
+    }
+    try {
+      return await syntaxCheck({ bwrap: this.bwrap }, proc, checked, executable, limits, control);
+    } catch (error) {
+      return { checked: false, reason: `runner error: ${error instanceof Error ? error.message : String(error)}` };
+    } finally {
+      control.stop();
+      proc.endRun();
+      this.pool.release(proc, false);
+    }
+  }
+
+  private async runCall(request: Omit<ActionRunRequest, 'connection' | 'actionVariables' | 'context'>, args: unknown[]): Promise<ActionOutcome> {
     let active: RuntimeProcess | null = null;
     const { limits } = request;
     const log = this.runLog(limits, request.output, () => active?.kill('output', outputExceeded(limits)));
@@ -361,7 +405,6 @@ export class ProcessCodeRunner implements CodeRunner {
     }
     active = proc;
     try {
-      const args = [request.connection, request.actionVariables, request.context];
       const fail = (failure: Failure): Promise<ActionOutcome> => {
         const reported = failure.kind === 'cancelled' ? { kind: 'error' as const, message: 'cancelled' } : failure;
         return done({ ok: false, kind: reported.kind, message: reported.message });

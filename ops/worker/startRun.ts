@@ -53,7 +53,7 @@ export async function startRun(
 }
 
 /** Waits until the process is ready (at once when it is): null, or why the run cannot start. */
-async function readiness(proc: RuntimeProcess, limits: RunLimits, control: RunControl): Promise<Failure | null> {
+export async function readiness(proc: RuntimeProcess, limits: RunLimits, control: RunControl): Promise<Failure | null> {
   if (proc.isReady) return null;
   const ready = await control.race(proc.ready.then(
     () => null,

@@ -104,6 +104,37 @@ export interface ActionRunRequest {
 export type ActionOutcome = RunLog &
   ({ ok: true; result: unknown } | { ok: false; message: string; kind: 'error' | 'timeout' | 'invalid' });
 
+/**
+ * One call of a code block's module-level `run` with arguments of the caller's choosing: the AI
+ * module of a chat item, `run(connection, messages[, tools])` (shared/ports/AiModule.ts). Same
+ * process, sandbox, limits and output capture as an action; always a fresh process (the module is
+ * the chat owner's code and its callers are anyone: nothing may carry over between calls).
+ */
+export interface ModuleRunRequest {
+  codeblock: CodeBlock | null | undefined;
+  bashblock?: { code: string } | null;
+  args: unknown[];
+  limits: RunLimits;
+  output?: RunOutputSink;
+}
+
+export interface ModuleRunner {
+  runModule(request: ModuleRunRequest): Promise<ActionOutcome>;
+}
+
+/**
+ * A code block's syntax checked in the sandbox without running it (`python3 -m py_compile`,
+ * `node --check`): `checked: false` when no check could run here (code runs refused, no interpreter).
+ */
+export type SyntaxCheck =
+  | { checked: true; ok: true }
+  | { checked: true; ok: false; message: string; line: number | null }
+  | { checked: false; reason: string };
+
+export interface SyntaxChecker {
+  checkSyntax(codeblock: CodeBlock, limits: RunLimits): Promise<SyntaxCheck>;
+}
+
 export interface CodeRunner {
   runOperator(request: OperatorRunRequest): Promise<OperatorOutcome>;
   runAction(request: ActionRunRequest): Promise<ActionOutcome>;
