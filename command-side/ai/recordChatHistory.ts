@@ -15,7 +15,7 @@ export interface ChatHistoryRecord {
   ai_provider: string | null;
   connection_laui: string | null;
   connection_name: string | null;
-  messages: Array<{ role: string; content: string }>;
+  messages: Array<{ role: string; content: string; name?: string }>;
   generated_content: Record<string, unknown> | null;
   /** Default: the item type and the first words of the conversation's first user message. */
   name?: string;

@@ -1,65 +1,63 @@
+import { AppError } from '../../shared/errors.ts';
 import type { EventMetadata } from '../../shared/events.ts';
+import type { Position } from '../../shared/event-store/EventStore.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
-import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { CatalogDeps } from '../catalog/catalogDeps.ts';
-import { createItem } from '../catalog/createItem.ts';
+import { createItem, UNIQUE_KEY_EXISTS } from '../catalog/createItem.ts';
+import { itemStream } from '../catalog/item.ts';
+import { itemHoldingKey } from '../catalog/keyHolder.ts';
+import { releaseUniqueKey } from '../kernel/uniqueKey.ts';
 
 export interface UserFolderDeps extends CatalogDeps {
   readModels: ReadModelProgress;
   readYourWritesTimeoutMs: number;
 }
 
-const isOwnFolder = (doc: ItemDoc, principal: Principal): boolean => doc.item_type === 'folder.user' && !doc.is_deleted && doc.access.owners[principal.laui] === 'true';
+/**
+ * The reservation that makes a user's folder one per user. Root names carry no unique key, and an
+ * in-process lock would not stop two service processes: the event store's reservation does, so
+ * /ai/generate and /ai/agent, in any process and at once, find or make the same folder.
+ */
+export const userFolderKey = (userLaui: Laui): string => `user-folder:${userLaui}`;
 
-interface FolderMemory {
-  /** Finds under way, per user: two first calls of one user at once make one folder (in one process). */
-  pending: Map<Laui, Promise<Laui>>;
-  /** The folder found last, per user: checked again (live, still theirs) at each use, not searched for. */
-  known: Map<Laui, Laui>;
-}
-/** Per items collection (one per service in a process). */
-const memories = new WeakMap<object, FolderMemory>();
-const memoryOf = (items: object): FolderMemory => {
-  let memory = memories.get(items);
-  if (!memory) {
-    memory = { pending: new Map(), known: new Map() };
-    memories.set(items, memory);
-  }
-  return memory;
+const ENSURE_ATTEMPTS = 8;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const isKeyTaken = (error: unknown): boolean => error instanceof AppError && error.status === 409 && error.detail === UNIQUE_KEY_EXISTS;
+
+/** Read-your-writes: the folder is read back from the read model as the chat history's parent. */
+const settle = async (deps: UserFolderDeps, position: Position | null): Promise<void> => {
+  if (position !== null) await deps.readModels.waitFor(position, deps.readYourWritesTimeoutMs);
 };
 
 /**
- * The caller's user folder (`folder.user`, spec 2.2: it holds chat_history items): a live one the
- * caller owns directly (an administrator may have made it under the account's `users` folder and
- * given it to them), the one named after the username first, else the oldest; without one, a root
- * `folder.user` named after the username is created, owned by the caller (roots need no rights).
+ * The caller's user folder (spec 2.2: `folder.user` holds chat_history items): the live folder holding
+ * the caller's reservation (userFolderKey); without one, a root `folder.user` named after the
+ * username is created, owned by the caller (roots need no rights). A folder the user deleted is
+ * replaced by a new one (its reservation is released first). The holder is read from the event
+ * store, not the read model: the loser of a concurrent first call learns the winner's folder at once.
  */
 export const userFolderOf = async (deps: UserFolderDeps, principal: Principal, metadata: EventMetadata): Promise<Laui> => {
-  const { pending, known } = memoryOf(deps.items);
-  const cached = known.get(principal.laui);
-  if (cached !== undefined) {
-    const doc = await deps.items.peek(cached);
-    if (doc && isOwnFolder(doc, principal)) return cached;
-    known.delete(principal.laui);
+  const key = userFolderKey(principal.laui);
+  for (let attempt = 1; ; attempt += 1) {
+    const holder = await itemHoldingKey(deps.eventStore, key);
+    if (holder !== null && holder.state.status === 'live') {
+      await settle(deps, holder.position);
+      return holder.laui;
+    }
+    if (holder !== null && holder.state.status !== 'none') await releaseUniqueKey(deps.eventStore, { key, ownerStream: itemStream(holder.laui), metadata });
+    if (holder === null || holder.state.status !== 'none') {
+      try {
+        const created = await createItem(deps, principal, { item_type: 'folder.user', name: principal.username, is_root: true }, metadata, { uniqueKey: key });
+        await settle(deps, created.position);
+        return created.laui;
+      } catch (error) {
+        if (!isKeyTaken(error)) throw error;
+      }
+    }
+    // Another request of this user is creating it: its creation shows up in a moment.
+    if (attempt >= ENSURE_ATTEMPTS) throw new AppError(503, 'write_conflict');
+    await sleep(10 * 2 ** attempt * Math.random());
   }
-  const running = pending.get(principal.laui);
-  if (running) return await running;
-  const finding = findOrCreate(deps, principal, metadata).finally(() => pending.delete(principal.laui));
-  pending.set(principal.laui, finding);
-  const laui = await finding;
-  known.set(principal.laui, laui);
-  return laui;
-};
-
-const findOrCreate = async (deps: UserFolderDeps, principal: Principal, metadata: EventMetadata): Promise<Laui> => {
-  const own = (await deps.items.find({ where: { item_type: 'folder.user' } })).filter((doc) => isOwnFolder(doc, principal));
-  own.sort((a, b) => Number(b.name === principal.username) - Number(a.name === principal.username) || a.created_seq - b.created_seq);
-  const found = own[0];
-  if (found) return found.laui;
-  const created = await createItem(deps, principal, { item_type: 'folder.user', name: principal.username, is_root: true }, metadata);
-  // The chat history is created under it next, which reads the parent from the read model.
-  await deps.readModels.waitFor(created.position, deps.readYourWritesTimeoutMs);
-  return created.laui;
 };

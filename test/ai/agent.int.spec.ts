@@ -146,6 +146,25 @@ describe('POST /api/v1/ai/agent (the agent loop over the service\'s MCP tools)',
     expect(fake.invocations[0]?.connection).to.deep.equal({ api_key: 'sk-other', model: 'other' });
   });
 
+  it('given Carol\'s first calls to /ai/agent and /ai/generate at once, when they are recorded, then both land in one user folder (one rule, one reservation)', async () => {
+    const carol = (await createUser(svc, (await svc.login()).token, 'carol')).token;
+    const carolClient = catalogClient(svc, carol);
+    const carolTree = await carolClient.bootstrap('carol-co');
+    const carolChats = await carolClient.createOk({ item_type: 'folder.chat', name: 'chats', parent_laui: carolTree.folders.ai });
+    const carolChat = await carolClient.createOk({ item_type: 'chat', name: 'c', parent_laui: carolChats, connection: { api_key: 'sk-c', model: 'm' } });
+    fake.script = () => reply('{"payload": {}}');
+    const answers = await Promise.all([
+      agent({ prompt: 'one', chat_laui: carolChat, enable_tools: false }, { token: carol }),
+      agent({ prompt: 'two', chat_laui: carolChat, enable_tools: false }, { token: carol }),
+      svc.client().post('/api/v1/ai/generate', { json: { prompt: 'three', chat_laui: carolChat, item_type: 'payload', ai_provider: 'openai' }, token: carol }),
+    ]);
+    for (const answer of answers) expect(answer.status, answer.text).to.be.oneOf([200, 206]);
+    const folders = (await carolClient.search({ item_filter: { item_type: 'folder.user' } })).json as { items: Array<{ laui: string }> };
+    expect(folders.items).to.have.length(1);
+    const histories = await carolClient.search({ item_filter: { item_type: 'chat_history', parent_laui: folders.items[0]?.laui } });
+    expect((histories.json as { items: unknown[] }).items).to.have.length(3);
+  });
+
   it('given Bob\'s token or Bob\'s frontend_token cookie, when he runs the agent on Alice\'s chat, then 403 and the module is not called', async () => {
     expect((await agent({ prompt: 'p', chat_laui: chat }, { token: bobToken })).json).to.deep.equal({ detail: 'Access denied' });
     const cookie = await agent({ prompt: 'p', chat_laui: chat }, { cookie: `frontend_token=${bobToken}` });
@@ -164,9 +183,10 @@ describe('POST /api/v1/ai/agent (the agent loop over the service\'s MCP tools)',
     expect(missing.json).to.deep.equal({ detail: 'Internal server error: chat item not found: 65a0000000000000000000aa' });
     const bare = await agent({ prompt: 'p', chat_laui: bareChat });
     expect(bare.status).to.equal(500);
-    expect((bare.json as { detail: string }).detail).to.match(/^Internal server error: credentials missing: chat item /);
+    // One loader for /ai/generate and /ai/agent (loadChat): its wording of the missing credentials.
+    expect(bare.json).to.deep.equal({ detail: `Internal server error: LLM credentials missing: chat ${bareChat} has no connection` });
     const noConnection = await agent({ prompt: 'p', chat_laui: chat, connection_laui: '65a0000000000000000000ab' });
-    expect((noConnection.json as { detail: string }).detail).to.equal('Internal server error: credentials missing: connection item not found: 65a0000000000000000000ab');
+    expect((noConnection.json as { detail: string }).detail).to.equal('Internal server error: connection item not found: 65a0000000000000000000ab');
   });
 
   it('given a provider failure, when the agent runs, then 500 Internal server error with the provider\'s message', async () => {

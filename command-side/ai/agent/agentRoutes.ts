@@ -12,8 +12,8 @@ import { lauiSchema, requireObjectBody, validateRequest } from '../../../shared/
 import type { CatalogDeps } from '../../catalog/catalogDeps.ts';
 import { agentMessages } from './agentPrompt.ts';
 import { parseContentType } from './contentTypeMarker.ts';
-import { loadAgentChat } from './loadAgentChat.ts';
-import { recordAgentChatHistory } from './recordAgentChatHistory.ts';
+import { loadChat } from '../loadChat.ts';
+import { recordChatHistory } from '../recordChatHistory.ts';
 import { runAgentLoop } from './runAgentLoop.ts';
 
 export const AGENT_PATH = '/api/v1/ai/agent';
@@ -63,6 +63,12 @@ const agentSchema = {
 const withoutNullOptionals = (body: Record<string, unknown>): Record<string, unknown> =>
   Object.fromEntries(Object.entries(body).filter(([key, value]) => value !== null || key === 'prompt' || key === 'chat_laui'));
 
+/** The chat_history name of an agent call: `Agent: ` and the prompt's first words. */
+const historyName = (prompt: string): string => {
+  const line = prompt.replace(/\s+/g, ' ').trim();
+  return `Agent: ${line.length > 60 ? `${line.slice(0, 60)}…` : line || 'conversation'}`;
+};
+
 /** The access token the caller presented (Bearer first, as authenticate reads it), for the agent's MCP calls. */
 const presentedToken = (ctx: AppContext): string | null =>
   /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'))?.[1] ?? ctx.cookies.get('frontend_token') ?? null;
@@ -75,7 +81,7 @@ const presentedToken = (ctx: AppContext): string | null =>
  */
 export const agentRoutes = (deps: AgentRoutesDeps): Router<AppState> => {
   const router = new Router<AppState>();
-  const { meta, settle } = requestWrites(deps);
+  const { metaFor } = requestWrites(deps);
 
   /** The tool session, or none: tools that cannot be listed (server down, token refused) leave the agent without tools, not failed. */
   const openTools = async (ctx: AppContext, sessionId: string): Promise<AgentToolSession | null> => {
@@ -95,7 +101,7 @@ export const agentRoutes = (deps: AgentRoutesDeps): Router<AppState> => {
   router.post(AGENT_PATH, deps.guard, deps.identify, async (ctx) => {
     const body = validateRequest<AgentRequest>(agentSchema, withoutNullOptionals(requireObjectBody(ctx.request.body)));
     const principal = ctx.state.principal ?? null;
-    const chat = await loadAgentChat(deps, principal, { chatLaui: body.chat_laui, connectionLaui: body.connection_laui ?? null });
+    const chat = await loadChat(deps, principal, { chat_laui: body.chat_laui, connection_laui: body.connection_laui ?? null });
     const sessionId = newSessionId(deps.clock.now());
     // A caller who leaves stops the loop at its next module call.
     const abort = new AbortController();
@@ -122,26 +128,23 @@ export const agentRoutes = (deps: AgentRoutesDeps): Router<AppState> => {
       await tools?.close().catch(() => undefined);
     }
     const { message, contentType } = parseContentType(result.reply);
-    if (principal !== null) {
-      // The answer is the caller's whatever happens to its record: a failed record is logged, not a failed call.
-      await recordAgentChatHistory(
-        { ...deps, settle },
-        principal,
-        {
-          prompt: body.prompt,
-          messages: [...earlier, { role: 'user', content: body.prompt }, { role: 'assistant', content: message }],
-          credentialsLaui: chat.credentialsLaui,
-          credentialsName: chat.credentialsName,
-          chatLaui: chat.chat.laui,
-          toolCallsMade: result.toolCallsMade,
-          contentType,
-          iterations: result.iterations,
-        },
-        meta(ctx),
-      ).catch((error: unknown) =>
-        deps.logger.log({ level: 'error', category: 'API', session_id: sessionId, message: `Agent: the chat history could not be recorded: ${error instanceof Error ? error.message : String(error)}` }),
-      );
-    }
+    // The answer is the caller's whatever happens to its record: recordChatHistory logs a failed
+    // record and does not throw; an anonymous call is not recorded.
+    const messages: AiMessage[] = [...earlier, { role: 'user', content: body.prompt }, { role: 'assistant', content: message }];
+    await recordChatHistory(
+      deps,
+      principal,
+      {
+        name: historyName(body.prompt),
+        created_item_type: 'agent',
+        ai_provider: null,
+        connection_laui: chat.connectionLaui,
+        connection_name: chat.connectionName,
+        messages: messages.map((entry) => ({ role: entry.role, content: entry.content, ...(entry.name === undefined ? {} : { name: entry.name }) })),
+        generated_content: { chat_laui: chat.chat.laui, tool_calls_made: result.toolCallsMade, content_type: contentType, iterations: result.iterations },
+      },
+      metaFor(ctx, principal?.laui ?? null),
+    );
     ctx.body = { message, tool_calls_made: tools === null ? null : result.toolCallsMade, content_type: contentType };
   });
 
