@@ -8,8 +8,7 @@ import { startService } from '../service.ts';
 import { loginToken } from './catalogBench.ts';
 import { itemCreatedEvent } from '../../command-side/catalog/itemCreatedEvent.ts';
 import { percentile } from './latencyFigures.ts';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { collectGarbage } from './memoryDuring.ts';
 
 
 /**
@@ -17,12 +16,6 @@ import { runInNewContext } from 'node:vm';
  * 1,000 payloads) written straight to the log, then the service started on it: the rebuild rate,
  * resident memory, and p50/p99 of children listing and searches over HTTP.
  */
-/** A full GC, also without --expose-gc (npm run bench does not pass it). */
-const collectGarbage = (): void => {
-  setFlagsFromString('--expose-gc');
-  (runInNewContext('gc') as () => void)();
-};
-
 export async function benchCatalogScale(opts: { dir: string; items?: number }): Promise<Array<Record<string, unknown>>> {
   const total = opts.items ?? 1_000_000;
   const perFolder = 1000;

@@ -6,6 +6,10 @@ import { newLaui } from '../../shared/ids.ts';
 import { loadConfig } from '../config.ts';
 import { sessionLogFile } from '../logging/sessionLogFile.ts';
 import { startService } from '../service.ts';
+import { memoryDuring } from './memoryDuring.ts';
+
+/** Each measurement starts after what the previous one left has settled. */
+const SETTLE = { settleMs: 200 };
 
 /**
  * An SSE consumer on its own thread: times (from its own request start) the first event, the first
@@ -54,30 +58,6 @@ interface SseRun {
   last: string;
   total: number;
 }
-
-/** Peak memory of this process while `work` runs, against what it held just before. */
-const memoryDuring = async <T>(work: () => Promise<T>): Promise<{ result: T; rssGrowthMb: number; heapGrowthMb: number }> => {
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  (globalThis as { gc?: () => void }).gc?.();
-  const before = process.memoryUsage();
-  let peakRss = before.rss;
-  let peakHeap = before.heapUsed;
-  const sampler = setInterval(() => {
-    const now = process.memoryUsage();
-    peakRss = Math.max(peakRss, now.rss);
-    peakHeap = Math.max(peakHeap, now.heapUsed);
-  }, 5);
-  try {
-    const result = await work();
-    const now = process.memoryUsage();
-    peakRss = Math.max(peakRss, now.rss);
-    peakHeap = Math.max(peakHeap, now.heapUsed);
-    const mb = (bytes: number) => Number((bytes / 1024 / 1024).toFixed(1));
-    return { result, rssGrowthMb: mb(peakRss - before.rss), heapGrowthMb: mb(peakHeap - before.heapUsed) };
-  } finally {
-    clearInterval(sampler);
-  }
-};
 
 /**
  * GET /api/v1/logs/session/{id} over a finished session of `lines` lines (the last one carrying
@@ -151,7 +131,7 @@ export async function benchLogsSession(opts: { dir: string; lines?: number }): P
       const measured = await memoryDuring(async () => {
         reader.postMessage('go');
         return done;
-      });
+      }, SETTLE);
       if (measured.result.logs !== lines || measured.result.last !== 'done') throw new Error(`SSE read ${measured.result.logs} of ${lines} lines, ended with ${measured.result.last}`);
       return { ...measured.result, rssGrowthMb: measured.rssGrowthMb, heapGrowthMb: measured.heapGrowthMb };
     } finally {
@@ -163,9 +143,9 @@ export async function benchLogsSession(opts: { dir: string; lines?: number }): P
     // Warm both paths once (page cache, JIT), then alternate: A B B A.
     await direct();
     await sse();
-    const directRuns = [await memoryDuring(direct)];
+    const directRuns = [await memoryDuring(direct, SETTLE)];
     const sseRuns = [await sse(), await sse()];
-    directRuns.push(await memoryDuring(direct));
+    directRuns.push(await memoryDuring(direct, SETTLE));
     const best = <T>(runs: T[], key: (run: T) => number): number => Math.min(...runs.map(key));
     const worst = <T>(runs: T[], key: (run: T) => number): number => Math.max(...runs.map(key));
     const round = (value: number, digits = 1) => Number(value.toFixed(digits));

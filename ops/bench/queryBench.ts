@@ -1,12 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { runInNewContext } from 'node:vm';
-import { setFlagsFromString } from 'node:v8';
 import pg from 'pg';
 import { loadConfig } from '../config.ts';
 import { startService } from '../service.ts';
 import { loginToken } from './catalogBench.ts';
 import { percentile } from './latencyFigures.ts';
+import { memoryDuring } from './memoryDuring.ts';
 
 /** Where the bench finds PostgreSQL (the test database by default: README, Tests). */
 const POSTGRES = {
@@ -21,35 +20,6 @@ const POSTGRES = {
 const TEN_THOUSAND = "SELECT g AS id, 'row number ' || g AS label, (g * 1.25)::numeric(12,2) AS amount, timestamptz '2024-05-01 00:00:00+00' + g * interval '1 second' AS at FROM generate_series(1, 10000) g";
 /** 100,000,000 rows, streamed by the server (a set-returning function in the select list): the service reads 10,001. */
 const HUNDRED_MILLION = "SELECT generate_series(1, 100000000) AS n, repeat('x', 100) AS pad";
-
-/** A full GC, also without --expose-gc (npm run bench does not pass it). */
-const collectGarbage = (): void => {
-  setFlagsFromString('--expose-gc');
-  (runInNewContext('gc') as () => void)();
-};
-
-/** Peak RSS and heap growth of this process (the service runs in it) while `work` runs. */
-const memoryDuring = async <T>(work: () => Promise<T>): Promise<{ result: T; rssGrowthMb: number; heapGrowthMb: number }> => {
-  collectGarbage();
-  const before = process.memoryUsage();
-  let peakRss = before.rss;
-  let peakHeap = before.heapUsed;
-  const sampler = setInterval(() => {
-    const now = process.memoryUsage();
-    peakRss = Math.max(peakRss, now.rss);
-    peakHeap = Math.max(peakHeap, now.heapUsed);
-  }, 5);
-  try {
-    const result = await work();
-    const now = process.memoryUsage();
-    peakRss = Math.max(peakRss, now.rss);
-    peakHeap = Math.max(peakHeap, now.heapUsed);
-    const mb = (bytes: number) => Number((bytes / 1024 / 1024).toFixed(1));
-    return { result, rssGrowthMb: mb(peakRss - before.rss), heapGrowthMb: mb(peakHeap - before.heapUsed) };
-  } finally {
-    clearInterval(sampler);
-  }
-};
 
 /**
  * `query` suite (issue 22): POST /api/v1/query/execute on PostgreSQL.
