@@ -7,7 +7,21 @@ import type { QuerySettings } from '../query-side/query/queryRoute.ts';
  * Every setting comes from the environment; the README's configuration table lists them all.
  * Parsing is strict: a malformed value stops the start with a message naming the variable.
  */
+/** What one process runs (`npm start -- --role X`, or ROLE): see ops/roles.ts. */
+export const ROLES = ['all', 'api', 'projector', 'worker', 'scheduler'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Where the log lives: the SQLite file in DATA_DIR (embedded), or EventStoreDB/KurrentDB (EVENTSTORE_URL). */
+export type EventStoreConfig = { kind: 'sqlite' } | { kind: 'kurrentdb'; connectionString: string };
+
+/** Where the read models live: this process's memory (embedded), or MongoDB (MONGO_URL, MONGO_DATABASE). */
+export type ReadStoreConfig = { kind: 'memory' } | { kind: 'mongodb'; url: string; database: string };
+
 export interface Config {
+  /** ROLE (or `--role`): which parts of the service this process runs; `all` in the embedded mode. */
+  role: Role;
+  eventStore: EventStoreConfig;
+  readStore: ReadStoreConfig;
   port: number;
   host: string;
   dataDir: string;
@@ -153,7 +167,15 @@ const throttleConfig = (env: NodeJS.ProcessEnv): ThrottleConfig => {
   };
 };
 
-export type BusConfig = { kind: 'in-process' } | { kind: 'kafka'; brokers: ReadonlyArray<string>; clientId: string };
+export type BusConfig =
+  | { kind: 'in-process' }
+  | {
+      kind: 'kafka';
+      brokers: ReadonlyArray<string>;
+      clientId: string;
+      /** KAFKA_TOPIC_PREFIX: prepended to every topic and consumer group, so deployments can share a cluster. */
+      topicPrefix: string;
+    };
 
 /** host:port, the host a name, an IPv4 address or a bracketed IPv6 address. */
 const BROKER = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
@@ -173,7 +195,54 @@ const busConfig = (env: NodeJS.ProcessEnv): BusConfig => {
     const port = Number(BROKER.exec(broker)?.[2] ?? 0);
     if (port < 1 || port > 65535) throw new Error(`KAFKA_BROKERS must be a comma-separated list of host:port, got "${brokersText}"`);
   }
-  return { kind, brokers, clientId: text(env, 'KAFKA_CLIENT_ID') ?? 'pipeline-orchestrator' };
+  const topicPrefix = text(env, 'KAFKA_TOPIC_PREFIX') ?? '';
+  // Kafka topic names: letters, digits, '.', '_', '-' (249 at most; the prefix leaves room for ours).
+  if (!/^[A-Za-z0-9._-]{0,100}$/.test(topicPrefix)) throw new Error(`KAFKA_TOPIC_PREFIX must be at most 100 letters, digits, '.', '_' or '-', got "${topicPrefix}"`);
+  return { kind, brokers, clientId: text(env, 'KAFKA_CLIENT_ID') ?? 'pipeline-orchestrator', topicPrefix };
+};
+
+/** ROLE, overridden by `--role` on the command line (ops/main.ts). */
+export const parseRole = (raw: string | null | undefined, from = 'ROLE'): Role => {
+  const role = (raw ?? 'all').trim().toLowerCase();
+  if (!(ROLES as ReadonlyArray<string>).includes(role)) throw new Error(`${from} must be one of ${ROLES.join(', ')}, got "${raw ?? ''}"`);
+  return role as Role;
+};
+
+/**
+ * EVENTSTORE_URL picks EventStoreDB/KurrentDB (DESIGN §1: the mode follows from the addresses
+ * given); its client parses the rest, so only the scheme is checked here, to fail at start with a
+ * message naming the variable rather than at the first append.
+ */
+const eventStoreConfig = (env: NodeJS.ProcessEnv): EventStoreConfig => {
+  const url = text(env, 'EVENTSTORE_URL');
+  if (url === null) return { kind: 'sqlite' };
+  if (!/^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover|kdb|kdb\+discover):\/\/\S+$/i.test(url)) {
+    throw new Error('EVENTSTORE_URL must be a KurrentDB/EventStoreDB connection string (esdb://, kurrentdb://, kdb://, optionally +discover)');
+  }
+  return { kind: 'kurrentdb', connectionString: url };
+};
+
+/** MONGO_URL picks MongoDB for the read models; MONGO_DATABASE names the database (default `orchestrator`). */
+const readStoreConfig = (env: NodeJS.ProcessEnv): ReadStoreConfig => {
+  const url = text(env, 'MONGO_URL');
+  if (url === null) {
+    if (text(env, 'MONGO_DATABASE') !== null) throw new Error('MONGO_DATABASE needs MONGO_URL');
+    return { kind: 'memory' };
+  }
+  if (!/^mongodb(\+srv)?:\/\/\S+$/.test(url)) throw new Error('MONGO_URL must be a mongodb:// or mongodb+srv:// connection string');
+  const database = text(env, 'MONGO_DATABASE') ?? 'orchestrator';
+  if (!/^[A-Za-z0-9_-]{1,63}$/.test(database)) throw new Error(`MONGO_DATABASE must be 1-63 letters, digits, _ or -, got "${database}"`);
+  return { kind: 'mongodb', url, database };
+};
+
+/**
+ * A process that runs only some roles hands work to the others over the bus: on the in-process bus
+ * nothing would ever reach them (a worker would wait for ever, an API's tasks would never run).
+ */
+export const assertRoleHasBus = (role: Role, bus: BusConfig): void => {
+  if (role !== 'all' && bus.kind !== 'kafka') {
+    throw new Error(`role ${role} needs a shared bus: set KAFKA_BROKERS (the in-process bus only reaches its own process)`);
+  }
 };
 
 const integer = (env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number => {
@@ -249,7 +318,13 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     throw new Error(`SQLITE_SYNCHRONOUS must be full or normal, got "${synchronous}"`);
   }
   const dataDir = resolve(text(env, 'DATA_DIR') ?? './data');
+  const role = parseRole(text(env, 'ROLE'));
+  const bus = busConfig(env);
+  assertRoleHasBus(role, bus);
   return {
+    role,
+    eventStore: eventStoreConfig(env),
+    readStore: readStoreConfig(env),
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: text(env, 'HOST') ?? '127.0.0.1',
     dataDir,
@@ -284,7 +359,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     slaMinuteMs: integer(env, 'SLA_MINUTE_MS', 60_000, 1, 60_000),
     workerRunAs: runAs(env),
     workerSandbox: sandbox(env),
-    bus: busConfig(env),
+    bus,
     trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 10),
     throttle: throttleConfig(env),
     eventStream: {

@@ -119,6 +119,7 @@ describe('configuration', () => {
       kind: 'kafka',
       brokers: ['kafka-1:9092', '10.0.0.7:9093', '[::1]:9094'],
       clientId: 'pipeline-orchestrator',
+      topicPrefix: '',
     });
     expect(loadConfig({ BUS: 'KAFKA', KAFKA_BROKERS: 'k:9092', KAFKA_CLIENT_ID: 'scheduler-3' }).bus).to.include({ clientId: 'scheduler-3' });
   });
@@ -134,6 +135,38 @@ describe('configuration', () => {
     for (const brokers of ['kafka-1', 'kafka-1:0', 'kafka-1:70000', 'kafka-1:9092,,kafka-2:9092', 'kafka 1:9092', 'http://kafka:9092']) {
       expect(() => loadConfig({ BUS: 'kafka', KAFKA_BROKERS: brokers }), brokers).to.throw(/KAFKA_BROKERS must be a comma-separated list of host:port/);
     }
+  });
+
+  it('given KAFKA_TOPIC_PREFIX, when loaded, then it is kept; a name Kafka refuses stops the start', () => {
+    expect(loadConfig({ KAFKA_BROKERS: 'k:9092', KAFKA_TOPIC_PREFIX: 'staging.' }).bus).to.include({ topicPrefix: 'staging.' });
+    expect(() => loadConfig({ KAFKA_BROKERS: 'k:9092', KAFKA_TOPIC_PREFIX: 'a/b' })).to.throw(/KAFKA_TOPIC_PREFIX must be/);
+  });
+
+  it('given no role, store or read-store setting, when loaded, then one process runs everything on SQLite and memory', () => {
+    const config = loadConfig({});
+    expect(config.role).to.equal('all');
+    expect(config.eventStore).to.deep.equal({ kind: 'sqlite' });
+    expect(config.readStore).to.deep.equal({ kind: 'memory' });
+  });
+
+  it('given a role with a Kafka bus, when loaded, then the role is kept; without a shared bus it is refused', () => {
+    for (const role of ['api', 'projector', 'worker', 'scheduler']) {
+      expect(loadConfig({ ROLE: role, KAFKA_BROKERS: 'k:9092' }).role).to.equal(role);
+      expect(() => loadConfig({ ROLE: role }), role).to.throw(`role ${role} needs a shared bus`);
+    }
+    expect(loadConfig({ ROLE: 'ALL' }).role).to.equal('all');
+    expect(() => loadConfig({ ROLE: 'web' })).to.throw('ROLE must be one of all, api, projector, worker, scheduler, got "web"');
+  });
+
+  it('given EVENTSTORE_URL and MONGO_URL, when loaded, then the distributed stores are chosen; malformed ones stop the start', () => {
+    expect(loadConfig({ EVENTSTORE_URL: 'kurrentdb://es:2113?tls=false' }).eventStore).to.deep.equal({ kind: 'kurrentdb', connectionString: 'kurrentdb://es:2113?tls=false' });
+    expect(loadConfig({ EVENTSTORE_URL: 'esdb+discover://a:2113,b:2113' }).eventStore).to.include({ kind: 'kurrentdb' });
+    expect(() => loadConfig({ EVENTSTORE_URL: 'http://es:2113' })).to.throw(/EVENTSTORE_URL must be/);
+    expect(loadConfig({ MONGO_URL: 'mongodb://m:27017/?replicaSet=rs0' }).readStore).to.deep.equal({ kind: 'mongodb', url: 'mongodb://m:27017/?replicaSet=rs0', database: 'orchestrator' });
+    expect(loadConfig({ MONGO_URL: 'mongodb+srv://cluster.example', MONGO_DATABASE: 'prod_1' }).readStore).to.include({ database: 'prod_1' });
+    expect(() => loadConfig({ MONGO_URL: 'postgres://x' })).to.throw(/MONGO_URL must be/);
+    expect(() => loadConfig({ MONGO_URL: 'mongodb://m', MONGO_DATABASE: 'a.b' })).to.throw(/MONGO_DATABASE must be/);
+    expect(() => loadConfig({ MONGO_DATABASE: 'x' })).to.throw('MONGO_DATABASE needs MONGO_URL');
   });
 
   it('given no marketplace settings, when loaded, then no marketplace is configured, a fetch takes at most 30 s and 5 MiB, and connecting 10 s', () => {

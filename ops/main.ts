@@ -1,10 +1,19 @@
-import { loadConfig } from './config.ts';
+import { Command, Option } from 'commander';
+import { loadConfig, parseRole, ROLES } from './config.ts';
 import { startService } from './service.ts';
 
-/** `npm start`: the whole service on the embedded default, stopped cleanly by SIGINT/SIGTERM. */
+/**
+ * `npm start [-- --role api|projector|worker|scheduler|all]`: the service, or one role of it
+ * (ops/roles.ts), stopped cleanly by SIGINT/SIGTERM. `--role` wins over ROLE.
+ */
 const main = async () => {
-  const config = loadConfig();
-  console.log(`Starting on http://${config.host}:${config.port} with DATA_DIR=${config.dataDir}`);
+  const program = new Command('npm start --')
+    .addOption(new Option('--role <role>', 'what this process runs').choices(ROLES))
+    .allowExcessArguments(false)
+    .parse(process.argv);
+  const { role } = program.opts<{ role?: string }>();
+  const config = loadConfig(role === undefined ? process.env : { ...process.env, ROLE: parseRole(role, '--role') });
+  console.log(`Starting role ${config.role} on http://${config.host}:${config.port} with DATA_DIR=${config.dataDir}`);
   const service = await startService(config);
   console.log(`Ready: ${service.url} (GET /healthz)`);
   let stopping = false;

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { chmodSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -38,6 +39,7 @@ import { taskRoutes } from '../command-side/task/routes.ts';
 import { actionRoutes } from '../command-side/action/routes.ts';
 import { executeTask, type WorkerDeps } from '../command-side/task/executeTask.ts';
 import { HeartbeatStore } from '../command-side/task/HeartbeatStore.ts';
+import { RelayedHeartbeats } from './liveness/RelayedHeartbeats.ts';
 import { reapStaleLeases } from '../command-side/task/reapStaleLeases.ts';
 import { EXECUTE_TASK, type TaskDeps } from '../command-side/task/taskDeps.ts';
 import type { ExecuteTaskMessage } from '../command-side/task/dispatchConnection.ts';
@@ -55,9 +57,11 @@ import { ENDED_SESSIONS, endedSessionsProjection } from '../projections/sessions
 import type { EndedSessionDoc } from '../shared/read-models/EndedSessionDoc.ts';
 import { MemoryReadStore } from '../projections/read-store/MemoryReadStore.ts';
 import type { Config } from './config.ts';
+import { roleParts } from './roles.ts';
 import { openSqliteEventStore } from './event-store/sqlite/SqliteEventStore.ts';
 import { InProcessBus } from './bus/InProcessBus.ts';
 import { KafkaBus } from './bus/kafka/KafkaBus.ts';
+import { prefixedBus } from './bus/prefixedBus.ts';
 import { createApp } from './http/createApp.ts';
 import { authenticate } from './http/authenticate.ts';
 import { JsonLinesLogger } from './logging/JsonLinesLogger.ts';
@@ -136,6 +140,7 @@ export interface ServiceOverrides {
  * once the read models have been rebuilt from the log.
  */
 export const startService = async (config: Config, overrides: ServiceOverrides = {}): Promise<Service> => {
+  const parts = roleParts(config);
   const clock = overrides.clock ?? systemClock;
   const announce = overrides.announce ?? ((message: string) => console.log(message));
   // Run processes never hold the service's rights: another uid per process when root, else a
@@ -180,7 +185,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const readStore = new MemoryReadStore();
   const bus: MessageBus =
     config.bus.kind === 'kafka'
-      ? new KafkaBus({ brokers: config.bus.brokers, clientId: config.bus.clientId, concurrency: config.workerConcurrency, logger })
+      ? prefixedBus(new KafkaBus({ brokers: config.bus.brokers, clientId: config.bus.clientId, concurrency: config.workerConcurrency, logger }), config.bus.topicPrefix)
       : new InProcessBus({ concurrency: config.workerConcurrency });
   const projections = new ProjectionRunner({
     name: 'embedded',
@@ -221,13 +226,19 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     ...(sandbox.kind === 'refused' ? { disabled: sandbox.message } : {}),
     // How much of each run's output its session logs (README, Run output).
     outputLines: config.runOutput,
-    prewarm: config.workerPoolSize > 0 ? [{ language: 'python', memoryMb: config.workerMemoryMb }, { language: 'javascript', memoryMb: config.workerMemoryMb }] : [],
+    // Warm interpreters only where operator runs are the daily work; an API's actions start cold.
+    prewarm: parts.worker && config.workerPoolSize > 0 ? [{ language: 'python', memoryMb: config.workerMemoryMb }, { language: 'javascript', memoryMb: config.workerMemoryMb }] : [],
   });
   const limits = { timeoutMs: config.workerTimeoutSeconds * 1000, memoryMb: config.workerMemoryMb, maxOutputBytes: config.workerMaxOutputBytes };
   const taskDeps: TaskDeps = { eventStore, items, links, access, clock, secrets, bus, tokens, queue: queueHandler(eventStore), logger, runner, limits };
+  // On Kafka the workers and the reaper may be different processes: beats cross on the bus.
+  const relayedHeartbeats =
+    config.bus.kind === 'kafka'
+      ? new RelayedHeartbeats({ bus, onError: (error) => logger.log({ level: 'warning', category: 'CELERY', message: `Relaying a task heartbeat failed: ${String(error)}` }) })
+      : null;
   const workerDeps: WorkerDeps = {
     ...taskDeps,
-    heartbeats: new HeartbeatStore(),
+    heartbeats: relayedHeartbeats ?? new HeartbeatStore(),
     pollIntervalMs: config.workerPollIntervalMs,
     slaMinuteMs: config.slaMinuteMs,
     readModels: projections,
@@ -273,9 +284,11 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     logger,
     bodyLimit: config.bodyLimit,
     isReady: () => ready,
+    role: config.role,
     trustProxyHops: config.trustProxyHops,
     authenticate: authenticate({ tokens, users, endedSessions }),
-    publicRoutes: [
+    // Only the api role (and all) serves the REST routes; the others answer /healthz alone.
+    publicRoutes: !parts.api ? [] : [
       authRoutes({
         auth: authHandler({ eventStore, clock }),
         tokens,
@@ -338,8 +351,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         identify: optionalCaller(accessCookieAuth),
       }),
     ],
-    bodyErrorRoutes: [logsQuery, mcp],
-    privateRoutes: [
+    bodyErrorRoutes: parts.api ? [logsQuery, mcp] : [],
+    privateRoutes: !parts.api ? [] : [
       taskRoutes({ ...taskDeps, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       actionRoutes({ ...taskDeps, runner, limits: workerDeps.limits, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       catalogQueryRoutes({ items, links, access, eventStore }),
@@ -394,11 +407,13 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   ownUrl = loopbackUrl(config.host, address.port);
 
   await projections.start();
-  await ensureAdmin(config, { users, userCommands, projections, clock, announce });
+  if (parts.api) await ensureAdmin(config, { users, userCommands, projections, clock, announce });
+  // Every role but the projector reads beats (the reaper, diagnose) or sends them (workers).
+  if (parts.api || parts.worker || parts.scheduler) await relayedHeartbeats?.start(`${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`);
   // Workers and the lease reaper start once the read models are current: they read task state.
-  const worker = await bus.subscribe<ExecuteTaskMessage>({ topic: EXECUTE_TASK, group: 'workers', handler: executeTask(workerDeps) });
+  const worker = parts.worker ? await bus.subscribe<ExecuteTaskMessage>({ topic: EXECUTE_TASK, group: 'workers', handler: executeTask(workerDeps) }) : null;
   let reaping = Promise.resolve(0);
-  const reaper = setInterval(() => {
+  const reaper = !parts.scheduler ? undefined : setInterval(() => {
     reaping = reaping
       .then(async () => reapStaleLeases(workerDeps, (await items.find({ where: { queue_active: true } })).map((doc) => doc.laui)))
       .catch((error: unknown) => {
@@ -406,12 +421,12 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         return 0;
       });
   }, config.reaperIntervalMs);
-  reaper.unref();
-  cron.start();
+  reaper?.unref();
+  if (parts.scheduler) cron.start();
   // Kafka mode only: the log is also published to `domain-events` for analysts' own consumers.
-  const publisher = await startDomainEventPublishing(config.bus, { eventStore, dataDir: config.dataDir, logger });
+  const publisher = parts.publisher ? await startDomainEventPublishing(config.bus, { eventStore, dataDir: config.dataDir, logger }) : null;
   ready = true;
-  logger.log({ level: 'info', category: 'API', message: `Service ready on ${url}` });
+  logger.log({ level: 'info', category: 'API', message: `Service (role ${config.role}) ready on ${url}` });
 
   return {
     url,
@@ -433,7 +448,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       logStreams.closeAll();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
-      await worker.close();
+      await worker?.close();
+      await relayedHeartbeats?.close();
       await publisher?.close();
       await bus.close();
       await reaping;

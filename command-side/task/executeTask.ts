@@ -13,12 +13,12 @@ import { dispatchConnection, type ExecuteTaskMessage } from './dispatchConnectio
 import { mergedConfigOf } from './mergedConfig.ts';
 import { runRefusal } from './checkTaskReferences.ts';
 import { loadSystemSettings, type TaskDeps } from './taskDeps.ts';
-import type { HeartbeatStore } from './HeartbeatStore.ts';
+import type { TaskHeartbeats } from './HeartbeatStore.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 import { runSessionLog } from './runSessionLog.ts';
 
 export interface WorkerDeps extends TaskDeps {
-  heartbeats: HeartbeatStore;
+  heartbeats: TaskHeartbeats;
   /** How often check_completion is polled and user_set_state checked. */
   pollIntervalMs: number;
   readModels: ReadModelProgress;

@@ -64,9 +64,11 @@ export class ConsumerGroup {
     private readonly name: string,
     private readonly log: TopicLog,
     private readonly settings: DeliverySettings,
+    startAt: 'earliest' | 'latest' = 'earliest',
   ) {
-    // A group seen for the first time reads from the oldest retained message (Kafka's "earliest").
-    this.cursor = log.firstOffset;
+    // A group seen for the first time reads from the oldest retained message (Kafka's "earliest"),
+    // or from the end when it asked for 'latest'.
+    this.cursor = startAt === 'latest' ? log.endOffset : log.firstOffset;
   }
 
   join(handler: Handler, onRebalance?: () => void): Member {

@@ -77,7 +77,7 @@ export class InProcessBus implements MessageBus, DeadLetterSource {
 
   async subscribe<T>(options: ConsumerOptions<T>): Promise<Consumer> {
     this.assertOpen();
-    const group = this.group(options.topic, options.group);
+    const group = this.group(options.topic, options.group, options.startAt);
     // Values cross the bus as JSON, untyped like Kafka records: T is the subscriber's claim about them.
     const member = group.join((message) => options.handler(message as BusMessage<T>));
     return { close: () => group.leave(member) };
@@ -110,11 +110,11 @@ export class InProcessBus implements MessageBus, DeadLetterSource {
     await Promise.all(groups.map((group) => group.stop()));
   }
 
-  private group(topicName: string, name: string): ConsumerGroup {
+  private group(topicName: string, name: string, startAt?: 'earliest' | 'latest'): ConsumerGroup {
     const { log, groups } = this.topic(topicName);
     let group = groups.get(name);
     if (!group) {
-      group = new ConsumerGroup(topicName, name, log, this.settings);
+      group = new ConsumerGroup(topicName, name, log, this.settings, startAt);
       groups.set(name, group);
     }
     return group;

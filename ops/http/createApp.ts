@@ -20,6 +20,8 @@ export interface AppParts {
    */
   bodyErrorRoutes?: ReadonlyArray<Router<AppState>>;
   isReady(): boolean;
+  /** The process's role (ops/roles.ts), told by /healthz so that an orchestrator can tell processes apart. */
+  role?: string;
   /**
    * Reverse proxies in front (TRUST_PROXY_HOPS). 0: X-Forwarded-* is ignored and ctx.ip is the
    * socket's peer, so a client cannot pick the address it is throttled under. n: ctx.ip is the
@@ -44,7 +46,7 @@ export const createApp = (parts: AppParts): Koa<AppState> => {
   app.use(async function health(ctx, next) {
     if (ctx.path === '/healthz') {
       ctx.status = parts.isReady() ? 200 : 503;
-      ctx.body = { status: parts.isReady() ? 'ok' : 'starting' };
+      ctx.body = { status: parts.isReady() ? 'ok' : 'starting', ...(parts.role === undefined ? {} : { role: parts.role }) };
       return;
     }
     if (!parts.isReady()) {

@@ -15,7 +15,7 @@ describe('HTTP facade (embedded service)', () => {
   it('given a started service, when /healthz is called, then 200 ok', async () => {
     const reply = await svc.client().get('/healthz');
     expect(reply.status).to.equal(200);
-    expect(reply.json).to.deep.equal({ status: 'ok' });
+    expect(reply.json).to.deep.equal({ status: 'ok', role: 'all' });
   });
 
   it('given an unknown route, when called with or without a token, then 404 Not Found', async () => {

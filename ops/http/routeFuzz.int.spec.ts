@@ -229,7 +229,7 @@ describe('Bad input never gets a 500 (route fuzzing)', function () {
   const expectHealthy = async () => {
     const health = await svc.client().get('/healthz');
     expect(health.status).to.equal(200);
-    expect(health.json).to.deep.equal({ status: 'ok' });
+    expect(health.json).to.deep.equal({ status: 'ok', role: 'all' });
     const me = await svc.client().get('/api/v1/user/me', { token });
     expect(me.status, me.text).to.equal(200);
   };

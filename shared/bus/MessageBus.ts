@@ -17,6 +17,12 @@ export interface ConsumerOptions<T> {
   topic: string;
   group: string;
   handler(message: BusMessage<T>): Promise<void>;
+  /**
+   * Where a group seen for the first time starts: the oldest retained message (default, Kafka's
+   * "earliest") or the topic's end ('latest': only what is published after it joined, for a
+   * process's own group on a stream of liveness that is worthless once old).
+   */
+  startAt?: 'earliest' | 'latest';
 }
 
 export interface Consumer {

@@ -108,7 +108,7 @@ export class KafkaBus implements MessageBus, DeadLetterSource {
       // Awaited below; until then a crash must not count as an unhandled rejection.
       joined.catch(() => undefined);
       await consumer.connect();
-      await consumer.subscribe({ topics: [options.topic], fromBeginning: true });
+      await consumer.subscribe({ topics: [options.topic], fromBeginning: options.startAt !== 'latest' });
       // Values cross the bus as JSON, untyped like Kafka records: T is the subscriber's claim about them.
       const handler: Handler = (message) => options.handler(message as BusMessage<T>);
       await consumer.run({

@@ -1,0 +1,73 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type Role } from './config.ts';
+import { roleParts } from './roles.ts';
+import { startService, type Service } from './service.ts';
+import { scryptPasswords } from './auth/scryptPasswords.ts';
+import { HttpClient } from '../test/support/HttpClient.ts';
+
+/**
+ * One process per role. Roles other than `all` need a shared bus, which loadConfig insists on; here
+ * the in-process bus stands in (set after loading), since only what each role serves is looked at.
+ */
+describe('roles: what one process of each role serves', function () {
+  this.timeout(60_000);
+  let dataDir: string;
+  let service: Service | null = null;
+
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'orchestrator-role-'));
+  });
+
+  afterEach(async () => {
+    await service?.close();
+    service = null;
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const start = async (role: Role): Promise<HttpClient> => {
+    const config = { ...loadConfig({ PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'admin-password-1', SQLITE_SYNCHRONOUS: 'normal', WORKER_POOL_SIZE: '0' }), role };
+    service = await startService(config, { passwords: scryptPasswords(2 ** 10), announce: () => undefined });
+    return new HttpClient(service.url);
+  };
+
+  for (const role of ['worker', 'scheduler', 'projector'] as const) {
+    it(`given a ${role} process, when asked for its health and for a REST route, then it names its role and serves no route`, async () => {
+      const client = await start(role);
+      const health = await client.get('/healthz');
+      expect(health.status).to.equal(200);
+      expect(health.json).to.deep.equal({ status: 'ok', role });
+      const route = await client.get('/api/v1/user/me');
+      expect(route.status).to.equal(404);
+      expect(route.json).to.deep.equal({ detail: 'Not Found' });
+    });
+  }
+
+  it('given an api process, when a client signs in, then the REST routes answer and the admin exists', async () => {
+    const client = await start('api');
+    expect((await client.get('/healthz')).json).to.deep.equal({ status: 'ok', role: 'api' });
+    expect((await client.get('/api/v1/user/me')).status).to.equal(401);
+    await client.get('/api/v1/auth?client_id=cli&redirect_uri=http://localhost/cb&state=s1');
+    const login = await client.post('/api/v1/login', { form: { username: 'admin', password: 'admin-password-1' } });
+    expect(login.status, login.text).to.equal(303);
+  });
+});
+
+describe('roleParts: which parts each role runs', () => {
+  it('given each role on a memory read store, then every role projects for itself and each runs its own part', () => {
+    const memory = { kind: 'memory' } as const;
+    expect(roleParts({ role: 'all', readStore: memory })).to.deep.equal({ role: 'all', api: true, worker: true, scheduler: true, publisher: true, projects: true });
+    expect(roleParts({ role: 'api', readStore: memory })).to.deep.equal({ role: 'api', api: true, worker: false, scheduler: false, publisher: false, projects: true });
+    expect(roleParts({ role: 'worker', readStore: memory })).to.include({ api: false, worker: true, scheduler: false, publisher: false, projects: true });
+    expect(roleParts({ role: 'scheduler', readStore: memory })).to.include({ api: false, worker: false, scheduler: true, projects: true });
+    expect(roleParts({ role: 'projector', readStore: memory })).to.include({ api: false, worker: false, scheduler: false, publisher: true, projects: true });
+  });
+
+  it('given a shared MongoDB read store, then only the projector (and all) write the read models', () => {
+    const mongo = { kind: 'mongodb', url: 'mongodb://m', database: 'd' } as const;
+    const projecting = (['all', 'api', 'projector', 'worker', 'scheduler'] as const).filter((role) => roleParts({ role, readStore: mongo }).projects);
+    expect(projecting).to.deep.equal(['all', 'projector']);
+  });
+});
