@@ -3,9 +3,31 @@ import type { BusMessage, KeyOwnership } from '../../shared/bus/MessageBus.ts';
 import type { LogEntry } from '../../shared/ports/Logger.ts';
 import { InProcessBus, type InProcessBusOptions } from './InProcessBus.ts';
 import { describeMessageBusContract } from './messageBusContract.ts';
+import { prefixedBus } from './prefixedBus.ts';
 import { sleep, waitUntil } from './waitUntil.ts';
 
 describeMessageBusContract('InProcessBus', ({ maxAttempts }) => new InProcessBus({ backoffBaseMs: 5, backoffMaxMs: 20, maxAttempts }));
+// KAFKA_TOPIC_PREFIX's decorator must keep every guarantee of the bus it wraps.
+describeMessageBusContract('InProcessBus behind a topic prefix', ({ maxAttempts }) =>
+  prefixedBus(new InProcessBus({ backoffBaseMs: 5, backoffMaxMs: 20, maxAttempts }), 'staging.'),
+);
+
+describe('prefixedBus: topics and groups under KAFKA_TOPIC_PREFIX', () => {
+  it('given a prefixed bus, when it publishes, then the wrapped bus sees the prefixed topic and the handler the plain one', async () => {
+    const inner = new InProcessBus();
+    const outer = prefixedBus(inner, 'staging.');
+    const seenInside: string[] = [];
+    const seenOutside: string[] = [];
+    await inner.subscribe({ topic: 'staging.jobs', group: 'spy', handler: async (message) => void seenInside.push(message.topic) });
+    await outer.subscribe({ topic: 'jobs', group: 'g', handler: async (message) => void seenOutside.push(message.topic) });
+    await inner.subscribe({ topic: 'jobs', group: 'other-deployment', handler: async () => expect.fail('an unprefixed topic got the message') });
+    await outer.publish('jobs', 'k', { n: 1 });
+    await waitUntil(() => seenInside.length === 1 && seenOutside.length === 1, 'both saw the message');
+    expect(seenInside).to.deep.equal(['staging.jobs']);
+    expect(seenOutside).to.deep.equal(['jobs']);
+    await inner.close();
+  });
+});
 
 type Seq = { seq: number };
 
