@@ -175,6 +175,11 @@ export type BusConfig =
       clientId: string;
       /** KAFKA_TOPIC_PREFIX: prepended to every topic and consumer group, so deployments can share a cluster. */
       topicPrefix: string;
+      /**
+       * KAFKA_SESSION_TIMEOUT_MS: how long the group waits for a silent member (a killed worker or
+       * scheduler) before its partitions, and so its queued messages and its projects, move on.
+       */
+      sessionTimeoutMs: number;
     };
 
 /** host:port, the host a name, an IPv4 address or a bracketed IPv6 address. */
@@ -198,7 +203,9 @@ const busConfig = (env: NodeJS.ProcessEnv): BusConfig => {
   const topicPrefix = text(env, 'KAFKA_TOPIC_PREFIX') ?? '';
   // Kafka topic names: letters, digits, '.', '_', '-' (249 at most; the prefix leaves room for ours).
   if (!/^[A-Za-z0-9._-]{0,100}$/.test(topicPrefix)) throw new Error(`KAFKA_TOPIC_PREFIX must be at most 100 letters, digits, '.', '_' or '-', got "${topicPrefix}"`);
-  return { kind, brokers, clientId: text(env, 'KAFKA_CLIENT_ID') ?? 'pipeline-orchestrator', topicPrefix };
+  // The broker refuses sessions outside group.min/max.session.timeout.ms (6 s to 30 min by default).
+  const sessionTimeoutMs = integer(env, 'KAFKA_SESSION_TIMEOUT_MS', 30_000, 6_000, 1_800_000);
+  return { kind, brokers, clientId: text(env, 'KAFKA_CLIENT_ID') ?? 'pipeline-orchestrator', topicPrefix, sessionTimeoutMs };
 };
 
 /** ROLE, overridden by `--role` on the command line (ops/main.ts). */

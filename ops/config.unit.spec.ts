@@ -120,6 +120,7 @@ describe('configuration', () => {
       brokers: ['kafka-1:9092', '10.0.0.7:9093', '[::1]:9094'],
       clientId: 'pipeline-orchestrator',
       topicPrefix: '',
+      sessionTimeoutMs: 30_000,
     });
     expect(loadConfig({ BUS: 'KAFKA', KAFKA_BROKERS: 'k:9092', KAFKA_CLIENT_ID: 'scheduler-3' }).bus).to.include({ clientId: 'scheduler-3' });
   });
@@ -140,6 +141,8 @@ describe('configuration', () => {
   it('given KAFKA_TOPIC_PREFIX, when loaded, then it is kept; a name Kafka refuses stops the start', () => {
     expect(loadConfig({ KAFKA_BROKERS: 'k:9092', KAFKA_TOPIC_PREFIX: 'staging.' }).bus).to.include({ topicPrefix: 'staging.' });
     expect(() => loadConfig({ KAFKA_BROKERS: 'k:9092', KAFKA_TOPIC_PREFIX: 'a/b' })).to.throw(/KAFKA_TOPIC_PREFIX must be/);
+    expect(loadConfig({ KAFKA_BROKERS: 'k:9092', KAFKA_SESSION_TIMEOUT_MS: '6000' }).bus).to.include({ sessionTimeoutMs: 6000 });
+    expect(() => loadConfig({ KAFKA_BROKERS: 'k:9092', KAFKA_SESSION_TIMEOUT_MS: '1000' })).to.throw(/KAFKA_SESSION_TIMEOUT_MS must be an integer between 6000/);
   });
 
   it('given no role, store or read-store setting, when loaded, then one process runs everything on SQLite and memory', () => {

@@ -185,7 +185,18 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const readStore = new MemoryReadStore();
   const bus: MessageBus =
     config.bus.kind === 'kafka'
-      ? prefixedBus(new KafkaBus({ brokers: config.bus.brokers, clientId: config.bus.clientId, concurrency: config.workerConcurrency, logger }), config.bus.topicPrefix)
+      ? prefixedBus(
+          new KafkaBus({
+            brokers: config.bus.brokers,
+            clientId: config.bus.clientId,
+            concurrency: config.workerConcurrency,
+            // A member heartbeats ten times per session, so one late beat does not cost it its partitions.
+            sessionTimeoutMs: config.bus.sessionTimeoutMs,
+            heartbeatIntervalMs: Math.max(100, Math.floor(config.bus.sessionTimeoutMs / 10)),
+            logger,
+          }),
+          config.bus.topicPrefix,
+        )
       : new InProcessBus({ concurrency: config.workerConcurrency });
   const projections = new ProjectionRunner({
     name: 'embedded',

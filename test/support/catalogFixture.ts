@@ -4,7 +4,7 @@ import type { TestService } from './testService.ts';
 type FolderKind = 'trash' | 'users' | 'action' | 'asset' | 'workflow' | 'operator' | 'payload' | 'connection' | 'bootstrap' | 'config' | 'ai';
 
 /** A logged-in caller with helpers for the catalog endpoints. */
-export const catalogClient = (svc: TestService, token: string) => {
+export const catalogClient = (svc: Pick<TestService, 'client'>, token: string) => {
   const client = svc.client();
   const api = {
     token,

@@ -6,6 +6,7 @@ import { startService, type Service, type ServiceOverrides } from '../../ops/ser
 import { scryptPasswords } from '../../ops/auth/scryptPasswords.ts';
 import { CapturingMailer } from '../../ops/mail/LogMailer.ts';
 import { HttpClient } from './HttpClient.ts';
+import { signIn } from './signIn.ts';
 
 export const ADMIN = { username: 'admin', password: 'admin-password-1' };
 
@@ -43,17 +44,7 @@ export const startTestService = async (env: Record<string, string> = {}, overrid
     announced,
     dataDir: dir,
     client: () => new HttpClient(service.url),
-    async login(username = ADMIN.username, password = ADMIN.password) {
-      const client = test.client();
-      await client.get('/api/v1/auth?client_id=cli&redirect_uri=http://localhost/cb&state=s1');
-      const login = await client.post('/api/v1/login', { form: { username, password } });
-      if (login.status !== 303) throw new Error(`login failed: ${login.status} ${login.text}`);
-      const redirect = await client.get(login.headers.get('location') ?? '');
-      const code = new URL(redirect.headers.get('location') ?? '').searchParams.get('code');
-      const token = await client.post('/api/v1/token', { json: { grant_type: 'authorization_code', credentials: { code, provider: 'local' } } });
-      if (token.status !== 200) throw new Error(`token failed: ${token.status} ${token.text}`);
-      return { token: client.jar.get('frontend_token') ?? '', client };
-    },
+    login: (username = ADMIN.username, password = ADMIN.password) => signIn(service.url, username, password),
     async stop(options = {}) {
       await service.close();
       if (!options.keepData) rmSync(dir, { recursive: true, force: true });
