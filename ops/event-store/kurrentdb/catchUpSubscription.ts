@@ -24,10 +24,11 @@ export interface ResubscribeSettings extends BackoffSettings {
 }
 
 /**
- * ~35 s of attempts: a node restart or a leader election, not a database that is gone. A
- * subscription that lived longer than `maxMs` before it failed starts the count again.
+ * About a minute of waits (0.1, 0.2, 0.4 ... then 5 s each): a node restart or a leader election,
+ * not a database that is gone. A subscription that lived longer than `maxMs` before it failed
+ * starts the count again.
  */
-export const DEFAULT_RESUBSCRIBE: ResubscribeSettings = { attempts: 10, baseMs: 100, maxMs: 5_000 };
+export const DEFAULT_RESUBSCRIBE: ResubscribeSettings = { attempts: 16, baseMs: 100, maxMs: 5_000 };
 
 /** A subscription the server ended without an error: resubscribed like a dropped one. */
 export class SubscriptionEnded extends Error {
