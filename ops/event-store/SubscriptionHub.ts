@@ -1,11 +1,12 @@
 import type { SubscribeOptions, Subscription } from '../../shared/event-store/EventStore.ts';
 import { AppendSignal } from './AppendSignal.ts';
+import { OpenSubscriptions } from './OpenSubscriptions.ts';
 import { pullSubscription, type PulledLog } from './pullSubscription.ts';
 
 /** The subscriptions of one store: woken after each of its commits, all stopped when it closes. */
 export class SubscriptionHub {
   private readonly signal = new AppendSignal();
-  private readonly open = new Set<Subscription>();
+  private readonly open = new OpenSubscriptions();
 
   constructor(
     private readonly log: PulledLog,
@@ -13,22 +14,14 @@ export class SubscriptionHub {
   ) {}
 
   subscribe(options: SubscribeOptions): Subscription {
-    const subscription = pullSubscription(this.log, { signal: this.signal, pollIntervalMs: this.pollIntervalMs }, options);
-    const tracked: Subscription = {
-      close: async () => {
-        this.open.delete(tracked);
-        await subscription.close();
-      },
-    };
-    this.open.add(tracked);
-    return tracked;
+    return this.open.track(pullSubscription(this.log, { signal: this.signal, pollIntervalMs: this.pollIntervalMs }, options));
   }
 
   notifyAppended(): void {
     this.signal.notify();
   }
 
-  async closeAll(): Promise<void> {
-    await Promise.all([...this.open].map((subscription) => subscription.close()));
+  closeAll(): Promise<void> {
+    return this.open.closeAll();
   }
 }

@@ -1,6 +1,6 @@
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
 import { describeAppendContract } from './contract/appendContract.ts';
-import { describeAtomicAppendContract } from './contract/atomicAppendContract.ts';
+import { describeAtomicAppendContract, describeWithoutAtomicAppends } from './contract/atomicAppendContract.ts';
 import { describeConcurrencyContract } from './contract/concurrencyContract.ts';
 import { describeReadContract } from './contract/readContract.ts';
 import { describeSubscriptionContract } from './contract/subscriptionContract.ts';
@@ -8,11 +8,20 @@ import { describeSubscriptionContract } from './contract/subscriptionContract.ts
 /** Builds a fresh, empty store; the contract closes it after each test. */
 export type EventStoreFactory = () => EventStore | Promise<EventStore>;
 
+export interface EventStoreCapabilities {
+  /**
+   * Whether the store offers appendAtomically (multi-stream transactions); true unless said
+   * otherwise. A store declared without it is checked to lack it, so neither a store that lost it
+   * nor a declaration that lies passes: command-side/kernel/commit.ts decides its write path on it.
+   */
+  appendAtomically?: boolean;
+}
+
 /**
  * The behaviour every EventStore adapter owes its callers. Each adapter's spec runs it, so the
  * in-memory store of unit tests cannot drift from the durable ones.
  */
-export function describeEventStoreContract(name: string, factory: EventStoreFactory): void {
+export function describeEventStoreContract(name: string, factory: EventStoreFactory, capabilities: EventStoreCapabilities = {}): void {
   describe(`${name} honours the EventStore contract`, () => {
     let current: EventStore | undefined;
     const store = (): EventStore => {
@@ -30,7 +39,8 @@ export function describeEventStoreContract(name: string, factory: EventStoreFact
     });
 
     describeAppendContract(store);
-    describeAtomicAppendContract(store);
+    if (capabilities.appendAtomically ?? true) describeAtomicAppendContract(store);
+    else describeWithoutAtomicAppends(store);
     describeReadContract(store);
     describeConcurrencyContract(store);
     describeSubscriptionContract(store);

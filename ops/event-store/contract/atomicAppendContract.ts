@@ -94,3 +94,15 @@ export function describeAtomicAppendContract(store: CurrentStore): void {
     });
   });
 }
+
+/**
+ * For the stores without multi-stream transactions (EventStoreDB): the appendAtomically clauses do
+ * not apply, and the store must not pretend otherwise, since commit() would then take its word.
+ */
+export function describeWithoutAtomicAppends(store: CurrentStore): void {
+  describe('appendAtomically (not offered: commit() appends one stream at a time, in order)', () => {
+    it('given a store declared without multi-stream transactions, when asked for appendAtomically, then it has none', () => {
+      expect(store().appendAtomically).to.equal(undefined);
+    });
+  });
+}
