@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { chmodSync } from 'node:fs';
-import { isAbsolute, join, relative } from 'node:path';
+import { isAbsolute, relative } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import { systemClock, type Clock } from '../shared/clock.ts';
@@ -58,7 +58,7 @@ import type { EndedSessionDoc } from '../shared/read-models/EndedSessionDoc.ts';
 import { MemoryReadStore } from '../projections/read-store/MemoryReadStore.ts';
 import type { Config } from './config.ts';
 import { roleParts } from './roles.ts';
-import { openSqliteEventStore } from './event-store/sqlite/SqliteEventStore.ts';
+import { openEventStore } from './event-store/openEventStore.ts';
 import { InProcessBus } from './bus/InProcessBus.ts';
 import { KafkaBus } from './bus/kafka/KafkaBus.ts';
 import { prefixedBus } from './bus/prefixedBus.ts';
@@ -78,7 +78,7 @@ import { JoseTokenSigner } from './auth/JoseTokenSigner.ts';
 import { scryptPasswords } from './auth/scryptPasswords.ts';
 import { resolveRedirect } from './auth/isAllowedRedirect.ts';
 import { failureThrottle, loginThrottle, memoryLimiters } from './auth/rateLimiterThrottles.ts';
-import { secureDataDir, secureEventLog } from './secureDataDir.ts';
+import { secureDataDir } from './secureDataDir.ts';
 import { eventRoutes } from '../query-side/events/routes.ts';
 import { logQueries } from '../query-side/logs/queryLogs.ts';
 import { logsQueryRoutes } from '../query-side/logs/queryRoute.ts';
@@ -177,11 +177,9 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const passwords = overrides.passwords ?? scryptPasswords();
   const mailer = overrides.mailer ?? new LogMailer(logger);
 
-  const sqlite = openSqliteEventStore({ file: join(config.dataDir, 'events.sqlite'), synchronous: config.sqliteSynchronous });
-  // Commits run on a writer thread: a writer that cannot start fails the start, not the first write.
-  await sqlite.writerReady();
-  secureEventLog(config.dataDir);
-  const eventStore: EventStore = overrides.eventStoreView ? overrides.eventStoreView(sqlite) : sqlite;
+  // Commits of the embedded store run on a writer thread: a writer (or a KurrentDB) that cannot start fails the start.
+  const store = await openEventStore(config);
+  const eventStore: EventStore = overrides.eventStoreView ? overrides.eventStoreView(store) : store;
   const readStore = new MemoryReadStore();
   const bus: MessageBus =
     config.bus.kind === 'kafka'
