@@ -223,8 +223,8 @@ export const parseRole = (raw: string | null | undefined, from = 'ROLE'): Role =
 const eventStoreConfig = (env: NodeJS.ProcessEnv): EventStoreConfig => {
   const url = text(env, 'EVENTSTORE_URL');
   if (url === null) return { kind: 'sqlite' };
-  if (!/^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover|kdb|kdb\+discover):\/\/\S+$/i.test(url)) {
-    throw new Error('EVENTSTORE_URL must be a KurrentDB/EventStoreDB connection string (esdb://, kurrentdb://, kdb://, optionally +discover)');
+  if (!/^(esdb|kurrentdb|kurrent|kdb)(\+discover)?:\/\/\S+$/i.test(url)) {
+    throw new Error('EVENTSTORE_URL must be a KurrentDB/EventStoreDB connection string (kurrentdb://, kurrent://, kdb:// or the legacy esdb://, optionally +discover)');
   }
   return { kind: 'kurrentdb', connectionString: url };
 };
