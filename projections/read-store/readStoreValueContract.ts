@@ -25,7 +25,7 @@ export const describeValueContract = (storeOf: () => ReadStore): void => {
         '%2E': 'percent',
         _id: 'not the id',
         'nul\u0000': true,
-        nested: { 'c.d': { $gt: 1 }, list: [{ $x: 1, 'e.f': [1] }] },
+        nested: { 'c.d': { $gt: 1 }, list: [{ $x: 1, 'e.f': [1] }], ['__proto__']: { polluted: true } },
       };
       await docs.put(odd);
       await docs.put({ id: 'k2', 'a.b': 2, $where: 'y' });

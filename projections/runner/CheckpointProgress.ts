@@ -2,6 +2,7 @@ import type { Position } from '../../shared/event-store/EventStore.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 import type { Collection, Doc, ReadStore } from '../../shared/read-store/ReadStore.ts';
 import { CHECKPOINTS, checkpointPosition } from './checkpoints.ts';
+import { PositionWaiters } from './PositionWaiters.ts';
 
 export interface CheckpointProgressOptions {
   /** The read store the projector writes (MongoDB), as this process opened it. */
@@ -10,12 +11,6 @@ export interface CheckpointProgressOptions {
   name: string;
   /** How often the checkpoint is read while someone waits (default 20 ms). */
   pollIntervalMs?: number;
-}
-
-interface Waiter {
-  position: Position;
-  resolve(reached: boolean): void;
-  timer: NodeJS.Timeout;
 }
 
 /**
@@ -29,7 +24,7 @@ interface Waiter {
 export class CheckpointProgress implements ReadModelProgress {
   private readonly checkpoints: Collection<Doc>;
   private readonly pollIntervalMs: number;
-  private readonly waiters = new Set<Waiter>();
+  private readonly waiters = new PositionWaiters();
   private seen: Position = 0n;
   private polling = false;
 
@@ -45,18 +40,9 @@ export class CheckpointProgress implements ReadModelProgress {
 
   waitFor(position: Position, timeoutMs: number): Promise<boolean> {
     if (this.seen >= position) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        position,
-        resolve,
-        timer: setTimeout(() => {
-          this.waiters.delete(waiter);
-          resolve(false);
-        }, timeoutMs),
-      };
-      this.waiters.add(waiter);
-      if (!this.polling) void this.poll();
-    });
+    const reached = this.waiters.wait(position, timeoutMs);
+    if (!this.polling) void this.poll();
+    return reached;
   }
 
   private async poll(): Promise<void> {
@@ -70,12 +56,7 @@ export class CheckpointProgress implements ReadModelProgress {
           // A failed read (a failover, a swap in progress) is retried at the next tick; the
           // waiters' own timeouts bound how long they wait.
         }
-        for (const waiter of this.waiters) {
-          if (waiter.position > this.seen) continue;
-          clearTimeout(waiter.timer);
-          this.waiters.delete(waiter);
-          waiter.resolve(true);
-        }
+        this.waiters.release(this.seen);
         if (this.waiters.size > 0) await new Promise((resolve) => setTimeout(resolve, this.pollIntervalMs));
       }
     } finally {

@@ -3,6 +3,7 @@ import type { Collection, Doc, DocWrite, ReadStore } from '../../shared/read-sto
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 import { BatchedApplier } from './BatchedApplier.ts';
 import { CHECKPOINTS, checkpointPosition } from './checkpoints.ts';
+import { PositionWaiters } from './PositionWaiters.ts';
 import { APPLIED_POSITION, type Projection } from './Projection.ts';
 
 export interface RebuildProgress {
@@ -24,11 +25,6 @@ export interface ProjectionRunnerOptions {
   checkpointEvery?: number;
   /** With a store that batches writes (MongoDB): at most this many events per commit. */
   batchSize?: number;
-}
-
-interface Waiter {
-  position: Position;
-  resolve(reached: boolean): void;
 }
 
 interface Route {
@@ -54,7 +50,7 @@ const NO_TIMEOUT_MS = 2 ** 31 - 1;
 export class ProjectionRunner implements ReadModelProgress {
   private processed: Position = START;
   private subscription: Subscription | null = null;
-  private readonly waiters: Waiter[] = [];
+  private readonly waiters = new PositionWaiters();
   private readonly byType = new Map<string, Route[]>();
   private readonly checkpoints: Collection<Doc>;
   private readonly batched: BatchedApplier | null;
@@ -131,26 +127,12 @@ export class ProjectionRunner implements ReadModelProgress {
   /** Read-your-writes: resolves true once `position` is applied, false after `timeoutMs`. */
   waitFor(position: Position, timeoutMs: number): Promise<boolean> {
     if (this.processed >= position) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        position,
-        resolve: (reached) => {
-          clearTimeout(timer);
-          resolve(reached);
-        },
-      };
-      const timer = setTimeout(() => {
-        const index = this.waiters.indexOf(waiter);
-        if (index >= 0) this.waiters.splice(index, 1);
-        resolve(false);
-      }, timeoutMs);
-      this.waiters.push(waiter);
-    });
+    return this.waiters.wait(position, timeoutMs);
   }
 
   async stop(): Promise<void> {
     await this.pause();
-    for (const waiter of this.waiters.splice(0)) waiter.resolve(false);
+    this.waiters.dropAll();
   }
 
   /**
@@ -235,17 +217,7 @@ export class ProjectionRunner implements ReadModelProgress {
 
   private advance(position: Position): void {
     this.processed = position;
-    if (this.waiters.length > 0) this.releaseWaiters();
-  }
-
-  private releaseWaiters(): void {
-    for (let index = this.waiters.length - 1; index >= 0; index -= 1) {
-      const waiter = this.waiters[index];
-      if (waiter && waiter.position <= this.processed) {
-        this.waiters.splice(index, 1);
-        waiter.resolve(true);
-      }
-    }
+    if (this.waiters.size > 0) this.waiters.release(position);
   }
 
   private checkpointWrite(position: Position): DocWrite {

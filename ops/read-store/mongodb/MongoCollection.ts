@@ -1,3 +1,4 @@
+import { MongoServerError } from 'mongodb';
 import type { Collection, Doc, FindOptions } from '../../../shared/read-store/ReadStore.ts';
 import type { CollectionState } from './CollectionState.ts';
 import { checkedCount, filterOf, sortedPipeline } from './mongoQuery.ts';
@@ -8,6 +9,22 @@ import { duplicateKeyIndex, uniqueViolation } from './uniqueViolation.ts';
 export const replacementOf = (collection: string, doc: Doc): Omit<StoredDoc, '_id'> => {
   const { _id: _ignored, ...replacement } = toStored(collection, doc);
   return replacement;
+};
+
+/**
+ * A read whose cursor a rebuild's swap cut off: renaming the staged collection over the live one
+ * kills the cursors open on the old one (QueryPlanKilled, CursorKilled, CursorNotFound).
+ */
+const CUT_BY_SWAP = new Set([175, 237, 43]);
+
+/** Runs a read once more if a swap cut it off: the second run reads the rebuilt collection. */
+const readAcrossSwap = async <T>(read: () => Promise<T>): Promise<T> => {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof MongoServerError && typeof error.code === 'number' && CUT_BY_SWAP.has(error.code)) return read();
+    throw error;
+  }
 };
 
 /**
@@ -52,16 +69,19 @@ export class MongoCollection implements Collection<Doc> {
     if (limit === 0) return [];
     await this.ready;
     const driver = this.state.driver;
-    const stored = options.sort
-      ? await driver.aggregate<StoredDoc>(sortedPipeline(filter, options.sort, skip, limit), { allowDiskUse: true }).toArray()
-      : await driver.find(filter, { ...(skip > 0 ? { skip } : {}), ...(limit !== undefined ? { limit } : {}) }).toArray();
+    const sort = options.sort;
+    const stored = await readAcrossSwap(() =>
+      sort
+        ? driver.aggregate<StoredDoc>(sortedPipeline(filter, sort, skip, limit), { allowDiskUse: true }).toArray()
+        : driver.find(filter, { ...(skip > 0 ? { skip } : {}), ...(limit !== undefined ? { limit } : {}) }).toArray(),
+    );
     return stored.map(fromStored);
   }
 
   async count(where?: FindOptions['where']): Promise<number> {
     const filter = filterOf(where);
     await this.ready;
-    return this.state.driver.countDocuments(filter);
+    return readAcrossSwap(() => this.state.driver.countDocuments(filter));
   }
 
   peek(id: string): Promise<Doc | null> {

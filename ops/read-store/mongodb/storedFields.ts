@@ -27,6 +27,12 @@ export const storedName = (name: string, topLevel = true): string => {
 
 const readName = (name: string): string => (name.includes('%') ? name.replace(/%(?:25|2E|24|00|5F)/g, (escape) => UNESCAPES[escape] as string) : name);
 
+/** An own property even for `__proto__` (a user's field name), which `=` would take for the prototype. */
+const setOwn = (target: Record<string, unknown>, key: string, value: unknown): void => {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+};
+
 const isPlainObject = (value: unknown): value is Record<string, unknown> => {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const prototype: unknown = Object.getPrototypeOf(value);
@@ -52,7 +58,7 @@ const mapKeys = (value: unknown, rename: (name: string) => string): unknown => {
     const mapped = mapKeys(item, rename);
     if (name === key && mapped === item && copy === null) continue;
     copy ??= copyUpTo(value, key);
-    copy[name] = mapped;
+    setOwn(copy, name, mapped);
   }
   return copy ?? value;
 };
@@ -62,7 +68,7 @@ const copyUpTo = (value: Record<string, unknown>, stop: string): Record<string, 
   const copy: Record<string, unknown> = {};
   for (const key in value) {
     if (key === stop) break;
-    copy[key] = value[key];
+    setOwn(copy, key, value[key]);
   }
   return copy;
 };
@@ -77,7 +83,7 @@ export const toStored = (collection: string, doc: Doc): StoredDoc => {
     if (key === 'id') continue;
     const value = doc[key];
     if (value === undefined) continue;
-    stored[storedName(key)] = mapKeys(value, nestedStoredName);
+    setOwn(stored, storedName(key), mapKeys(value, nestedStoredName));
   }
   return stored;
 };
@@ -87,7 +93,7 @@ export const fromStored = (stored: StoredDoc): Doc => {
   const doc: Doc = { id: String(stored._id) };
   for (const key in stored) {
     if (key === '_id') continue;
-    doc[readName(key)] = mapKeys(stored[key], readName);
+    setOwn(doc, readName(key), mapKeys(stored[key], readName));
   }
   return doc;
 };
