@@ -54,10 +54,7 @@ export class BatchedApplier {
       this.scheduled = true;
       setImmediate(() => {
         this.scheduled = false;
-        this.flush().catch((error: unknown) => {
-          this.failure ??= { error };
-          this.deps.onFailure(error);
-        });
+        this.flush().catch((error: unknown) => this.deps.onFailure(error));
       });
     }
   }
@@ -69,7 +66,21 @@ export class BatchedApplier {
     return run;
   }
 
+  /**
+   * After a failed commit nothing more may be committed: its events are not stored, and a later
+   * batch's checkpoint would step over them for good. The runner restarts from the checkpoint.
+   */
   private async commitPending(): Promise<void> {
+    if (this.failure) throw this.failure.error;
+    try {
+      await this.commitBatch();
+    } catch (error) {
+      this.failure ??= { error };
+      throw error;
+    }
+  }
+
+  private async commitBatch(): Promise<void> {
     const events = this.pending.splice(0);
     const last = events[events.length - 1];
     if (!last) return;

@@ -205,7 +205,8 @@ export class ProjectionRunner implements ReadModelProgress {
     this.sinceCheckpoint += 1;
     if (this.sinceCheckpoint >= (this.options.checkpointEvery ?? 10_000)) {
       this.processed = event.position;
-      await this.saveCheckpoint();
+      // Not saveCheckpoint: a batched runner's one-by-one replay runs inside a commit.
+      await this.writeCheckpoint();
     }
     this.advance(event.position);
   }
