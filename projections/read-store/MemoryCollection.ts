@@ -27,11 +27,14 @@ interface Sequence {
  * projection that mutates what it read cannot change the read model behind the store's back.
  */
 export class MemoryCollection implements Collection<Doc> {
-  private readonly docs = new Map<string, Doc>();
-  private readonly indexes = new Map<string, HashIndex>();
-  private readonly sequences = new Map<string, Sequence>();
+  // Not readonly: a rebuild's swap moves a staged collection's state into this object (takeOver).
+  private docs = new Map<string, Doc>();
+  private indexes = new Map<string, HashIndex>();
+  private sequences = new Map<string, Sequence>();
   /** Ordered indexes by field: they serve `range` queries. */
-  private readonly ordered = new Map<string, OrderedIndex>();
+  private ordered = new Map<string, OrderedIndex>();
+  /** Every declaration that added or changed an index: a rebuild's staged copy starts with them. */
+  private specs: IndexSpec[] = [];
 
   constructor(
     private readonly name: string,
@@ -67,6 +70,30 @@ export class MemoryCollection implements Collection<Doc> {
     for (const index of madeUnique) index.assertNoDuplicates();
     for (const index of madeUnique) index.makeUnique();
     for (const [name, index] of added) this.indexes.set(name, index);
+    // Query handlers ask for their collection (with its indexes) on every request: keep each once.
+    for (const spec of specs) if (!this.specs.some((known) => sameSpec(known, spec))) this.specs.push(spec);
+  }
+
+  /** The index declarations this collection holds, for a staged copy of it. */
+  declared(): ReadonlyArray<IndexSpec> {
+    return this.specs;
+  }
+
+  /**
+   * A rebuild's swap: this object (the one projections and query handlers hold) takes the staged
+   * collection's documents and indexes in one synchronous step; the staged object is left empty.
+   */
+  takeOver(staged: MemoryCollection): void {
+    this.docs = staged.docs;
+    this.indexes = staged.indexes;
+    this.sequences = staged.sequences;
+    this.ordered = staged.ordered;
+    this.specs = staged.specs;
+    staged.docs = new Map();
+    staged.indexes = new Map();
+    staged.sequences = new Map();
+    staged.ordered = new Map();
+    staged.specs = [];
   }
 
   async get(id: string): Promise<Doc | null> {
@@ -228,6 +255,9 @@ export class MemoryCollection implements Collection<Doc> {
     }
   }
 }
+
+const sameSpec = (a: IndexSpec, b: IndexSpec): boolean =>
+  indexName(a) === indexName(b) && (a.unique === true) === (b.unique === true) && (a.ordered === true) === (b.ordered === true);
 
 /** JSON has no undefined: an equality on undefined means null, as the MongoDB driver sends it. */
 const normalised = (where: FindOptions['where']): Where => {

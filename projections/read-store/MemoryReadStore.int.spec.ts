@@ -4,6 +4,7 @@ import { MemoryReadStore, UniqueIndexViolationError } from './MemoryReadStore.ts
 import { describeReadStoreContract } from './readStoreContract.ts';
 
 describeReadStoreContract('MemoryReadStore', () => new MemoryReadStore());
+describeReadStoreContract('MemoryReadStore with sequential batches', () => new MemoryReadStore({ batches: true }));
 
 describe('MemoryReadStore', () => {
   it('given many candidates, when a small sorted page is asked, then it equals the same page of a full sort', async () => {

@@ -1,5 +1,7 @@
-import type { Collection, Doc, IndexSpec, ReadStore } from '../../shared/read-store/ReadStore.ts';
+import type { BatchWrites, Collection, Doc, IndexSpec, ReadStore, StagedReadStore } from '../../shared/read-store/ReadStore.ts';
 import { MemoryCollection } from './MemoryCollection.ts';
+import { MemoryStagedStore } from './MemoryStagedStore.ts';
+import { SequentialBatches } from './SequentialBatches.ts';
 
 export { UniqueIndexViolationError } from './UniqueIndexViolationError.ts';
 
@@ -10,6 +12,15 @@ export { UniqueIndexViolationError } from './UniqueIndexViolationError.ts';
  */
 export class MemoryReadStore implements ReadStore {
   private readonly collections = new Map<string, MemoryCollection>();
+  /**
+   * Absent by default: in memory a write per document is the fastest path. Tests ask for
+   * `{ batches: true }` to run the projection runner's batched path (MongoDB's) without MongoDB.
+   */
+  readonly batches?: BatchWrites;
+
+  constructor(options: { batches?: boolean } = {}) {
+    if (options.batches === true) this.batches = new SequentialBatches(this);
+  }
 
   /**
    * Same name, same object: projections and query handlers that ask separately share the data.
@@ -24,6 +35,11 @@ export class MemoryReadStore implements ReadStore {
     }
     // The store holds JSON documents of any shape; T is the caller's word for what it put there.
     return collection as unknown as Collection<T>;
+  }
+
+  /** Fresh collections, swapped in by moving their state into the objects handed out here. */
+  async rebuild(): Promise<StagedReadStore> {
+    return new MemoryStagedStore(this.collections);
   }
 
   /** Empties every collection but keeps them and their indexes: projections hold references. */

@@ -1,6 +1,9 @@
 import { START, type EventStore, type Position, type RecordedEvent, type Subscription } from '../../shared/event-store/EventStore.ts';
-import type { Collection, Doc, ReadStore } from '../../shared/read-store/ReadStore.ts';
+import type { Collection, Doc, DocWrite, ReadStore } from '../../shared/read-store/ReadStore.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
+import { BatchedApplier } from './BatchedApplier.ts';
+import { CHECKPOINTS, checkpointPosition } from './checkpoints.ts';
+import { PositionWaiters } from './PositionWaiters.ts';
 import { APPLIED_POSITION, type Projection } from './Projection.ts';
 
 export interface RebuildProgress {
@@ -20,48 +23,81 @@ export interface ProjectionRunnerOptions {
   onError?(error: unknown): void;
   /** Checkpoints are saved every this many events and whenever the runner catches up. */
   checkpointEvery?: number;
+  /** With a store that batches writes (MongoDB): at most this many events per commit. */
+  batchSize?: number;
 }
 
-interface Waiter {
-  position: Position;
-  resolve(reached: boolean): void;
+interface Route {
+  projection: Projection;
+  collection: Collection<Doc>;
+  /** The collection's name, for batched writes. */
+  name: string;
 }
 
-const CHECKPOINTS = '_checkpoints';
+/** setTimeout's largest delay: "wait as long as it takes" for a rebuild's last stretch. */
+const NO_TIMEOUT_MS = 2 ** 31 - 1;
 
 /**
  * Reads `$all` from the saved checkpoint and applies every projection; one runner per process
  * role. Idempotent per document: an event at or below a document's `_position` is skipped, so a
  * crash between a document write and the checkpoint write replays safely.
+ *
+ * Two write paths. A store without batches (memory) gets a peek and an adopt per event and a
+ * checkpoint every `checkpointEvery` events. A store with batches (MongoDB) gets the events in
+ * batches, each committed together with the checkpoint (BatchedApplier): atomically on a
+ * replica set, so a restart resumes exactly where the documents are.
  */
 export class ProjectionRunner implements ReadModelProgress {
   private processed: Position = START;
   private subscription: Subscription | null = null;
-  private readonly waiters: Waiter[] = [];
-  private readonly byType = new Map<string, Array<{ projection: Projection; collection: Collection<Doc> }>>();
+  private readonly waiters = new PositionWaiters();
+  private readonly byType = new Map<string, Route[]>();
+  private readonly checkpoints: Collection<Doc>;
+  private readonly batched: BatchedApplier | null;
   private sinceCheckpoint = 0;
+  private failed: { error: unknown } | null = null;
+  private rejectStart: ((error: Error) => void) | null = null;
 
   constructor(private readonly options: ProjectionRunnerOptions) {
     for (const projection of options.projections) {
       const collection = options.readStore.collection<Doc>(projection.collection, projection.indexes);
-      for (const type of projection.handles) this.byType.set(type, [...(this.byType.get(type) ?? []), { projection, collection }]);
+      const route = { projection, collection, name: projection.collection };
+      for (const type of projection.handles) this.byType.set(type, [...(this.byType.get(type) ?? []), route]);
     }
+    // Asked for after the read models: a rebuild swaps collections in the order of first use,
+    // and the checkpoint must not be swapped in before the models it covers.
+    this.checkpoints = options.readStore.collection(CHECKPOINTS);
+    const batches = options.readStore.batches;
+    this.batched = batches
+      ? new BatchedApplier({
+          batches,
+          routes: (type) => this.byType.get(type)?.map(({ projection, name }) => ({ projection, collection: name })),
+          checkpoint: (position) => this.checkpointWrite(position),
+          batchSize: options.batchSize ?? 500,
+          onCommitted: (position) => this.advance(position),
+          onFailure: (error) => this.fail(error),
+          replayOneByOne: (events) => this.applyOneByOne(events),
+        })
+      : null;
   }
 
   /** Resolves once the read models have caught up with the log as it was at start. */
   async start(): Promise<void> {
-    const { eventStore, readStore, name } = this.options;
-    const checkpoint = await readStore.collection(CHECKPOINTS).get(name);
-    this.processed = typeof checkpoint?.position === 'string' ? BigInt(checkpoint.position) : START;
+    const { eventStore, name } = this.options;
+    this.failed = null;
+    this.batched?.reset();
+    this.processed = checkpointPosition(await this.checkpoints.get(name));
     const head = await eventStore.headPosition();
     const startedAt = Date.now();
     let processedCount = 0;
     let lastReport = startedAt;
     await new Promise<void>((resolve, reject) => {
+      this.rejectStart = reject;
       this.subscription = eventStore.subscribeToAll({
         after: this.processed,
         onEvent: async (event) => {
-          await this.apply(event);
+          if (this.batched) await this.batched.add(event);
+          else await this.apply(event);
           processedCount += 1;
           const now = Date.now();
           if (this.options.onProgress && event.position < head && now - lastReport >= 1000) {
@@ -77,11 +113,10 @@ export class ProjectionRunner implements ReadModelProgress {
         onCaughtUp: () => {
           void this.saveCheckpoint().then(resolve, reject);
         },
-        onError: (error) => {
-          this.options.onError?.(error);
-          reject(error instanceof Error ? error : new Error(String(error)));
-        },
+        onError: (error) => this.fail(error),
       });
+    }).finally(() => {
+      this.rejectStart = null;
     });
   }
 
@@ -92,35 +127,67 @@ export class ProjectionRunner implements ReadModelProgress {
   /** Read-your-writes: resolves true once `position` is applied, false after `timeoutMs`. */
   waitFor(position: Position, timeoutMs: number): Promise<boolean> {
     if (this.processed >= position) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        position,
-        resolve: (reached) => {
-          clearTimeout(timer);
-          resolve(reached);
-        },
-      };
-      const timer = setTimeout(() => {
-        const index = this.waiters.indexOf(waiter);
-        if (index >= 0) this.waiters.splice(index, 1);
-        resolve(false);
-      }, timeoutMs);
-      this.waiters.push(waiter);
-    });
+    return this.waiters.wait(position, timeoutMs);
   }
 
   async stop(): Promise<void> {
+    await this.pause();
+    this.waiters.dropAll();
+  }
+
+  /**
+   * Rebuilds every read model into fresh collections (ReadStore.rebuild) and swaps them in, so
+   * readers never see a half-built model. A running runner keeps the live models current while
+   * the rebuild replays the log, then pauses; the rebuild catches up to where the live models
+   * stopped (no reader may afterwards see an older position than it saw), its models are swapped
+   * in with its checkpoint, and the runner resumes from there. If the rebuild fails, the staged
+   * collections are dropped and the live ones go on as they were.
+   */
+  async rebuild(): Promise<void> {
+    const wasRunning = this.subscription !== null;
+    const staged = await this.options.readStore.rebuild();
+    const builder = new ProjectionRunner({ ...this.options, readStore: staged });
+    let paused = false;
+    try {
+      await builder.start();
+      if (wasRunning) {
+        await this.pause();
+        paused = true;
+        await builder.waitFor(this.processed, NO_TIMEOUT_MS);
+      }
+      await builder.stop();
+      await staged.swap();
+    } catch (error) {
+      await builder.stop().catch(() => {});
+      await staged.discard();
+      if (paused) await this.start();
+      throw error;
+    }
+    if (wasRunning) await this.start();
+    else this.processed = checkpointPosition(await this.checkpoints.get(this.options.name));
+  }
+
+  /** Stops reading the log and saves the checkpoint; waiters keep waiting for a later start. */
+  private async pause(): Promise<void> {
     await this.subscription?.close();
     this.subscription = null;
-    await this.saveCheckpoint();
-    for (const waiter of this.waiters.splice(0)) waiter.resolve(false);
+    if (!this.failed) await this.saveCheckpoint();
+  }
+
+  /** Stops on the first failure: skipping an event would leave a read model wrong. */
+  private fail(error: unknown): void {
+    if (this.failed) return;
+    this.failed = { error };
+    this.options.onError?.(error);
+    this.rejectStart?.(error instanceof Error ? error : new Error(String(error)));
+    void this.subscription?.close();
   }
 
   private async apply(event: RecordedEvent): Promise<void> {
-    const projections = this.byType.get(event.type);
-    if (projections) {
+    const routes = this.byType.get(event.type);
+    if (routes) {
       const position = Number(event.position);
-      for (const { projection, collection } of projections) {
+      for (const { projection, collection } of routes) {
         const id = projection.documentId(event);
         if (id === null) continue;
         const current = await collection.peek(id);
@@ -135,24 +202,38 @@ export class ProjectionRunner implements ReadModelProgress {
         }
       }
     }
-    this.processed = event.position;
     this.sinceCheckpoint += 1;
-    if (this.sinceCheckpoint >= (this.options.checkpointEvery ?? 10_000)) await this.saveCheckpoint();
-    if (this.waiters.length > 0) this.releaseWaiters();
-  }
-
-  private releaseWaiters(): void {
-    for (let index = this.waiters.length - 1; index >= 0; index -= 1) {
-      const waiter = this.waiters[index];
-      if (waiter && waiter.position <= this.processed) {
-        this.waiters.splice(index, 1);
-        waiter.resolve(true);
-      }
+    if (this.sinceCheckpoint >= (this.options.checkpointEvery ?? 10_000)) {
+      this.processed = event.position;
+      // Not saveCheckpoint: a batched runner's one-by-one replay runs inside a commit.
+      await this.writeCheckpoint();
     }
+    this.advance(event.position);
   }
 
-  private async saveCheckpoint(): Promise<void> {
+  private async applyOneByOne(events: ReadonlyArray<RecordedEvent>): Promise<void> {
+    for (const event of events) await this.apply(event);
+    await this.writeCheckpoint();
+  }
+
+  private advance(position: Position): void {
+    this.processed = position;
+    if (this.waiters.size > 0) this.waiters.release(position);
+  }
+
+  private checkpointWrite(position: Position): DocWrite {
+    const name = this.options.name;
+    return { collection: CHECKPOINTS, id: name, doc: { id: name, position: position.toString() } };
+  }
+
+  /** Batched: commits what is pending (its checkpoint with it). One by one: writes the checkpoint. */
+  private saveCheckpoint(): Promise<void> {
+    return this.batched ? this.batched.flush() : this.writeCheckpoint();
+  }
+
+  private async writeCheckpoint(): Promise<void> {
     this.sinceCheckpoint = 0;
-    await this.options.readStore.collection(CHECKPOINTS).put({ id: this.options.name, position: this.processed.toString() });
+    const { doc } = this.checkpointWrite(this.processed);
+    if (doc) await this.checkpoints.put(doc);
   }
 }

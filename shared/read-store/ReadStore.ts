@@ -52,9 +52,58 @@ export interface Collection<T extends Doc = Doc> {
   adopt(doc: T): Promise<void>;
 }
 
+/** One write of a batch: the document's new state, or null to delete it. */
+export interface DocWrite {
+  collection: string;
+  id: string;
+  doc: Doc | null;
+}
+
+/**
+ * Batched writes, for stores where a round trip per document would dominate a replay (MongoDB):
+ * the projection runner then reads the documents of many events at once and writes what they
+ * became together with its checkpoint. Stores without it (memory) get one call per document.
+ */
+export interface BatchWrites {
+  /**
+   * True when `commit` applies all of its writes or none (a MongoDB replica set's transaction):
+   * a checkpoint committed with the documents then says exactly what the documents hold.
+   */
+  readonly atomic: boolean;
+  /** The stored documents of these ids (ids without one are absent from the map). */
+  getMany(collection: string, ids: ReadonlyArray<string>): Promise<Map<string, Doc>>;
+  /**
+   * Applies the writes: all or none when `atomic`; otherwise one after the other in the given
+   * order, so that the last write (the checkpoint) lands after every other has. A unique-index
+   * violation rejects with UniqueIndexViolationError.
+   */
+  commit(writes: ReadonlyArray<DocWrite>): Promise<void>;
+}
+
+/**
+ * Fresh, empty collections for a rebuild, invisible to the live store's readers until `swap`.
+ * Collections it was asked for start with the live collection's indexes.
+ */
+export interface StagedReadStore extends ReadStore {
+  /**
+   * Puts every staged collection in place of the live one of the same name (live handles then
+   * read the rebuilt data); live collections that were not staged stay as they are. Where the
+   * store cannot swap all at once (MongoDB renames one collection at a time), collections go in
+   * the order they were first asked for: the projection runner asks for its checkpoints after
+   * its read models, so no reader sees a checkpoint ahead of the models it covers.
+   */
+  swap(): Promise<void>;
+  /** Abandons the rebuild: the staged collections are dropped and the live ones untouched. */
+  discard(): Promise<void>;
+}
+
 export interface ReadStore {
   collection<T extends Doc = Doc>(name: string, indexes?: ReadonlyArray<IndexSpec>): Collection<T>;
-  /** Drops every collection: the start of a rebuild. */
+  /** Present where writes are better batched; see BatchWrites. */
+  readonly batches?: BatchWrites;
+  /** Starts a rebuild into fresh collections; see StagedReadStore. One rebuild at a time. */
+  rebuild(): Promise<StagedReadStore>;
+  /** Empties every collection (indexes stay). */
   clear(): Promise<void>;
   close(): Promise<void>;
 }
