@@ -22,6 +22,12 @@ export interface Config {
   role: Role;
   eventStore: EventStoreConfig;
   readStore: ReadStoreConfig;
+  /**
+   * READ_MODELS_REBUILD: a projecting process (projector, all) replays the whole log into fresh
+   * read models after it started and swaps them in, serving the live ones meanwhile; for a shared
+   * (MongoDB) store after a projection changed. The memory store is rebuilt at every start anyway.
+   */
+  rebuildReadModels: boolean;
   port: number;
   host: string;
   dataDir: string;
@@ -332,6 +338,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     role,
     eventStore: eventStoreConfig(env),
     readStore: readStoreConfig(env),
+    rebuildReadModels: flag(env, 'READ_MODELS_REBUILD', false),
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: text(env, 'HOST') ?? '127.0.0.1',
     dataDir,

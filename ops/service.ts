@@ -56,6 +56,9 @@ import type { UserDoc } from '../shared/read-models/UserDoc.ts';
 import { ENDED_SESSIONS, endedSessionsProjection } from '../projections/sessions/endedSessionsProjection.ts';
 import type { EndedSessionDoc } from '../shared/read-models/EndedSessionDoc.ts';
 import { MemoryReadStore } from '../projections/read-store/MemoryReadStore.ts';
+import { CheckpointProgress } from '../projections/runner/CheckpointProgress.ts';
+import type { ReadModelProgress } from '../shared/read-store/ReadModelProgress.ts';
+import { openMongoReadStore } from './read-store/mongodb/MongoReadStore.ts';
 import type { Config } from './config.ts';
 import { roleParts } from './roles.ts';
 import { openEventStore } from './event-store/openEventStore.ts';
@@ -102,6 +105,9 @@ import { TempGenerationSessions } from './ai/TempGenerationSessions.ts';
 import { optionalAuthentication } from './http/optionalAuthentication.ts';
 import { generateRoutes } from '../command-side/ai/generateRoutes.ts';
 
+/** The checkpoint name of the projector writing a shared (MongoDB) read store. */
+const PROJECTOR = 'projector';
+
 export interface Service {
   url: string;
   server: Server;
@@ -110,7 +116,10 @@ export interface Service {
   eventStore: EventStore;
   readStore: ReadStore;
   bus: MessageBus;
-  projections: ProjectionRunner;
+  /** The projections of this process: null in a role that reads a shared read store (CheckpointProgress). */
+  projections: ProjectionRunner | null;
+  /** Read-your-writes: the runner above, or the projector's checkpoint. */
+  readModels: ReadModelProgress;
   logger: JsonLinesLogger;
   /** Open streams of the logs routes (tests check that a client that left freed its stream). */
   logStreams: LogStreams;
@@ -180,7 +189,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   // Commits of the embedded store run on a writer thread: a writer (or a KurrentDB) that cannot start fails the start.
   const store = await openEventStore(config);
   const eventStore: EventStore = overrides.eventStoreView ? overrides.eventStoreView(store) : store;
-  const readStore = new MemoryReadStore();
+  const readStore: ReadStore =
+    config.readStore.kind === 'mongodb' ? await openMongoReadStore({ url: config.readStore.url, database: config.readStore.database }) : new MemoryReadStore();
   const bus: MessageBus =
     config.bus.kind === 'kafka'
       ? prefixedBus(
@@ -196,8 +206,11 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
           config.bus.topicPrefix,
         )
       : new InProcessBus({ concurrency: config.workerConcurrency });
-  const projections = new ProjectionRunner({
-    name: 'embedded',
+  // The projecting roles apply the log to the read store; the others (api, worker, scheduler on a
+  // shared MongoDB) follow the projector's checkpoint for read-your-writes. The checkpoint's id is
+  // the runner's name: one name per read-store database.
+  const projections = !parts.projects ? null : new ProjectionRunner({
+    name: config.readStore.kind === 'mongodb' ? PROJECTOR : 'embedded',
     eventStore,
     readStore,
     projections: [usersProjection, endedSessionsProjection, groupsProjection, groupMembersProjection, itemsProjection, linksProjection, queueMetricsProjection],
@@ -205,6 +218,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       announce(`Rebuilding read models: ${progress.position}/${progress.head} (${progress.eventsPerSecond} events/s)`),
     onError: (error) => logger.log({ level: 'critical', category: 'API', message: `Projection failed: ${String(error)}` }),
   });
+  const readModels: ReadModelProgress = projections ?? new CheckpointProgress({ readStore, name: PROJECTOR });
   const users = readStore.collection<UserDoc>(USERS, usersProjection.indexes);
   const endedSessions = readStore.collection<EndedSessionDoc>(ENDED_SESSIONS, endedSessionsProjection.indexes);
   const userCommands = userHandler({ eventStore, passwords, secrets });
@@ -250,7 +264,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     heartbeats: relayedHeartbeats ?? new HeartbeatStore(),
     pollIntervalMs: config.workerPollIntervalMs,
     slaMinuteMs: config.slaMinuteMs,
-    readModels: projections,
+    readModels,
     readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
   };
   // One scheduler loop per started project; loops start once the read models are current (below).
@@ -303,7 +317,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         tokens,
         users,
         endedSessions,
-        readModels: projections,
+        readModels,
         readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
         passwords,
         mailer,
@@ -331,7 +345,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         syntaxLimits: { ...limits, timeoutMs: Math.min(aiTimeoutMs, 30_000) },
         guides: loadGuideTexts(),
         sessions: generationSessions,
-        readModels: projections,
+        readModels,
         readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
         guard: publicGuard,
         optionalAuth: optionalAuthentication(accessCookieAuth),
@@ -354,7 +368,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         aiModule,
         logger,
         openTools: mcpToolbox({ ownUrl: () => ownUrl, ...config.mcp }),
-        readModels: projections,
+        readModels,
         readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
         guard: publicGuard,
         identify: optionalCaller(accessCookieAuth),
@@ -362,10 +376,10 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     ],
     bodyErrorRoutes: parts.api ? [logsQuery, mcp] : [],
     privateRoutes: !parts.api ? [] : [
-      taskRoutes({ ...taskDeps, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
-      actionRoutes({ ...taskDeps, runner, limits: workerDeps.limits, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
+      taskRoutes({ ...taskDeps, readModels, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
+      actionRoutes({ ...taskDeps, runner, limits: workerDeps.limits, readModels, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       catalogQueryRoutes({ items, links, access, eventStore }),
-      cronRoutes({ ...cronDeps, scheduler: cron, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
+      cronRoutes({ ...cronDeps, scheduler: cron, readModels, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       cronStatusRoutes({ items, access, clock, liveness }),
       readyToRunRoutes({ items, access, clock }),
       diagnoseRoutes({
@@ -377,7 +391,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         // Workers subscribe before the service is ready and leave when it closes.
         workers: { heartbeat: (laui) => workerDeps.heartbeats.last(laui), running: () => ready, broker: config.bus.kind === 'kafka' ? `Kafka (${config.bus.brokers.join(', ')})` : 'in-process bus' },
       }),
-      catalogCommandRoutes({ eventStore, items, links, access, clock, secrets, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
+      catalogCommandRoutes({ eventStore, items, links, access, clock, secrets, readModels, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       userQueryRoutes({ users, secrets }),
       marketplaceRoutes({
         eventStore,
@@ -389,16 +403,16 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         users,
         logger,
         marketplace: config.marketplace.url === null ? null : new HttpMarketplace({ ...config.marketplace, url: config.marketplace.url }),
-        readModels: projections,
+        readModels,
         readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
       }),
       eventRoutes({ eventStore, streams: eventStreams }),
-      userCommandRoutes({ users: userCommands, passwordChangeThrottle: throttles.passwordChange, clock, readModels: projections, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
+      userCommandRoutes({ users: userCommands, passwordChangeThrottle: throttles.passwordChange, clock, readModels, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       groupQueryRoutes({ readStore }),
       groupCommandRoutes({
         groups: groupHandler({ eventStore, readStore }),
         clock,
-        readModels: projections,
+        readModels,
         readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
       }),
       mcp,
@@ -415,8 +429,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${address.port}`;
   ownUrl = loopbackUrl(config.host, address.port);
 
-  await projections.start();
-  if (parts.api) await ensureAdmin(config, { users, userCommands, projections, clock, announce });
+  await projections?.start();
+  if (parts.api) await ensureAdmin(config, { users, userCommands, readModels, clock, announce });
   // Every role but the projector reads beats (the reaper, diagnose) or sends them (workers).
   if (parts.api || parts.worker || parts.scheduler) await relayedHeartbeats?.start(`${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`);
   // Workers and the lease reaper start once the read models are current: they read task state.
@@ -434,6 +448,14 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   if (parts.scheduler) cron.start();
   // Kafka mode only: the log is also published to `domain-events` for analysts' own consumers.
   const publisher = parts.publisher ? await startDomainEventPublishing(config.bus, { eventStore, dataDir: config.dataDir, logger }) : null;
+  if (config.rebuildReadModels && projections) {
+    // In the background: the live models keep serving until the rebuilt ones are swapped in.
+    announce('Rebuilding the read models into fresh collections (READ_MODELS_REBUILD)');
+    projections.rebuild().then(
+      () => logger.log({ level: 'info', category: 'API', message: 'Read models rebuilt and swapped in' }),
+      (error: unknown) => logger.log({ level: 'error', category: 'API', message: `Read-model rebuild failed (the live models stay): ${String(error)}` }),
+    );
+  }
   ready = true;
   logger.log({ level: 'info', category: 'API', message: `Service (role ${config.role}) ready on ${url}` });
 
@@ -445,6 +467,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     readStore,
     bus,
     projections,
+    readModels,
     logger,
     logStreams,
     aiModule,
@@ -464,7 +487,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       await reaping;
       await runner.close();
       generationSessions.close();
-      await projections.stop();
+      await projections?.stop();
+      await readStore.close();
       await eventStore.close();
       await retention.stop();
       await logger.close();
@@ -475,7 +499,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
 /** First start: the admin account, with ADMIN_PASSWORD or a random one shown once. */
 const ensureAdmin = async (
   config: Config,
-  deps: { users: Collection<UserDoc>; userCommands: UserHandler; projections: ProjectionRunner; clock: Clock; announce(message: string): void },
+  deps: { users: Collection<UserDoc>; userCommands: UserHandler; readModels: ReadModelProgress; clock: Clock; announce(message: string): void },
 ): Promise<void> => {
   const existing = await deps.users.find({ where: { username_key: config.adminUsername.toLowerCase() }, limit: 1 });
   if (existing.length > 0) return;
@@ -485,7 +509,7 @@ const ensureAdmin = async (
       { username: config.adminUsername, email: config.adminEmail, password, mustChangePassword: config.adminPassword === null, isAdmin: true },
       metadataFor(null, deps.clock.now(), 'bootstrap'),
     );
-    await deps.projections.waitFor(created.position, config.readYourWritesTimeoutMs);
+    await deps.readModels.waitFor(created.position, config.readYourWritesTimeoutMs);
   } catch (error) {
     // Another process sharing this DATA_DIR created it first: that is fine.
     if (error instanceof AppError && error.status === 409) return;

@@ -221,7 +221,7 @@ describe('Bad input never gets a 500', () => {
         metadata: metadataFor(me.laui, new Date(), 'old-log'),
       });
       const { position } = await svc.service.eventStore.append(itemStream(laui), events, 'no_stream');
-      expect(await svc.service.projections.waitFor(position, 20_000)).to.equal(true);
+      expect(await svc.service.readModels.waitFor(position, 20_000)).to.equal(true);
     });
 
     const readsSucceed = async (service: TestService, bearer: string) => {

@@ -1,0 +1,16 @@
+# The service image for the distributed stack (docker-compose.yml): one image, the role is chosen
+# per container with `--role`. Node 20 on Debian, with what operator runs need: python3 for Python
+# operators, bubblewrap for the non-root sandbox, a compiler for the nodefork addon.
+FROM node:20-bookworm-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 bubblewrap build-essential ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY ops/worker/native ops/worker/native
+RUN npm ci --no-audit --no-fund
+COPY . .
+ENV HOST=0.0.0.0 PORT=8080 DATA_DIR=/data
+EXPOSE 8080
+ENTRYPOINT ["npm", "start", "--"]
+CMD ["--role", "all"]

@@ -1,0 +1,69 @@
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type Role } from '../../config.ts';
+import { startService, type Service } from '../../service.ts';
+import { scryptPasswords } from '../../auth/scryptPasswords.ts';
+import { HttpClient } from '../../../test/support/HttpClient.ts';
+import { catalogClient } from '../../../test/support/catalogFixture.ts';
+import { signIn } from '../../../test/support/signIn.ts';
+import { startMongoDouble, type MongoDouble } from './mongoDouble.ts';
+
+/**
+ * The distributed read path on a shared read store: a projector process writes the read models to
+ * MongoDB (here the mongo-java-server DOUBLE, not MongoDB) and an api process, which projects
+ * nothing, answers from them, waiting for the projector's checkpoint (read-your-writes). Both run in
+ * this test process on one DATA_DIR (the SQLite log); roles are set after loading the config, the
+ * bus being irrelevant to what is looked at.
+ */
+describe('an api and a projector on one MongoDB read store (wire-protocol double, not MongoDB)', function () {
+  this.timeout(180_000);
+  let double: MongoDouble | null = null;
+  let dataDir = '';
+  const services: Service[] = [];
+
+  before(async function () {
+    const started = await startMongoDouble();
+    if ('missing' in started) {
+      if (process.env.CI === 'true') throw new Error(`CI=true and the MongoDB double cannot start: ${started.missing}`);
+      console.log(`      skipped: ${started.missing}`);
+      this.skip();
+    }
+    double = started;
+    dataDir = mkdtempSync(join(tmpdir(), 'orchestrator-mongo-roles-'));
+  });
+
+  after(async () => {
+    for (const service of services.splice(0).reverse()) await service.close();
+    await double?.release();
+    if (dataDir !== '') rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const start = async (role: Role, database: string): Promise<Service> => {
+    const env = { PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'admin-password-1', SQLITE_SYNCHRONOUS: 'normal', WORKER_POOL_SIZE: '0', MONGO_URL: double!.url, MONGO_DATABASE: database };
+    const service = await startService({ ...loadConfig(env), role }, { passwords: scryptPasswords(2 ** 10), announce: () => undefined });
+    services.push(service);
+    return service;
+  };
+
+  it('given a projector and an api process, when the api writes, then it answers once the projector applied the write, and the api projects nothing itself', async () => {
+    const database = `roles_${randomBytes(4).toString('hex')}`;
+    const projector = await start('projector', database);
+    const api = await start('api', database);
+    expect(api.projections, 'the api role follows the projector').to.equal(null);
+    expect(projector.projections).to.not.equal(null);
+
+    const { token } = await signIn(api.url, 'admin', 'admin-password-1');
+    const catalog = catalogClient({ client: () => new HttpClient(api.url) }, token);
+    const tree = await catalog.bootstrap('acme');
+    const workflow = await catalog.createOk({ item_type: 'folder.workflow', name: 'wf', parent_laui: tree.folders.workflow });
+    // Read-your-writes across processes: the create answered after the projector's checkpoint passed it.
+    const read = await catalog.get({ item_laui: workflow });
+    expect(read.status, read.text).to.equal(200);
+    expect((read.json as { name: string }).name).to.equal('wf');
+    const position = projector.projections!.position();
+    expect(await api.readModels.waitFor(position, 5_000)).to.equal(true);
+  });
+});
