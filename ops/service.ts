@@ -97,6 +97,7 @@ import { loadGuideTexts } from './ai/guideTexts.ts';
 import { TempGenerationSessions } from './ai/TempGenerationSessions.ts';
 import { optionalAuthentication } from './http/optionalAuthentication.ts';
 import { generateRoutes } from '../command-side/ai/generateRoutes.ts';
+import { apiReferenceRoutes } from './http/apiReferenceRoutes.ts';
 
 export interface Service {
   url: string;
@@ -276,6 +277,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     trustProxyHops: config.trustProxyHops,
     authenticate: authenticate({ tokens, users, endedSessions }),
     publicRoutes: [
+      // GET /api/v1/openapi.json and /api/v1/docs: the API reference (ops/http/apiRouteDocs.ts lists every route's docs).
+      apiReferenceRoutes(),
       authRoutes({
         auth: authHandler({ eventStore, clock }),
         tokens,
