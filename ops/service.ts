@@ -104,6 +104,7 @@ import { loadGuideTexts } from './ai/guideTexts.ts';
 import { TempGenerationSessions } from './ai/TempGenerationSessions.ts';
 import { optionalAuthentication } from './http/optionalAuthentication.ts';
 import { generateRoutes } from '../command-side/ai/generateRoutes.ts';
+import { apiReferenceRoutes } from './http/apiReferenceRoutes.ts';
 
 /** The checkpoint name of the projector writing a shared (MongoDB) read store. */
 const PROJECTOR = 'projector';
@@ -312,6 +313,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     authenticate: authenticate({ tokens, users, endedSessions }),
     // Only the api role (and all) serves the REST routes; the others answer /healthz alone.
     publicRoutes: !parts.api ? [] : [
+      // GET /api/v1/openapi.json and /api/v1/docs: the API reference (ops/http/apiRouteDocs.ts lists every route's docs).
+      apiReferenceRoutes(),
       authRoutes({
         auth: authHandler({ eventStore, clock }),
         tokens,

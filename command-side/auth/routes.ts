@@ -50,19 +50,19 @@ const LOGIN_FAILED = 'Invalid username or password';
 const TOO_MANY_LOGINS = 'Too many failed login attempts, try again later';
 const TOO_MANY_GRANTS = 'Too many failed token requests, try again later';
 
-const loginSchema = {
+export const loginSchema = {
   type: 'object',
   properties: { username: { type: 'string' }, password: { type: 'string' } },
   required: ['username', 'password'],
 } as const;
 
-const authQuerySchema = {
+export const authQuerySchema = {
   type: 'object',
   properties: { client_id: { type: 'string' }, redirect_uri: { type: 'string' }, state: { type: 'string' } },
   required: ['client_id', 'redirect_uri', 'state'],
 } as const;
 
-const tokenSchema = {
+export const tokenSchema = {
   type: 'object',
   properties: {
     grant_type: { type: 'string', enum: ['authorization_code', 'refresh_token'] },
@@ -71,6 +71,8 @@ const tokenSchema = {
   },
   required: ['grant_type', 'credentials'],
 } as const;
+
+export const redirectQuerySchema = { type: 'object', properties: { user_laui: { type: 'string' } }, required: ['user_laui'] } as const;
 
 /** The origin the browser reached the service on (Koa 3's ctx.origin is not it). */
 const serviceOrigin = (ctx: AppContext): string => `${ctx.protocol}://${ctx.host}`;
@@ -138,11 +140,7 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
     const flowCookie = ctx.cookies.get('oauth_flow');
     const flow = flowCookie ? await deps.tokens.verify('oauth_flow', flowCookie).catch(() => null) : null;
     if (!flow) throw new AppError(403, null);
-    const query = validateRequest<{ user_laui: string }>(
-      { type: 'object', properties: { user_laui: { type: 'string' } }, required: ['user_laui'] },
-      { ...ctx.query },
-      'query',
-    );
+    const query = validateRequest<{ user_laui: string }>(redirectQuerySchema, { ...ctx.query }, 'query');
     // The code must go to the user who logged in, not to whoever is named in the query string.
     const session = await sessionOf(ctx);
     if (session?.userLaui !== query.user_laui) throw unauthorized();

@@ -15,30 +15,32 @@ export interface CatalogRoutesDeps extends CatalogDeps {
   readYourWritesTimeoutMs: number;
 }
 
-const linkSchema = {
+export const linkSchema = {
   type: 'object',
   properties: { parent_laui: lauiSchema, child_laui: lauiSchema },
   required: ['parent_laui', 'child_laui'],
 } as const;
 
-const deleteSchema = {
+export const deleteSchema = {
   type: 'object',
   properties: { item_laui: lauiSchema, parent_laui: lauiSchema, hard_delete: { type: 'boolean', default: false } },
   required: ['item_laui'],
 } as const;
 
-const updateSchema = {
+export const updateSchema = {
   type: 'object',
   properties: { item_laui: lauiSchema, expected_version: { type: 'integer', minimum: 1 } },
   required: ['item_laui'],
 } as const;
 
-const bootstrapSchema = {
+export const bootstrapSchema = {
   type: 'object',
   properties: { account_name: { type: 'string', minLength: 1 }, project_name: { type: 'string', minLength: 1, default: 'default' } },
   required: ['account_name'],
   additionalProperties: false,
 } as const;
+
+export const restorePathSchema = { type: 'object', properties: { item_laui: lauiSchema }, required: ['item_laui'] } as const;
 
 /** Catalog commands (spec 4.3) plus update, bootstrap and validate (docs/decisions.md). */
 export const catalogCommandRoutes = (deps: CatalogRoutesDeps): Router<AppState> => {
@@ -71,11 +73,7 @@ export const catalogCommandRoutes = (deps: CatalogRoutesDeps): Router<AppState> 
   });
 
   router.post('/restore/:item_laui', async (ctx) => {
-    const { item_laui } = validateRequest<{ item_laui: string }>(
-      { type: 'object', properties: { item_laui: lauiSchema }, required: ['item_laui'] },
-      { item_laui: ctx.params.item_laui },
-      'path',
-    );
+    const { item_laui } = validateRequest<{ item_laui: string }>(restorePathSchema, { item_laui: ctx.params.item_laui }, 'path');
     await settle(await restoreItem(deps, principalOf(ctx), item_laui, meta(ctx)));
     ctx.body = { message: `Item ${item_laui} restored successfully` };
   });

@@ -23,13 +23,13 @@ export interface ManageCronBody {
  * a string at all — reported as an `enum` entry naming START and STOP); a string that is not exactly
  * `START` or `STOP` is the 400. Actions are case-sensitive constants: `start` and `PAUSE` are 400.
  */
-const stringAction = {
+export const stringAction = {
   type: 'object',
   properties: { project_laui: lauiSchema, action: { type: 'string' } },
   required: ['project_laui', 'action'],
   additionalProperties: false,
 } as const;
-const nonStringAction = { ...stringAction, properties: { ...stringAction.properties, action: { enum: [...CRON_ACTIONS] } } } as const;
+export const nonStringAction = { ...stringAction, properties: { ...stringAction.properties, action: { enum: [...CRON_ACTIONS] } } } as const;
 
 export const parseManageCronBody = (body: Record<string, unknown>): ManageCronBody => {
   const parsed = validateRequest<{ project_laui: string; action: string }>(typeof body.action === 'string' || body.action === undefined ? stringAction : nonStringAction, body);

@@ -16,7 +16,7 @@ export interface GroupRoutesDeps {
 
 export const MAX_GROUP_NAME_LENGTH = 200;
 
-const saveGroupSchema = {
+export const saveGroupSchema = {
   type: 'object',
   properties: {
     name: { type: 'string', minLength: 1, maxLength: MAX_GROUP_NAME_LENGTH },
@@ -26,7 +26,7 @@ const saveGroupSchema = {
   required: ['name'],
 };
 
-const deleteQuerySchema = {
+export const deleteQuerySchema = {
   type: 'object',
   properties: { group_laui: lauiSchema },
   required: ['group_laui'],

@@ -13,7 +13,7 @@ export interface MarketplaceRoutesDeps extends ImportDeps {
   readYourWritesTimeoutMs: number;
 }
 
-const importSchema = {
+export const importSchema = {
   type: 'object',
   properties: {
     // An id of the marketplace's (a LAUI when it is this service); sent URL-encoded as a query value.

@@ -17,8 +17,8 @@ export interface TaskRoutesDeps extends TaskDeps {
   readYourWritesTimeoutMs: number;
 }
 
-const PATH_SCHEMA = { type: 'object', properties: { task_laui: lauiSchema }, required: ['task_laui'] } as const;
-const MULTIPLE_SCHEMA = { type: 'object', properties: { task_lauis: { type: 'array', items: lauiSchema, maxItems: 1000 } }, required: ['task_lauis'] } as const;
+export const PATH_SCHEMA = { type: 'object', properties: { task_laui: lauiSchema }, required: ['task_laui'] } as const;
+export const MULTIPLE_SCHEMA = { type: 'object', properties: { task_lauis: { type: 'array', items: lauiSchema, maxItems: 1000 } }, required: ['task_lauis'] } as const;
 
 const pathLaui = (ctx: AppContext) => validateRequest<{ task_laui: string }>(PATH_SCHEMA, { task_laui: ctx.params.task_laui }, 'path').task_laui;
 

@@ -26,7 +26,10 @@ const stringFields = (...names: string[]) => ({
   required: names,
 });
 
-const createUserSchema = {
+export const changePasswordSchema = stringFields('current_password', 'new_password');
+export const marketplaceTokenSchema = stringFields('marketplace_access_token');
+
+export const createUserSchema = {
   type: 'object',
   properties: {
     username: { type: 'string' },
@@ -39,7 +42,7 @@ const createUserSchema = {
   required: ['username', 'email', 'password'],
 } as const;
 
-const rolesSchema = {
+export const rolesSchema = {
   type: 'object',
   properties: { user_laui: { type: 'string', pattern: '^[0-9a-f]{24}$' }, is_auditor: { type: 'boolean' } },
   required: ['user_laui', 'is_auditor'],
@@ -51,10 +54,7 @@ export const userCommandRoutes = (deps: UserRoutesDeps): Router<AppState> => {
   const { meta, settle } = requestWrites(deps);
 
   router.post('/api/v1/user/change-password', async (ctx) => {
-    const body = validateRequest<{ current_password: string; new_password: string }>(
-      stringFields('current_password', 'new_password'),
-      requireObjectBody(ctx.request.body),
-    );
+    const body = validateRequest<{ current_password: string; new_password: string }>(changePasswordSchema, requireObjectBody(ctx.request.body));
     const principal = principalOf(ctx);
     const attempt = await deps.passwordChangeThrottle.begin(principal.laui);
     if (!attempt.allowed) throw new TooManyRequestsError(attempt.retryAfterSeconds, 'Too many failed password changes, try again later');
@@ -69,10 +69,7 @@ export const userCommandRoutes = (deps: UserRoutesDeps): Router<AppState> => {
   });
 
   router.post('/api/v1/user/marketplace_access_token/update', async (ctx) => {
-    const body = validateRequest<{ marketplace_access_token: string }>(
-      stringFields('marketplace_access_token'),
-      requireObjectBody(ctx.request.body),
-    );
+    const body = validateRequest<{ marketplace_access_token: string }>(marketplaceTokenSchema, requireObjectBody(ctx.request.body));
     const principal = principalOf(ctx);
     await settle(await deps.users.updateMarketplaceToken(principal.laui, body.marketplace_access_token, meta(ctx)));
     ctx.body = { message: 'Marketplace access token updated successfully', user_id: principal.laui };

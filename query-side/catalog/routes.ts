@@ -15,7 +15,7 @@ import { hasSecretFields } from '../../shared/item-types/secretFields.ts';
 const booleanQuery = { type: 'boolean' } as const;
 const integerQuery = { type: 'integer' } as const;
 
-const getSchema = {
+export const getSchema = {
   type: 'object',
   properties: {
     item_laui: lauiSchema,
@@ -33,7 +33,7 @@ const getSchema = {
   },
 } as const;
 
-const searchSchema = {
+export const searchSchema = {
   type: 'object',
   properties: {
     item_filter: {
@@ -78,6 +78,9 @@ const searchSchema = {
   },
 } as const;
 
+export const revisionsQuerySchema = { type: 'object', properties: { item_laui: lauiSchema, version: { type: 'integer', minimum: 1 } }, required: ['item_laui'] } as const;
+export const historyQuerySchema = { type: 'object', properties: { item_laui: lauiSchema }, required: ['item_laui'] } as const;
+
 /** Query strings arrive as text: turn the typed parameters into booleans and integers first. */
 const coerceQuery = (raw: Record<string, unknown>, booleans: string[], integers: string[]): Record<string, unknown> => {
   const result: Record<string, unknown> = {};
@@ -116,11 +119,7 @@ export const catalogQueryRoutes = (deps: GetDeps & { eventStore: EventStore }): 
   });
 
   router.get('/get/item_revisions', async (ctx) => {
-    const query = validateRequest<{ item_laui: string; version?: number }>(
-      { type: 'object', properties: { item_laui: lauiSchema, version: { type: 'integer', minimum: 1 } }, required: ['item_laui'] },
-      coerceQuery(ctx.query, [], ['version']),
-      'query',
-    );
+    const query = validateRequest<{ item_laui: string; version?: number }>(revisionsQuerySchema, coerceQuery(ctx.query, [], ['version']), 'query');
     // No route-level check (spec); a revision of an item with credentials shows their non-secret
     // fields only to a caller with VIEW on the item. Read from the log itself, which may predate the
     // body parser's depth bound: clamped.
@@ -130,11 +129,7 @@ export const catalogQueryRoutes = (deps: GetDeps & { eventStore: EventStore }): 
   });
 
   router.get('/get/item_history', async (ctx) => {
-    const query = validateRequest<{ item_laui: string }>(
-      { type: 'object', properties: { item_laui: lauiSchema }, required: ['item_laui'] },
-      coerceQuery(ctx.query, [], []),
-      'query',
-    );
+    const query = validateRequest<{ item_laui: string }>(historyQuerySchema, coerceQuery(ctx.query, [], []), 'query');
     const principal = principalOf(ctx);
     const item = await deps.items.get(query.item_laui);
     // A hard-deleted item has no access maps left: only administrators read its tombstone.

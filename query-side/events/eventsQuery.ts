@@ -17,7 +17,7 @@ export interface EventsQuery extends EventFilter {
 export const MAX_EVENTS_PAGE = 1000;
 export const DEFAULT_EVENTS_PAGE = 100;
 
-const schema = {
+export const eventsQuerySchema = {
   type: 'object',
   properties: {
     from: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
@@ -41,7 +41,7 @@ const coerce = (raw: Record<string, unknown>): Record<string, unknown> => {
 
 /** GET /events and /events/stream query; 422 in the list form for any bad value. */
 export const parseEventsQuery = (raw: Record<string, unknown>): EventsQuery => {
-  const query = validateRequest<{ from?: number; limit: number; type?: string; stream?: string }>(schema, coerce(raw), 'query');
+  const query = validateRequest<{ from?: number; limit: number; type?: string; stream?: string }>(eventsQuerySchema, coerce(raw), 'query');
   return {
     from: BigInt(query.from ?? 0),
     limit: query.limit,

@@ -12,7 +12,7 @@ import { groupsOfPrincipal } from '../../projections/groups/groupsOfPrincipal.ts
 export const RELATIONS = ['owners', 'editors', 'viewers', 'false_parents', 'true_parent', '', 'all'] as const;
 export type Relation = (typeof RELATIONS)[number];
 
-const relationQuerySchema = {
+export const relationQuerySchema = {
   type: 'object',
   properties: { relation: { type: 'string', enum: [...RELATIONS] } },
   required: ['relation'],

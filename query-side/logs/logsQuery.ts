@@ -8,7 +8,7 @@ export const FILE_LIMIT_DEFAULT = 200;
 export const CONTENT_PER_PAGE_MAX = 500;
 export const CONTENT_PER_PAGE_DEFAULT = 50;
 
-const fileSchema = {
+export const fileSchema = {
   type: 'object',
   properties: {
     reverse: { type: 'boolean', default: false },
@@ -17,7 +17,7 @@ const fileSchema = {
   },
 } as const;
 
-const contentSchema = {
+export const contentSchema = {
   type: 'object',
   properties: {
     level: { type: 'string' },

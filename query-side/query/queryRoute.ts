@@ -36,7 +36,7 @@ export interface QueryRouteDeps {
   authenticate: Middleware<AppState>;
 }
 
-const BODY_SCHEMA = {
+export const BODY_SCHEMA = {
   type: 'object',
   required: ['connection_laui', 'sql'],
   properties: { connection_laui: lauiSchema, sql: { type: 'string', minLength: 1 } },

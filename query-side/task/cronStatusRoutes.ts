@@ -15,6 +15,8 @@ export interface CronStatusDeps {
   liveness: CronLiveness;
 }
 
+export const CRON_STATUS_PATH = { type: 'object', properties: { project_laui: lauiSchema }, required: ['project_laui'] } as const;
+
 /**
  * GET /api/v1/cron/status/{project_laui} (beyond the spec): the project's cron with its live
  * heartbeat. The catalog shows the heartbeat persisted with the last status change; the per-cycle
@@ -23,11 +25,7 @@ export interface CronStatusDeps {
 export const cronStatusRoutes = (deps: CronStatusDeps): Router<AppState> => {
   const router = new Router<AppState>({ prefix: '/api/v1/cron' });
   router.get('/status/:project_laui', async (ctx) => {
-    const { project_laui } = validateRequest<{ project_laui: string }>(
-      { type: 'object', properties: { project_laui: lauiSchema }, required: ['project_laui'] },
-      { project_laui: ctx.params.project_laui },
-      'path',
-    );
+    const { project_laui } = validateRequest<{ project_laui: string }>(CRON_STATUS_PATH, { project_laui: ctx.params.project_laui }, 'path');
     const project = await deps.access.require(principalOf(ctx), project_laui, 'VIEW');
     ctx.body = await cronViewOf({ liveness: deps.liveness, now: deps.clock.now(), settings: await systemSettingsOf(deps.items) }, project);
   });

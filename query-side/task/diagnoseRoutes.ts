@@ -30,7 +30,9 @@ export interface DiagnoseDeps {
   workers: { heartbeat(taskLaui: Laui): Date | null; running(): boolean; broker: string };
 }
 
-const DIAGNOSE_QUERY = {
+export const DIAGNOSE_PATH = { type: 'object', properties: { task_laui: lauiSchema }, required: ['task_laui'] } as const;
+
+export const DIAGNOSE_QUERY = {
   type: 'object',
   properties: { history: { type: 'string', enum: ['true', 'false'] } },
 } as const;
@@ -45,11 +47,7 @@ const DIAGNOSE_QUERY = {
 export const diagnoseRoutes = (deps: DiagnoseDeps): Router<AppState> => {
   const router = new Router<AppState>({ prefix: '/api/v1/task' });
   router.get('/diagnose/:task_laui', async (ctx) => {
-    const { task_laui } = validateRequest<{ task_laui: string }>(
-      { type: 'object', properties: { task_laui: lauiSchema }, required: ['task_laui'] },
-      { task_laui: ctx.params.task_laui },
-      'path',
-    );
+    const { task_laui } = validateRequest<{ task_laui: string }>(DIAGNOSE_PATH, { task_laui: ctx.params.task_laui }, 'path');
     const query = validateRequest<{ history?: 'true' | 'false' }>(DIAGNOSE_QUERY, { ...ctx.query }, 'query');
     const principal = principalOf(ctx);
     const task = await deps.items.get(task_laui);

@@ -45,14 +45,12 @@ export const tasksReadyToRun = async (deps: ReadyToRunDeps, principal: Principal
   return ready;
 };
 
+export const READY_TO_RUN_PATH = { type: 'object', properties: { project_laui: lauiSchema }, required: ['project_laui'] } as const;
+
 export const readyToRunRoutes = (deps: ReadyToRunDeps): Router<AppState> => {
   const router = new Router<AppState>({ prefix: '/api/v1/catalog' });
   router.get('/get/tasks_ready_to_run/:project_laui', async (ctx) => {
-    const { project_laui } = validateRequest<{ project_laui: string }>(
-      { type: 'object', properties: { project_laui: lauiSchema }, required: ['project_laui'] },
-      { project_laui: ctx.params.project_laui },
-      'path',
-    );
+    const { project_laui } = validateRequest<{ project_laui: string }>(READY_TO_RUN_PATH, { project_laui: ctx.params.project_laui }, 'path');
     ctx.body = await tasksReadyToRun(deps, principalOf(ctx), project_laui);
   });
   return router;

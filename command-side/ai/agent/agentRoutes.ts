@@ -39,7 +39,7 @@ interface AgentRequest {
   skill_content?: string;
 }
 
-const agentSchema = {
+export const agentSchema = {
   type: 'object',
   properties: {
     prompt: { type: 'string' },

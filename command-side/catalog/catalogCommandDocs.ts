@@ -1,0 +1,122 @@
+import { detail, json, messageSchema, objectOf, type RouteDocs } from '../../shared/http/routeDocs.ts';
+import { anyDetailSchema } from '../../shared/http/errorBodies.ts';
+import { listItemTypes } from '../../shared/item-types/itemTypes.ts';
+import { lauiSchema } from '../../shared/validation/validateRequest.ts';
+import { bootstrapSchema, deleteSchema, linkSchema, restorePathSchema, updateSchema } from './routes.ts';
+
+/** Every registered item type's create schema, as the catalog validates with (shared/item-types). */
+export const itemTypeSchemas: Readonly<Record<string, object>> = Object.fromEntries(listItemTypes().map((definition) => [`Item.${definition.type}`, definition.schema]));
+
+/**
+ * A create body: the fields of its item_type's schema as top-level keys. Aliases (connection.postgres)
+ * and open subtypes (operator.<x>, connection.<x>) use their family's schema.
+ */
+const createBodySchema = {
+  description: "The item's fields as top-level keys, validated against the schema of its item_type (GET /api/v1/catalog/item-types/supported-types)",
+  type: 'object',
+  properties: { item_type: { type: 'string' } },
+  required: ['item_type'],
+  anyOf: listItemTypes().map((definition) => definition.schema),
+};
+
+/** POST /catalog/update: the item and the fields to change (its type's fields; item_type, parent_laui and the service's fields cannot change). */
+const updateBodySchema = { ...updateSchema, additionalProperties: true, description: 'Any of the item type’s fields besides these; access_patch needs OWN' };
+
+const created = objectOf({ item_laui: lauiSchema });
+const invalidItem = json(
+  'The list form (each entry with expected_format), or an object: {message, item_type_passed, allowed_item_types} for a type the parent does not allow, {summary, validation_context}',
+  anyDetailSchema,
+);
+const common = {
+  400: detail('Invalid argument: <description>'),
+  403: detail('Access denied'),
+  404: detail('Item not found with laui: <laui>'),
+  503: detail('write_conflict'),
+};
+
+/** The OpenAPI docs of catalogCommandRoutes (spec 4.3). */
+export const catalogCommandDocs: RouteDocs = {
+  tag: 'Catalog',
+  description: 'The catalog of items: create, link, change, delete, restore, read and search.',
+  auth: 'bearer',
+  schemas: { ...itemTypeSchemas, ItemCreate: createBodySchema, Link: linkSchema, Delete: deleteSchema, Bootstrap: bootstrapSchema },
+  routes: [
+    {
+      method: 'POST',
+      path: '/api/v1/catalog/create',
+      summary: 'Create an item',
+      description: 'parent_laui is required unless is_root is true (then it is forbidden). Needs EDIT on the parent; the creator owns the item unless access_patch says otherwise.',
+      body: { schema: createBodySchema },
+      responses: { 200: json('Created', created), ...common, 409: detail('Item already exists with the same unique key'), 422: invalidItem },
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/catalog/validate',
+      summary: 'Check a create body without creating anything',
+      description: 'The checks of POST /catalog/create, with the same answers, up to the write.',
+      body: { schema: createBodySchema },
+      responses: {
+        200: json('It would be created', objectOf({ valid: { type: 'boolean', const: true }, item_type: { type: 'string' }, fields: { type: 'object' } })),
+        ...common,
+        409: detail('Item already exists with the same unique key'),
+        422: invalidItem,
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/catalog/create/link',
+      summary: 'Link two items',
+      description: 'Needs EDIT on the parent and VIEW on the child.',
+      body: { schema: linkSchema },
+      responses: { 200: json('Linked', objectOf({ link_laui: lauiSchema })), ...common },
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/catalog/delete',
+      summary: 'Delete an item (soft unless hard_delete)',
+      description: 'Needs DELETE on the item. parent_laui also removes the link.',
+      body: { schema: deleteSchema },
+      responses: { 200: json('Deleted', messageSchema), ...common },
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/catalog/restore/:item_laui',
+      summary: 'Restore a soft-deleted item',
+      params: { path: restorePathSchema },
+      responses: { 200: json('Restored', messageSchema), ...common },
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/catalog/update',
+      summary: "Change an item's fields",
+      description: 'The whole resulting item is validated against its schema. expected_version makes it conditional (409 when the item moved on).',
+      body: { schema: updateBodySchema },
+      responses: {
+        200: json('Updated', objectOf({ item_laui: lauiSchema, version: { type: ['integer', 'null'] } })),
+        ...common,
+        409: detail('The item changed since expected_version, or its new unique key is taken'),
+        422: invalidItem,
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/catalog/bootstrap',
+      summary: "Create an account's standard tree",
+      description: 'The account root, its trash and users folders, a project and its standard folders. Idempotent: what exists is reused.',
+      body: { schema: bootstrapSchema },
+      responses: {
+        200: json(
+          'The tree',
+          objectOf({
+            account_laui: lauiSchema,
+            project_laui: lauiSchema,
+            folders: { type: 'object', additionalProperties: lauiSchema },
+            created: { type: 'array', items: lauiSchema },
+          }),
+        ),
+        ...common,
+        409: detail('Item already exists with the same unique key (an account of that name that is not yours)'),
+      },
+    },
+  ],
+};

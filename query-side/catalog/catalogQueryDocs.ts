@@ -1,0 +1,135 @@
+import { detail, invalid, json, objectOf, type RouteDocs } from '../../shared/http/routeDocs.ts';
+import { lauiSchema } from '../../shared/validation/validateRequest.ts';
+import { getSchema, historyQuerySchema, revisionsQuerySchema, searchSchema } from './routes.ts';
+
+const text = { type: 'string' } as const;
+const nullableLaui = { type: ['string', 'null'], pattern: lauiSchema.pattern } as const;
+const roleMap = { type: 'object', additionalProperties: { type: 'string', const: 'true' } } as const;
+
+/** An item as the catalog serves it (spec 2.1): the common fields plus its type's, credentials masked. */
+export const catalogItemSchema = {
+  type: 'object',
+  properties: {
+    laui: lauiSchema,
+    item_type: text,
+    name: text,
+    description: { type: ['string', 'null'] },
+    parent_laui: nullableLaui,
+    is_root: { type: 'boolean' },
+    access: objectOf({ owners: roleMap, editors: roleMap, viewers: roleMap }),
+    created_at: text,
+    updated_at: text,
+    deleted_at: { type: ['string', 'null'] },
+    created_by: nullableLaui,
+    updated_by: nullableLaui,
+    version: { type: 'integer' },
+    pk: text,
+  },
+  required: ['laui', 'item_type', 'name'],
+  additionalProperties: true,
+} as const;
+
+const pagination = objectOf({
+  current_page: { type: 'integer' },
+  per_page: { type: 'integer' },
+  has_next: { type: 'boolean' },
+  next_page_token: { type: ['string', 'null'] },
+});
+
+const itemsPage = objectOf({ items: { type: 'array', items: catalogItemSchema }, pagination });
+
+/** GET /catalog/get beyond the flat read: items with their children (or ancestors) nested. */
+const nestedItemsPage = objectOf({
+  items: { type: 'array', items: { allOf: [catalogItemSchema], properties: { children: { type: 'array', items: { type: 'object' } } } } },
+  pagination,
+});
+
+const revisionRef = objectOf({ laui: lauiSchema, item_laui: lauiSchema, version: { type: 'integer' } });
+
+const historyEntry = objectOf(
+  {
+    revision: { type: 'integer' },
+    event: text,
+    at: text,
+    user_laui: nullableLaui,
+    version: { type: ['integer', 'null'] },
+    changed_fields: { type: 'array', items: text },
+    changes: { type: 'object' },
+    imported_from: { type: 'object' },
+  },
+  ['changes', 'imported_from'],
+);
+
+const itemTypeEntry = objectOf({
+  item_type: text,
+  base: text,
+  description: text,
+  required: { type: 'array', items: text },
+  name_pattern: { type: ['string', 'null'] },
+  unique_fields: { type: 'array', items: text },
+  versioned_fields: { type: 'array', items: text },
+  allowed_children: { type: 'array', items: text },
+  schema: { type: 'object', description: 'The JSON Schema (draft-07) a create body of this type is validated against' },
+});
+
+const notFound = detail('Item not found with laui: <laui>');
+
+/** The OpenAPI docs of catalogQueryRoutes (spec 4.3). */
+export const catalogQueryDocs: RouteDocs = {
+  tag: 'Catalog',
+  auth: 'bearer',
+  schemas: { CatalogItem: catalogItemSchema, Search: searchSchema },
+  routes: [
+    {
+      method: 'GET',
+      path: '/api/v1/catalog/get',
+      summary: 'Read an item, its children or ancestors, or the root items',
+      description:
+        'item_laui alone: the item itself (flat). Otherwise a page of items, each with its children (parent_or_child child, depth levels) or its ancestors nearest first (parent). is_root=true lists root items and cannot be combined with item_laui, item_type or parent_or_child.',
+      params: { query: getSchema },
+      responses: {
+        200: json('The item (item_laui alone), or a page of items', { oneOf: [catalogItemSchema, nestedItemsPage] }),
+        400: json('either one of item_laui or is_root must be passed (string), or an object: Invalid Field Combination, Invalid Pagination', {
+          type: 'object',
+          properties: { detail: { type: ['string', 'object'] } },
+          required: ['detail'],
+        }),
+        403: detail('Access denied'),
+        404: notFound,
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/v1/catalog/get/item_revisions',
+      summary: "An item's revisions, or one revision",
+      description: "Without version: the list. With version: the item's fields as of that version. Credentials show only to a caller with VIEW.",
+      params: { query: revisionsQuerySchema },
+      responses: {
+        200: json('The revisions, or one revision', { oneOf: [{ type: 'array', items: revisionRef }, catalogItemSchema] }),
+        404: detail('Item or revision not found'),
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/v1/catalog/get/item_history',
+      summary: "An item's history: every change, who and when",
+      description: 'Needs VIEW on the item; the tombstone of a hard-deleted item is for administrators.',
+      params: { query: historyQuerySchema },
+      responses: { 200: json('Oldest first', { type: 'array', items: historyEntry }), 403: detail('Access denied'), 404: notFound },
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/catalog/search',
+      summary: 'Search items (item_filter) or links (link_filter)',
+      description: 'Exactly one of item_filter and link_filter. item_filter takes further keys to match (state, project_laui...). Only items the caller may VIEW are returned.',
+      body: { schema: searchSchema },
+      responses: { 200: json('One page', itemsPage), 422: invalid('Both or neither filter, a bad page_token, a filter value that is not a scalar, or the list form of the schema') },
+    },
+    {
+      method: 'GET',
+      path: '/api/v1/catalog/item-types/supported-types',
+      summary: 'The item types, their schemas, hierarchy and aliases',
+      responses: { 200: json('Every registered type', objectOf({ types: { type: 'array', items: itemTypeEntry }, aliases: { type: 'object', additionalProperties: text } })) },
+    },
+  ],
+};
