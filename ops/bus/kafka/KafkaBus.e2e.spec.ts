@@ -1,36 +1,19 @@
 import { randomUUID } from 'node:crypto';
+import { requireKafkaBroker } from '../../../test/support/kafkaBroker.ts';
 import { describeMessageBusContract } from '../messageBusContract.ts';
 import { KafkaBus } from './KafkaBus.ts';
 
-/** A KRaft broker (no ZooKeeper); the version kafkajs 2.2 is known to speak to. */
-const KAFKA_IMAGE = 'confluentinc/cp-kafka:7.9.1';
-
 /**
- * The bus contract against a real broker started by testcontainers. Without a reachable container
- * runtime (no Docker engine), the suite is skipped with the reason printed, in CI too: CI=true
- * only makes the PostgreSQL and MariaDB tests mandatory.
+ * The bus contract against a real broker: TEST_KAFKA_BROKERS (.ci/run starts one with .ci/kafka),
+ * else a testcontainers broker, else skipped with the reason printed (failed in CI). Topics and
+ * groups are unique per test, so reruns and other runs on the same broker do not collide.
  */
-describe('KafkaBus against Kafka (testcontainers)', function () {
+describe('KafkaBus against a Kafka broker', function () {
   this.timeout(300_000);
   let brokers: string[] = [];
-  let stopKafka: (() => Promise<unknown>) | null = null;
 
   before(async function () {
-    const { getContainerRuntimeClient } = await import('testcontainers');
-    try {
-      await getContainerRuntimeClient();
-    } catch (error) {
-      console.log(`      skipped: no container runtime is reachable for a Kafka broker (${error instanceof Error ? error.message : String(error)})`);
-      this.skip();
-    }
-    const { KafkaContainer } = await import('@testcontainers/kafka');
-    const kafka = await new KafkaContainer(KAFKA_IMAGE).withKraft().start();
-    brokers = [`${kafka.getHost()}:${kafka.getMappedPort(9093)}`];
-    stopKafka = () => kafka.stop();
-  });
-
-  after(async () => {
-    await stopKafka?.();
+    ({ brokers } = await requireKafkaBroker(this));
   });
 
   describeMessageBusContract(
@@ -46,6 +29,7 @@ describe('KafkaBus against Kafka (testcontainers)', function () {
         sessionTimeoutMs: 6_000,
         heartbeatIntervalMs: 300,
       }),
+    // Group joins and rebalances on a loaded 2-core machine: generous.
     { patienceMs: 30_000 },
   );
 });

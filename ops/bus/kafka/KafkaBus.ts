@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Kafka, logLevel, Partitioners, type Admin, type Consumer as KafkaConsumer, type EachMessagePayload, type LogEntry as KafkaLogEntry, type Producer } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Admin, type Consumer as KafkaConsumer, type LogEntry as KafkaLogEntry, type Producer } from 'kafkajs';
 import type { BusMessage, Consumer, ConsumerOptions, KeyOwnership, MessageBus, OwnershipOptions } from '../../../shared/bus/MessageBus.ts';
 import type { Logger } from '../../../shared/ports/Logger.ts';
 import { backoffDelay } from '../backoffDelay.ts';
@@ -9,6 +9,7 @@ import { InFlight } from '../InFlight.ts';
 import { integerOption as count } from '../integerOption.ts';
 import { readDeadLetters } from './readDeadLetters.ts';
 import { KafkaOwnership } from './KafkaOwnership.ts';
+import { PartitionLanes } from './PartitionLanes.ts';
 import { deadLetterRecord, deadLetterTopic, publishedRecord, receivedRecord, toBusMessage, type ReceivedRecord } from './kafkaRecords.ts';
 import { messagePayload } from '../messagePayload.ts';
 
@@ -40,6 +41,7 @@ interface Subscription {
   consumer: KafkaConsumer;
   /** Aborted when the consumer closes: retries waiting out a backoff stop at once. */
   closing: AbortController;
+  lanes: PartitionLanes;
 }
 
 /** Thrown out of eachMessage so that kafkajs leaves the offset uncommitted: the message is delivered again. */
@@ -99,21 +101,34 @@ export class KafkaBus implements MessageBus, DeadLetterSource {
   /** Resolves once the consumer has joined its group and has partitions to read. */
   async subscribe<T>(options: ConsumerOptions<T>): Promise<Consumer> {
     this.assertOpen();
-    await this.ensureTopic(options.topic);
-    const subscription: Subscription = { consumer: this.consumer(options.group), closing: new AbortController() };
+    const { topic, group } = options;
+    await this.ensureTopic(topic);
+    const consumer = this.consumer(group);
+    const closing = new AbortController();
+    // Values cross the bus as JSON, untyped like Kafka records: T is the subscriber's claim about them.
+    const handler: Handler = (message) => options.handler(message as BusMessage<T>);
+    const lanes = new PartitionLanes({
+      concurrency: this.settings.concurrency,
+      handle: (partition, message) => this.deliver(topic, group, receivedRecord(topic, partition, message), handler, closing.signal),
+      commit: (offsets) => consumer.commitOffsets(offsets.map(({ partition, offset }) => ({ topic, partition, offset }))),
+      pause: (partition) => consumer.pause([{ topic, partitions: [partition] }]),
+      resume: (partition) => consumer.resume([{ topic, partitions: [partition] }]),
+      log: (level, message) => this.logger?.log({ level, category: 'CELERY', message: `kafka consumer of ${topic} (group ${group}): ${message}` }),
+    });
+    const subscription: Subscription = { consumer, closing, lanes };
     this.subscriptions.add(subscription);
     try {
-      const { consumer } = subscription;
+      // Every join (the first and each rebalance) hands the lanes the member's partitions.
+      consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => lanes.assign(payload.memberAssignment[topic] ?? []));
       const joined = firstJoin(consumer);
       // Awaited below; until then a crash must not count as an unhandled rejection.
       joined.catch(() => undefined);
       await consumer.connect();
-      await consumer.subscribe({ topics: [options.topic], fromBeginning: true });
-      // Values cross the bus as JSON, untyped like Kafka records: T is the subscriber's claim about them.
-      const handler: Handler = (message) => options.handler(message as BusMessage<T>);
+      await consumer.subscribe({ topics: [topic], fromBeginning: true });
       await consumer.run({
-        partitionsConsumedConcurrently: this.settings.concurrency,
-        eachMessage: (payload) => this.deliver(options.group, payload, handler, subscription.closing.signal),
+        // Offsets are committed by the lanes once handled: kafkajs would commit what it fetched.
+        autoCommit: false,
+        eachMessage: async ({ partition, message }) => lanes.push(partition, message),
       });
       await joined;
     } catch (error) {
@@ -171,22 +186,22 @@ export class KafkaBus implements MessageBus, DeadLetterSource {
 
   private async unsubscribe(subscription: Subscription): Promise<void> {
     if (!this.subscriptions.delete(subscription)) return;
-    // Disconnecting first stops kafkajs's fetch loop, so the abort below cannot make it fetch again.
-    const disconnecting = subscription.consumer.disconnect();
+    // The lanes stop starting records first, so the abort below reads as closing, not as a failure;
+    // they settle (retries waiting out a backoff give up at once) and commit what was handled while
+    // the consumer is still a member, and only then does it leave the group.
+    const settled = subscription.lanes.close();
     subscription.closing.abort();
-    await disconnecting;
+    await settled;
+    await subscription.consumer.disconnect();
   }
 
   /**
-   * One message, retried in place with backoff until it succeeds or reaches maxAttempts (then it
-   * goes to `<topic>.dlq`): later messages of the partition wait, which keeps each key in order.
+   * One record, retried in place with backoff until its handler succeeds or it reaches
+   * maxAttempts (then it goes to `<topic>.dlq`): its partition's later records wait, which keeps
+   * each key in order. Rejects with Abandoned when the consumer closes first.
    */
-  private async deliver(group: string, payload: EachMessagePayload, handler: Handler, closing: AbortSignal): Promise<void> {
-    const { topic, partition, message } = payload;
-    const record = receivedRecord(topic, partition, message);
+  private async deliver(topic: string, group: string, record: ReceivedRecord, handler: Handler, closing: AbortSignal): Promise<void> {
     this.inFlight.begin();
-    // A long handler or backoff must not look like a dead member to the group coordinator.
-    const keepAlive = setInterval(() => void payload.heartbeat().catch(() => undefined), this.settings.heartbeatIntervalMs);
     try {
       try {
         toBusMessage(topic, record, 1);
@@ -210,7 +225,6 @@ export class KafkaBus implements MessageBus, DeadLetterSource {
         }
       }
     } finally {
-      clearInterval(keepAlive);
       this.inFlight.end();
     }
   }
