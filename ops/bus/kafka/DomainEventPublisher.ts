@@ -6,6 +6,7 @@ import type { Logger } from '../../../shared/ports/Logger.ts';
 import type { BusConfig } from '../../config.ts';
 import { join } from 'node:path';
 import { toEnvelope } from '../../../query-side/events/eventEnvelope.ts';
+import { kafkaLogCreator } from './kafkaLog.ts';
 
 /** The topic analysts attach their own consumers to (docs/events.md). */
 export const DOMAIN_EVENTS_TOPIC = 'domain-events';
@@ -131,13 +132,23 @@ export const publishDomainEvents = (deps: {
   };
 };
 
-/** A producer of the `domain-events` topic (created with 12 partitions when absent). */
-export const kafkaDomainEventSink = async (options: { brokers: ReadonlyArray<string>; clientId: string; partitions?: number }): Promise<DomainEventSink> => {
-  const kafka = new Kafka({ clientId: `${options.clientId}-domain-events`, brokers: [...options.brokers], logLevel: logLevel.WARN });
+/**
+ * A producer of the `domain-events` topic (created with 12 partitions when absent). `topic` is for
+ * tests that share a broker; kafkajs's log lines go to `logger`.
+ */
+export const kafkaDomainEventSink = async (options: {
+  brokers: ReadonlyArray<string>;
+  clientId: string;
+  partitions?: number;
+  topic?: string;
+  logger?: Logger;
+}): Promise<DomainEventSink> => {
+  const topic = options.topic ?? DOMAIN_EVENTS_TOPIC;
+  const kafka = new Kafka({ clientId: `${options.clientId}-domain-events`, brokers: [...options.brokers], logLevel: logLevel.WARN, logCreator: kafkaLogCreator(options.logger) });
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic: DOMAIN_EVENTS_TOPIC, numPartitions: options.partitions ?? 12 }] });
+    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: options.partitions ?? 12 }] });
   } finally {
     await admin.disconnect();
   }
@@ -145,7 +156,7 @@ export const kafkaDomainEventSink = async (options: { brokers: ReadonlyArray<str
   await producer.connect();
   return {
     send: async (messages) => {
-      await producer.send({ topic: DOMAIN_EVENTS_TOPIC, messages });
+      await producer.send({ topic, messages });
     },
     close: () => producer.disconnect(),
   };
@@ -165,7 +176,7 @@ export const startDomainEventPublishing = async (
   },
 ): Promise<DomainEventPublisher | null> => {
   if (bus.kind !== 'kafka') return null;
-  const sinkFor = deps.sinkFor ?? ((brokers, clientId) => kafkaDomainEventSink({ brokers, clientId }));
+  const sinkFor = deps.sinkFor ?? ((brokers, clientId) => kafkaDomainEventSink({ brokers, clientId, ...(deps.logger ? { logger: deps.logger } : {}) }));
   return publishDomainEvents({
     eventStore: deps.eventStore,
     sink: await sinkFor(bus.brokers, bus.clientId),

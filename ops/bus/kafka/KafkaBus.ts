@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Kafka, logLevel, Partitioners, type Admin, type Consumer as KafkaConsumer, type LogEntry as KafkaLogEntry, type Producer } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Admin, type Consumer as KafkaConsumer, type Producer } from 'kafkajs';
 import type { BusMessage, Consumer, ConsumerOptions, KeyOwnership, MessageBus, OwnershipOptions } from '../../../shared/bus/MessageBus.ts';
 import type { Logger } from '../../../shared/ports/Logger.ts';
 import { backoffDelay } from '../backoffDelay.ts';
@@ -10,6 +10,7 @@ import { integerOption as count } from '../integerOption.ts';
 import { readDeadLetters } from './readDeadLetters.ts';
 import { KafkaOwnership } from './KafkaOwnership.ts';
 import { PartitionLanes } from './PartitionLanes.ts';
+import { kafkaLogCreator } from './kafkaLog.ts';
 import { deadLetterRecord, deadLetterTopic, publishedRecord, receivedRecord, toBusMessage, type ReceivedRecord } from './kafkaRecords.ts';
 import { messagePayload } from '../messagePayload.ts';
 
@@ -84,7 +85,7 @@ export class KafkaBus implements MessageBus, DeadLetterSource {
       clientId: options.clientId,
       brokers: [...options.brokers],
       logLevel: logLevel.WARN,
-      logCreator: () => (entry) => this.logKafka(entry),
+      logCreator: kafkaLogCreator(options.logger),
     });
   }
 
@@ -282,12 +283,6 @@ export class KafkaBus implements MessageBus, DeadLetterSource {
   private adminClient(): Promise<Admin> {
     this.admin ??= connected(this.kafka.admin(), () => (this.admin = null));
     return this.admin;
-  }
-
-  private logKafka({ level, namespace, log }: KafkaLogEntry): void {
-    if (!this.logger) return;
-    const severity = level === logLevel.ERROR ? 'error' : level === logLevel.WARN ? 'warning' : 'info';
-    this.logger.log({ level: severity, category: 'CELERY', message: `kafka ${namespace}: ${log.message}` });
   }
 
   private assertOpen(): void {
