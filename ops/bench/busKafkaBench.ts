@@ -8,8 +8,9 @@ const KAFKA_SCRIPT = fileURLToPath(new URL('../../.ci/kafka', import.meta.url));
 
 const kafkaScript = (command: 'start' | 'stop' | 'status' | 'brokers'): { ok: boolean; output: string } => {
   try {
-    // Its progress goes to stderr, which stays free of the bench's JSON lines.
-    return { ok: true, output: execFileSync('bash', [KAFKA_SCRIPT, command], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim() };
+    // Only `brokers` answers on stdout; the others' progress goes to stderr, away from the bench's JSON lines.
+    const stdout = command === 'brokers' ? 'pipe' : 2;
+    return { ok: true, output: (execFileSync('bash', [KAFKA_SCRIPT, command], { encoding: 'utf8', stdio: ['ignore', stdout, 'inherit'] }) ?? '').trim() };
   } catch {
     return { ok: false, output: '' };
   }
@@ -23,6 +24,7 @@ const benchBrokers = (): { brokers: string; source: string; stop: () => void } =
   const given = process.env.TEST_KAFKA_BROKERS?.trim();
   if (given) return { brokers: given, source: 'TEST_KAFKA_BROKERS', stop: () => undefined };
   const running = kafkaScript('status').ok;
+  if (running) console.error('bus-kafka: TEST_KAFKA_BROKERS is unset: using the broker .ci/kafka runs');
   if (!running) {
     console.error('bus-kafka: TEST_KAFKA_BROKERS is unset: starting a broker with .ci/kafka start (the first run fetches Kafka through Maven)');
     if (!kafkaScript('start').ok) throw new Error('bus-kafka: .ci/kafka start failed (its output is above)');
@@ -74,7 +76,14 @@ export async function benchBusKafka(opts: { dir: string; seconds?: number; round
         const load = await bed.throughput(op, `bus-${bus}`, seconds, 'create');
         measured[bus] = {
           latency,
-          throughput: { value: Number((load.tasks / load.seconds).toFixed(1)), errors: load.errors, p50_ms: load.p50, p99_ms: load.p99 },
+          throughput: {
+            value: Number((load.tasks / load.seconds).toFixed(1)),
+            errors: load.errors,
+            p50_ms: load.p50,
+            p99_ms: load.p99,
+            // Every process of the machine, the broker's JVM included: what a task costs the box.
+            machine_cpu_ms_per_task: Number((load.machineCpuMs / Math.max(load.tasks, 1)).toFixed(2)),
+          },
         };
       } finally {
         await bed.close();

@@ -7,6 +7,7 @@ import type { BusConfig } from '../../config.ts';
 import { join } from 'node:path';
 import { toEnvelope } from '../../../query-side/events/eventEnvelope.ts';
 import { kafkaLogCreator } from './kafkaLog.ts';
+import { ensureTopic } from './ensureTopic.ts';
 
 /** The topic analysts attach their own consumers to (docs/events.md). */
 export const DOMAIN_EVENTS_TOPIC = 'domain-events';
@@ -148,7 +149,7 @@ export const kafkaDomainEventSink = async (options: {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: options.partitions ?? 12 }] });
+    await ensureTopic(admin, { topic, numPartitions: options.partitions ?? 12 });
   } finally {
     await admin.disconnect();
   }

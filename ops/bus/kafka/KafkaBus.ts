@@ -11,6 +11,7 @@ import { readDeadLetters } from './readDeadLetters.ts';
 import { KafkaOwnership } from './KafkaOwnership.ts';
 import { PartitionLanes } from './PartitionLanes.ts';
 import { kafkaLogCreator } from './kafkaLog.ts';
+import { ensureTopic } from './ensureTopic.ts';
 import { deadLetterRecord, deadLetterTopic, publishedRecord, receivedRecord, toBusMessage, type ReceivedRecord } from './kafkaRecords.ts';
 import { messagePayload } from '../messagePayload.ts';
 
@@ -252,14 +253,7 @@ export class KafkaBus implements MessageBus, DeadLetterSource {
   private ensureTopic(topic: string): Promise<void> {
     let ensured = this.topics.get(topic);
     if (!ensured) {
-      ensured = this.adminClient()
-        .then((admin) =>
-          admin.createTopics({
-            waitForLeaders: true,
-            topics: [{ topic, numPartitions: this.settings.partitions, replicationFactor: this.settings.replicationFactor }],
-          }),
-        )
-        .then(() => undefined);
+      ensured = this.adminClient().then((admin) => ensureTopic(admin, { topic, numPartitions: this.settings.partitions, replicationFactor: this.settings.replicationFactor }));
       // A failure is not remembered: the next use tries again.
       ensured.catch(() => this.topics.delete(topic));
       this.topics.set(topic, ensured);
