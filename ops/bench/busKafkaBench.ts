@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { lowLoadLatency } from './latencyFigures.ts';
 import { FINISHED, openBed } from './taskBench.ts';
@@ -6,14 +7,33 @@ import { FINISHED, openBed } from './taskBench.ts';
 /** The script that runs a throwaway Kafka broker for tests and benches (.ci/kafka). */
 const KAFKA_SCRIPT = fileURLToPath(new URL('../../.ci/kafka', import.meta.url));
 
-const kafkaScript = (command: 'start' | 'stop' | 'status' | 'brokers'): { ok: boolean; output: string } => {
+const kafkaScript = (command: 'start' | 'stop' | 'status' | 'brokers' | 'pid'): { ok: boolean; output: string } => {
   try {
     // Only `brokers` answers on stdout; the others' progress goes to stderr, away from the bench's JSON lines.
-    const stdout = command === 'brokers' ? 'pipe' : 2;
+    const stdout = command === 'brokers' || command === 'pid' ? 'pipe' : 2;
     return { ok: true, output: (execFileSync('bash', [KAFKA_SCRIPT, command], { encoding: 'utf8', stdio: ['ignore', stdout, 'inherit'] }) ?? '').trim() };
   } catch {
     return { ok: false, output: '' };
   }
+};
+
+/** CPU time (user + system) of a process, in ms, from Linux's accounting; NaN when unknown. */
+const processCpuMs = (pid: number | null): number => {
+  if (pid === null) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, USER_HZ 100
+  } catch {
+    return NaN;
+  }
+};
+
+/** The broker's pid when it is the one .ci/kafka runs (its CPU is part of what a task costs). */
+const brokerPid = (brokers: string): number | null => {
+  if (brokers !== kafkaScript('brokers').output) return null;
+  const pid = Number(kafkaScript('pid').output);
+  return Number.isInteger(pid) && pid > 0 ? pid : null;
 };
 
 /**
@@ -47,6 +67,7 @@ export async function benchBusKafka(opts: { dir: string; seconds?: number; round
   const seconds = opts.seconds ?? 10;
   const rounds = opts.rounds ?? 40;
   const broker = benchBrokers();
+  const pid = brokerPid(broker.brokers);
   try {
     const buses = [
       ['in_process', {}],
@@ -73,7 +94,9 @@ export async function benchBusKafka(opts: { dir: string; seconds?: number; round
         // Warm-up: the first tasks pay for the group join, topic creation and the operator's process.
         for (let warm = 0; warm < 5; warm += 1) await createAndSucceed();
         const latency = await lowLoadLatency(rounds, Number.POSITIVE_INFINITY, createAndSucceed);
+        const brokerCpu = processCpuMs(pid);
         const load = await bed.throughput(op, `bus-${bus}`, seconds, 'create');
+        const perTask = (ms: number) => Number((ms / Math.max(load.tasks, 1)).toFixed(2));
         measured[bus] = {
           latency,
           throughput: {
@@ -81,8 +104,10 @@ export async function benchBusKafka(opts: { dir: string; seconds?: number; round
             errors: load.errors,
             p50_ms: load.p50,
             p99_ms: load.p99,
-            // Every process of the machine, the broker's JVM included: what a task costs the box.
-            machine_cpu_ms_per_task: Number((load.machineCpuMs / Math.max(load.tasks, 1)).toFixed(2)),
+            // The service's event loop (per-thread accounting: other processes on the machine do not count).
+            main_thread_cpu_ms_per_task: perTask(load.mainThreadCpuMs),
+            // The broker's JVM, when it is .ci/kafka's: idle for the in-process bus.
+            ...(bus === 'kafka' ? { broker_cpu_ms_per_task: perTask(processCpuMs(pid) - brokerCpu) } : {}),
           },
         };
       } finally {

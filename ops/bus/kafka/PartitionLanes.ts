@@ -16,6 +16,11 @@ export interface PartitionLanesDeps {
   pause(partition: number): void;
   resume(partition: number): void;
   log(level: 'info' | 'warning' | 'error', message: string): void;
+  /**
+   * How long handled offsets gather before one commit request carries them all. A crash loses at
+   * most this much of commits: those records are delivered again (at least once). Default 100 ms.
+   */
+  commitDelayMs?: number;
   /** Wait before a record whose handling failed unexpectedly (not its handler: a dead letter that could not be written) is tried again. */
   retryDelayMs?: number;
 }
@@ -60,7 +65,8 @@ export class PartitionLanes {
   private readonly uncommitted = new Map<number, bigint>();
   private committing: Promise<void> | null = null;
   private commitAgain = false;
-  private commitRetry: NodeJS.Timeout | undefined;
+  /** The pending delayed commit, or the retry of a failed one. */
+  private commitTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly deps: PartitionLanesDeps) {}
@@ -112,7 +118,8 @@ export class PartitionLanes {
     for (const lane of this.lanes.values()) clearTimeout(lane.retry);
     this.ready.clear();
     await this.inFlight.idle();
-    clearTimeout(this.commitRetry);
+    clearTimeout(this.commitTimer);
+    this.commitTimer = undefined;
     await this.committing;
     if (this.uncommitted.size > 0) await this.commitNow().catch(() => undefined);
   }
@@ -163,7 +170,7 @@ export class PartitionLanes {
       lane.handled = offset + 1n;
       if (this.assigned.has(lane.partition)) {
         this.uncommitted.set(lane.partition, lane.handled);
-        this.flushCommits();
+        this.commitSoon();
       }
     } else if (!this.closed) {
       // Not the handler (its failures are retried and dead-lettered inside `handle`): writing the
@@ -184,8 +191,20 @@ export class PartitionLanes {
     this.drain();
   }
 
+  /** Handled offsets are committed together a little later: one request for many records under load. */
+  private commitSoon(): void {
+    if (this.commitTimer !== undefined || this.closed) return;
+    this.commitTimer = setTimeout(() => {
+      this.commitTimer = undefined;
+      this.flushCommits();
+    }, this.deps.commitDelayMs ?? 100);
+    this.commitTimer.unref();
+  }
+
   /** One commit request at a time; completions meanwhile are committed together right after. */
   private flushCommits(): void {
+    clearTimeout(this.commitTimer);
+    this.commitTimer = undefined;
     if (this.uncommitted.size === 0) return;
     if (this.committing) {
       this.commitAgain = true;
@@ -195,9 +214,10 @@ export class PartitionLanes {
       .catch((error: unknown) => {
         // During a rebalance, say: the next assignment commits it (if the partition is still ours).
         this.deps.log('warning', `Committing offsets failed, trying again: ${error instanceof Error ? error.message : String(error)}`);
-        clearTimeout(this.commitRetry);
-        this.commitRetry = setTimeout(() => this.flushCommits(), this.deps.retryDelayMs ?? 1_000);
-        this.commitRetry.unref();
+        if (this.closed) return;
+        clearTimeout(this.commitTimer);
+        this.commitTimer = setTimeout(() => this.flushCommits(), this.deps.retryDelayMs ?? 1_000);
+        this.commitTimer.unref();
       })
       .finally(() => {
         this.committing = null;

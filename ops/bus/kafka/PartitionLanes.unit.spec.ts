@@ -69,7 +69,7 @@ describe('PartitionLanes', () => {
     await waitUntil(() => started.length === 3, 'the third starts once a slot is free');
   });
 
-  it('given handled records, when they settle, then the offset after each is committed for its partition', async () => {
+  it('given handled records, when they settle, then the offset after the last one is committed for its partition', async () => {
     const { lanes, commits, finish, started } = bed();
     lanes.assign([3]);
     lanes.push(3, record(7));
@@ -79,7 +79,8 @@ describe('PartitionLanes', () => {
     await waitUntil(() => started.length === 2, 'the second starts');
     finish('3/8');
     await waitUntil(() => commits.flat().some(({ offset }) => offset === '9'), 'offset 9 is committed');
-    expect(commits.flat()).to.deep.include({ partition: 3, offset: '8' });
+    // Commits gather for a moment: 8 may have been committed on its own before, nothing beyond 9.
+    expect(commits.flat().every(({ partition, offset }) => partition === 3 && ['8', '9'].includes(offset))).to.equal(true);
   });
 
   it('given a rebalance while a record runs, when kafkajs fetches the partition again from its committed offset, then queued records come once and the running one is not started twice', async () => {
