@@ -46,7 +46,7 @@ interface Subscription {
   lanes: PartitionLanes;
 }
 
-/** Thrown out of eachMessage so that kafkajs leaves the offset uncommitted: the message is delivered again. */
+/** A delivery given up because its consumer closed: the lanes leave its offset uncommitted, so it is delivered again. */
 class Abandoned extends Error {}
 
 /**
@@ -55,7 +55,9 @@ class Abandoned extends Error {}
  * the message was dead-lettered), in order per key (a key's partition is handled one message at a
  * time; its retries hold the partition, as the in-process bus holds the key). Attempts are counted
  * by the consumer that retries, so a message redelivered after a rebalance or a restart starts
- * again at attempt 1. Key ownership is the group's partition assignment (KafkaOwnership).
+ * again at attempt 1. Partitions are handled independently (PartitionLanes): a long handler
+ * holds only the records behind it on its partition. Key ownership is the group's partition
+ * assignment (KafkaOwnership).
  */
 export class KafkaBus implements MessageBus, DeadLetterSource {
   private readonly kafka: Kafka;
