@@ -153,7 +153,18 @@ export const kafkaDomainEventSink = async (options: {
   } finally {
     await admin.disconnect();
   }
-  const producer: Producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+  // Idempotent: kafkajs retries a Produce request whole, so a batch whose request failed for one
+  // partition (a new topic's partition whose leader is not ready yet, say) was written again on the
+  // others; with a producer id and sequence numbers the broker drops those repeats. Retries stay
+  // bounded (kafkajs's default for an idempotent producer is for ever): close must not hang on a
+  // broker that is gone; what is given up is sent again by the publisher (at least once).
+  const producer: Producer = kafka.producer({
+    createPartitioner: Partitioners.DefaultPartitioner,
+    allowAutoTopicCreation: false,
+    idempotent: true,
+    maxInFlightRequests: 1,
+    retry: { retries: 5 },
+  });
   await producer.connect();
   return {
     send: async (messages) => {
