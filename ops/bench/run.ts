@@ -14,6 +14,7 @@ import { benchEvents } from './eventsBench.ts';
 import { benchLogsQuery } from './logsQueryBench.ts';
 import { benchLogsSession } from './logsSessionBench.ts';
 import { benchQuery } from './queryBench.ts';
+import { benchBusKafka } from './busKafkaBench.ts';
 
 /**
  * `npm run bench`: every figure as one JSON line on stdout, each beside the baseline measured in
@@ -38,6 +39,8 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['logs-session', (dir) => benchLogsSession({ dir, lines: Math.min(events, 100_000) })],
   // POST /query/execute on PostgreSQL (BENCH_PG_* settings): 10,000 rows against pg directly, and a capped 100,000,000-row series.
   ['query', (dir) => benchQuery({ dir })],
+  // The task pipeline on the Kafka bus vs the in-process bus (TEST_KAFKA_BROKERS, else .ci/kafka start).
+  ['bus-kafka', (dir) => benchBusKafka({ dir, seconds: Number(process.env.BENCH_BUS_SECONDS ?? 10) })],
   ['sandbox', (dir) => benchSandbox({ dir, seconds: Number(process.env.BENCH_SANDBOX_SECONDS ?? 10), rounds: Number(process.env.BENCH_SANDBOX_ROUNDS ?? 2) })],
 ];
 

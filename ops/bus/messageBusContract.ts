@@ -37,9 +37,16 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
     this.timeout(Math.max(10_000, 4 * patience));
     let bus: MessageBus & DeadLetterSource;
     let topic: string;
+    let run: string;
+    /**
+     * A group name unique to the test: a broker outlives the test (and may serve other runs at
+     * once), and a group left over from another test would join this one's rebalances.
+     */
+    const group = (name: string): string => `${name}-${run}`;
 
     beforeEach(async () => {
-      topic = `contract-${randomUUID()}`;
+      run = randomUUID();
+      topic = `contract-${run}`;
       bus = await factory({ maxAttempts: 3 });
     });
 
@@ -57,7 +64,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
 
     it('given a published message, when delivered, then it carries the returned id, its key, value and attempt 1', async () => {
       const seen: BusMessage<Seq>[] = [];
-      await bus.subscribe<Seq>({ topic, group: 'g', handler: async (message) => void seen.push(message) });
+      await bus.subscribe<Seq>({ topic, group: group('g'), handler: async (message) => void seen.push(message) });
       const before = Date.now();
       const [first, second] = await publishAll(['a', 'b']);
       await waitUntil(() => seen.length === 2, 'both messages are delivered', patience);
@@ -70,7 +77,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
     it('given one group of two consumers, when many keys are published, then each message is handled once, each key by one consumer', async () => {
       const seen: Array<{ consumer: string; message: BusMessage<Seq> }> = [];
       for (const consumer of ['c1', 'c2']) {
-        await bus.subscribe<Seq>({ topic, group: 'g', handler: async (message) => void seen.push({ consumer, message }) });
+        await bus.subscribe<Seq>({ topic, group: group('g'), handler: async (message) => void seen.push({ consumer, message }) });
       }
       const ids = await publishAll(keysOf(40, 20));
       await waitUntil(() => seen.length >= 40, '40 messages are handled', patience);
@@ -86,8 +93,8 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
 
     it('given two groups, when messages are published, then each group handles every message', async () => {
       const seen = { g1: [] as string[], g2: [] as string[] };
-      for (const group of ['g1', 'g2'] as const) {
-        await bus.subscribe<Seq>({ topic, group, handler: async (message) => void seen[group].push(message.id) });
+      for (const name of ['g1', 'g2'] as const) {
+        await bus.subscribe<Seq>({ topic, group: group(name), handler: async (message) => void seen[name].push(message.id) });
       }
       const ids = await publishAll(keysOf(10, 3));
       await waitUntil(() => seen.g1.length >= 10 && seen.g2.length >= 10, 'both groups handled 10 messages', patience);
@@ -104,7 +111,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
       let mostActive = 0;
       await bus.subscribe<Seq>({
         topic,
-        group: 'g',
+        group: group('g'),
         handler: async ({ key, value }) => {
           if (running.has(key)) overlapped = true;
           running.add(key);
@@ -128,11 +135,42 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
       expect(mostActive, 'distinct keys handled concurrently').to.be.greaterThan(1);
     });
 
+    it('given a handler of one key still running, when messages of other keys are published, then they are handled meanwhile', async () => {
+      // A worker's handler runs a whole task: one long task must not stop the others.
+      let release = (): void => undefined;
+      const blocked = new Promise<void>((resolve) => (release = resolve));
+      let blockerStarted = false;
+      const handled: string[] = [];
+      await bus.subscribe<Seq>({
+        topic,
+        group: group('g'),
+        handler: async ({ key }) => {
+          if (key === 'blocker') {
+            blockerStarted = true;
+            await blocked;
+          }
+          handled.push(key);
+        },
+      });
+      try {
+        await publishAll(['blocker']);
+        await waitUntil(() => blockerStarted, 'the blocking handler starts', patience);
+        const others = keysOf(20, 20).map((key) => `other-${key}`);
+        for (const key of others) await bus.publish<Seq>(topic, key, { seq: 1 });
+        // On a broker a few keys share the blocker's partition and rightly wait behind it: half must not.
+        await waitUntil(() => handled.length >= others.length / 2, 'half of the other keys are handled while the first handler runs', patience);
+        expect(handled, 'the blocking handler finished').to.not.include('blocker');
+      } finally {
+        release();
+      }
+      await waitUntil(() => handled.includes('blocker'), 'the blocking handler finishes once released', patience);
+    });
+
     it('given a handler that throws once, when the message is redelivered, then the attempt is incremented and it succeeds', async () => {
       const attempts: Array<{ id: string; attempt: number }> = [];
       await bus.subscribe<Seq>({
         topic,
-        group: 'g',
+        group: group('g'),
         handler: async ({ id, attempt }) => {
           attempts.push({ id, attempt });
           if (attempt === 1) throw new Error('transient');
@@ -151,7 +189,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
       const handled: string[] = [];
       await bus.subscribe<Seq>({
         topic,
-        group: 'g',
+        group: group('g'),
         handler: async ({ value, attempt }) => {
           handled.push(`${value.seq}#${attempt}`);
           if (value.seq === 0 && attempt < 3) throw new Error('transient');
@@ -167,7 +205,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
       const handled: string[] = [];
       await bus.subscribe<Seq>({
         topic,
-        group: 'g',
+        group: group('g'),
         handler: async ({ value, attempt }) => {
           handled.push(`${value.seq}#${attempt}`);
           if (value.seq === 0) throw new Error(`poison ${attempt}`);
@@ -177,17 +215,17 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
       await waitUntil(() => handled.includes('1#1'), 'the next message of the key is handled', patience);
       await sleep(SETTLE_MS);
       expect(handled).to.deep.equal(['0#1', '0#2', '0#3', '1#1']);
-      const dead = await bus.deadLetters(topic, 'g');
+      const dead = await bus.deadLetters(topic, group('g'));
       expect(dead).to.have.length(1);
       expect(dead[0]?.message).to.deep.include({ id: poison, key: 'k', value: { seq: 0 }, attempt: 3 });
       expect(dead[0]?.error).to.equal('poison 3');
-      expect(await bus.deadLetters(topic, 'other')).to.deep.equal([]);
+      expect(await bus.deadLetters(topic, group('other'))).to.deep.equal([]);
     });
 
     it('given messages published before a group exists, when it subscribes, then it receives them in order', async () => {
       await publishAll(['a', 'b', 'a']);
       const seen: number[] = [];
-      await bus.subscribe<Seq>({ topic, group: 'late', handler: async ({ value }) => void seen.push(value.seq) });
+      await bus.subscribe<Seq>({ topic, group: group('late'), handler: async ({ value }) => void seen.push(value.seq) });
       await waitUntil(() => seen.length >= 3, 'the retained messages are delivered', patience);
       expect([...seen].sort()).to.deep.equal([0, 1, 2]);
       expect(seen.filter((seq) => seq !== 1)).to.deep.equal([0, 2]);
@@ -197,7 +235,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
       const seen: Array<{ consumer: string; seq: number }> = [];
       const [first] = await Promise.all(
         ['c1', 'c2'].map((consumer) =>
-          bus.subscribe<Seq>({ topic, group: 'g', handler: async ({ value }) => void seen.push({ consumer, seq: value.seq }) }),
+          bus.subscribe<Seq>({ topic, group: group('g'), handler: async ({ value }) => void seen.push({ consumer, seq: value.seq }) }),
         ),
       );
       await first?.close();
@@ -211,7 +249,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
       let finished = false;
       await bus.subscribe<Seq>({
         topic,
-        group: 'g',
+        group: group('g'),
         handler: async () => {
           started = true;
           await sleep(100);
@@ -228,7 +266,7 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
       const attempts: number[] = [];
       await bus.subscribe<Seq>({
         topic,
-        group: 'g',
+        group: group('g'),
         handler: async ({ attempt }) => {
           attempts.push(attempt);
           throw new Error('fails');
@@ -250,9 +288,9 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
       const KEYS = Array.from({ length: 40 }, (_, i) => `project-${i}`);
       const owned = (ownership: KeyOwnership) => KEYS.filter((key) => ownership.owns(key));
       /** A member of group `g` and how many times it was told of a rebalance. */
-      const member = async (group = 'g') => {
+      const member = async (name = 'g') => {
         let changes = 0;
-        const ownership = await bus.own({ topic, group, onChange: () => void (changes += 1) });
+        const ownership = await bus.own({ topic, group: group(name), onChange: () => void (changes += 1) });
         return { ownership, changes: () => changes };
       };
 

@@ -7,7 +7,7 @@ import { HttpClient } from '../support/HttpClient.ts';
 import { catalogClient, type CatalogClient } from '../support/catalogFixture.ts';
 import { signIn } from '../support/signIn.ts';
 import { startRole, stopRole, type RoleProcess } from '../support/roleProcess.ts';
-import { liveKafkaBrokers } from '../support/liveKafka.ts';
+import { requireKafkaBroker } from '../support/kafkaBroker.ts';
 import { sleep } from '../cron/cronFixture.ts';
 
 const PASSWORD = 'admin-password-1';
@@ -53,13 +53,9 @@ describe('roles as processes on one data directory and a live Kafka broker', fun
   let dataDir = '';
   const processes: RoleProcess[] = [];
 
-  before(function () {
-    const live = liveKafkaBrokers();
-    if (live.brokers === null) {
-      console.log(`      skipped: ${live.reason}`);
-      this.skip();
-    }
-    brokers = live.brokers;
+  before(async function () {
+    // The live broker (TEST_KAFKA_BROKERS, CI), else one under testcontainers, else skipped (failed under CI).
+    brokers = (await requireKafkaBroker(this)).brokers.join(',');
   });
 
   after(async () => {

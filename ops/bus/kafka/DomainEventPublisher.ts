@@ -6,6 +6,8 @@ import type { Logger } from '../../../shared/ports/Logger.ts';
 import type { BusConfig } from '../../config.ts';
 import { join } from 'node:path';
 import { toEnvelope } from '../../../query-side/events/eventEnvelope.ts';
+import { kafkaLogCreator } from './kafkaLog.ts';
+import { ensureTopic } from './ensureTopic.ts';
 
 /** The topic analysts attach their own consumers to (docs/events.md). */
 export const DOMAIN_EVENTS_TOPIC = 'domain-events';
@@ -131,21 +133,42 @@ export const publishDomainEvents = (deps: {
   };
 };
 
-/** A producer of the `domain-events` topic (created with 12 partitions when absent). */
-export const kafkaDomainEventSink = async (options: { brokers: ReadonlyArray<string>; clientId: string; partitions?: number }): Promise<DomainEventSink> => {
-  const kafka = new Kafka({ clientId: `${options.clientId}-domain-events`, brokers: [...options.brokers], logLevel: logLevel.WARN });
+/**
+ * A producer of the `domain-events` topic (created with 12 partitions when absent). `topic` is for
+ * tests that share a broker; kafkajs's log lines go to `logger`.
+ */
+export const kafkaDomainEventSink = async (options: {
+  brokers: ReadonlyArray<string>;
+  clientId: string;
+  partitions?: number;
+  topic?: string;
+  logger?: Logger;
+}): Promise<DomainEventSink> => {
+  const topic = options.topic ?? DOMAIN_EVENTS_TOPIC;
+  const kafka = new Kafka({ clientId: `${options.clientId}-domain-events`, brokers: [...options.brokers], logLevel: logLevel.WARN, logCreator: kafkaLogCreator(options.logger) });
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic: DOMAIN_EVENTS_TOPIC, numPartitions: options.partitions ?? 12 }] });
+    await ensureTopic(admin, { topic, numPartitions: options.partitions ?? 12 });
   } finally {
     await admin.disconnect();
   }
-  const producer: Producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+  // Idempotent: kafkajs retries a Produce request whole, so a batch whose request failed for one
+  // partition (a new topic's partition whose leader is not ready yet, say) was written again on the
+  // others; with a producer id and sequence numbers the broker drops those repeats. Retries stay
+  // bounded (kafkajs's default for an idempotent producer is for ever): close must not hang on a
+  // broker that is gone; what is given up is sent again by the publisher (at least once).
+  const producer: Producer = kafka.producer({
+    createPartitioner: Partitioners.DefaultPartitioner,
+    allowAutoTopicCreation: false,
+    idempotent: true,
+    maxInFlightRequests: 1,
+    retry: { retries: 5 },
+  });
   await producer.connect();
   return {
     send: async (messages) => {
-      await producer.send({ topic: DOMAIN_EVENTS_TOPIC, messages });
+      await producer.send({ topic, messages });
     },
     close: () => producer.disconnect(),
   };
@@ -165,7 +188,7 @@ export const startDomainEventPublishing = async (
   },
 ): Promise<DomainEventPublisher | null> => {
   if (bus.kind !== 'kafka') return null;
-  const sinkFor = deps.sinkFor ?? ((brokers, clientId) => kafkaDomainEventSink({ brokers, clientId }));
+  const sinkFor = deps.sinkFor ?? ((brokers, clientId) => kafkaDomainEventSink({ brokers, clientId, ...(deps.logger ? { logger: deps.logger } : {}) }));
   return publishDomainEvents({
     eventStore: deps.eventStore,
     sink: await sinkFor(bus.brokers, bus.clientId),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Kafka, logLevel, Partitioners, type Admin, type Consumer as KafkaConsumer, type EachMessagePayload, type LogEntry as KafkaLogEntry, type Producer } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Admin, type Consumer as KafkaConsumer, type Producer } from 'kafkajs';
 import type { BusMessage, Consumer, ConsumerOptions, KeyOwnership, MessageBus, OwnershipOptions } from '../../../shared/bus/MessageBus.ts';
 import type { Logger } from '../../../shared/ports/Logger.ts';
 import { backoffDelay } from '../backoffDelay.ts';
@@ -9,6 +9,9 @@ import { InFlight } from '../InFlight.ts';
 import { integerOption as count } from '../integerOption.ts';
 import { readDeadLetters } from './readDeadLetters.ts';
 import { KafkaOwnership } from './KafkaOwnership.ts';
+import { PartitionLanes } from './PartitionLanes.ts';
+import { kafkaLogCreator } from './kafkaLog.ts';
+import { ensureTopic } from './ensureTopic.ts';
 import { deadLetterRecord, deadLetterTopic, publishedRecord, receivedRecord, toBusMessage, type ReceivedRecord } from './kafkaRecords.ts';
 import { messagePayload } from '../messagePayload.ts';
 
@@ -40,9 +43,10 @@ interface Subscription {
   consumer: KafkaConsumer;
   /** Aborted when the consumer closes: retries waiting out a backoff stop at once. */
   closing: AbortController;
+  lanes: PartitionLanes;
 }
 
-/** Thrown out of eachMessage so that kafkajs leaves the offset uncommitted: the message is delivered again. */
+/** A delivery given up because its consumer closed: the lanes leave its offset uncommitted, so it is delivered again. */
 class Abandoned extends Error {}
 
 /**
@@ -51,7 +55,9 @@ class Abandoned extends Error {}
  * the message was dead-lettered), in order per key (a key's partition is handled one message at a
  * time; its retries hold the partition, as the in-process bus holds the key). Attempts are counted
  * by the consumer that retries, so a message redelivered after a rebalance or a restart starts
- * again at attempt 1. Key ownership is the group's partition assignment (KafkaOwnership).
+ * again at attempt 1. Partitions are handled independently (PartitionLanes): a long handler
+ * holds only the records behind it on its partition. Key ownership is the group's partition
+ * assignment (KafkaOwnership).
  */
 export class KafkaBus implements MessageBus, DeadLetterSource {
   private readonly kafka: Kafka;
@@ -82,7 +88,7 @@ export class KafkaBus implements MessageBus, DeadLetterSource {
       clientId: options.clientId,
       brokers: [...options.brokers],
       logLevel: logLevel.WARN,
-      logCreator: () => (entry) => this.logKafka(entry),
+      logCreator: kafkaLogCreator(options.logger),
     });
   }
 
@@ -99,21 +105,35 @@ export class KafkaBus implements MessageBus, DeadLetterSource {
   /** Resolves once the consumer has joined its group and has partitions to read. */
   async subscribe<T>(options: ConsumerOptions<T>): Promise<Consumer> {
     this.assertOpen();
-    await this.ensureTopic(options.topic);
-    const subscription: Subscription = { consumer: this.consumer(options.group), closing: new AbortController() };
+    const { topic, group } = options;
+    await this.ensureTopic(topic);
+    const consumer = this.consumer(group);
+    const closing = new AbortController();
+    // Values cross the bus as JSON, untyped like Kafka records: T is the subscriber's claim about them.
+    const handler: Handler = (message) => options.handler(message as BusMessage<T>);
+    const lanes = new PartitionLanes({
+      concurrency: this.settings.concurrency,
+      handle: (partition, message) => this.deliver(topic, group, receivedRecord(topic, partition, message), handler, closing.signal),
+      commit: (offsets) => consumer.commitOffsets(offsets.map(({ partition, offset }) => ({ topic, partition, offset }))),
+      pause: (partition) => consumer.pause([{ topic, partitions: [partition] }]),
+      resume: (partition) => consumer.resume([{ topic, partitions: [partition] }]),
+      log: (level, message) => this.logger?.log({ level, category: 'CELERY', message: `kafka consumer of ${topic} (group ${group}): ${message}` }),
+    });
+    const subscription: Subscription = { consumer, closing, lanes };
     this.subscriptions.add(subscription);
     try {
-      const { consumer } = subscription;
+      // Every join (the first and each rebalance) hands the lanes the member's partitions.
+      consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => lanes.assign(payload.memberAssignment[topic] ?? []));
       const joined = firstJoin(consumer);
       // Awaited below; until then a crash must not count as an unhandled rejection.
       joined.catch(() => undefined);
       await consumer.connect();
-      await consumer.subscribe({ topics: [options.topic], fromBeginning: options.startAt !== 'latest' });
-      // Values cross the bus as JSON, untyped like Kafka records: T is the subscriber's claim about them.
-      const handler: Handler = (message) => options.handler(message as BusMessage<T>);
+      // A new group starts at the oldest message, or at the end when it asked for 'latest' (a process's own liveness group).
+      await consumer.subscribe({ topics: [topic], fromBeginning: options.startAt !== 'latest' });
       await consumer.run({
-        partitionsConsumedConcurrently: this.settings.concurrency,
-        eachMessage: (payload) => this.deliver(options.group, payload, handler, subscription.closing.signal),
+        // Offsets are committed by the lanes once handled: kafkajs would commit what it fetched.
+        autoCommit: false,
+        eachMessage: async ({ partition, message }) => lanes.push(partition, message),
       });
       await joined;
     } catch (error) {
@@ -171,22 +191,22 @@ export class KafkaBus implements MessageBus, DeadLetterSource {
 
   private async unsubscribe(subscription: Subscription): Promise<void> {
     if (!this.subscriptions.delete(subscription)) return;
-    // Disconnecting first stops kafkajs's fetch loop, so the abort below cannot make it fetch again.
-    const disconnecting = subscription.consumer.disconnect();
+    // The lanes stop starting records first, so the abort below reads as closing, not as a failure;
+    // they settle (retries waiting out a backoff give up at once) and commit what was handled while
+    // the consumer is still a member, and only then does it leave the group.
+    const settled = subscription.lanes.close();
     subscription.closing.abort();
-    await disconnecting;
+    await settled;
+    await subscription.consumer.disconnect();
   }
 
   /**
-   * One message, retried in place with backoff until it succeeds or reaches maxAttempts (then it
-   * goes to `<topic>.dlq`): later messages of the partition wait, which keeps each key in order.
+   * One record, retried in place with backoff until its handler succeeds or it reaches
+   * maxAttempts (then it goes to `<topic>.dlq`): its partition's later records wait, which keeps
+   * each key in order. Rejects with Abandoned when the consumer closes first.
    */
-  private async deliver(group: string, payload: EachMessagePayload, handler: Handler, closing: AbortSignal): Promise<void> {
-    const { topic, partition, message } = payload;
-    const record = receivedRecord(topic, partition, message);
+  private async deliver(topic: string, group: string, record: ReceivedRecord, handler: Handler, closing: AbortSignal): Promise<void> {
     this.inFlight.begin();
-    // A long handler or backoff must not look like a dead member to the group coordinator.
-    const keepAlive = setInterval(() => void payload.heartbeat().catch(() => undefined), this.settings.heartbeatIntervalMs);
     try {
       try {
         toBusMessage(topic, record, 1);
@@ -210,7 +230,6 @@ export class KafkaBus implements MessageBus, DeadLetterSource {
         }
       }
     } finally {
-      clearInterval(keepAlive);
       this.inFlight.end();
     }
   }
@@ -237,14 +256,7 @@ export class KafkaBus implements MessageBus, DeadLetterSource {
   private ensureTopic(topic: string): Promise<void> {
     let ensured = this.topics.get(topic);
     if (!ensured) {
-      ensured = this.adminClient()
-        .then((admin) =>
-          admin.createTopics({
-            waitForLeaders: true,
-            topics: [{ topic, numPartitions: this.settings.partitions, replicationFactor: this.settings.replicationFactor }],
-          }),
-        )
-        .then(() => undefined);
+      ensured = this.adminClient().then((admin) => ensureTopic(admin, { topic, numPartitions: this.settings.partitions, replicationFactor: this.settings.replicationFactor }));
       // A failure is not remembered: the next use tries again.
       ensured.catch(() => this.topics.delete(topic));
       this.topics.set(topic, ensured);
@@ -268,12 +280,6 @@ export class KafkaBus implements MessageBus, DeadLetterSource {
   private adminClient(): Promise<Admin> {
     this.admin ??= connected(this.kafka.admin(), () => (this.admin = null));
     return this.admin;
-  }
-
-  private logKafka({ level, namespace, log }: KafkaLogEntry): void {
-    if (!this.logger) return;
-    const severity = level === logLevel.ERROR ? 'error' : level === logLevel.WARN ? 'warning' : 'info';
-    this.logger.log({ level: severity, category: 'CELERY', message: `kafka ${namespace}: ${log.message}` });
   }
 
   private assertOpen(): void {
