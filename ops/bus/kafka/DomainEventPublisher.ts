@@ -188,7 +188,9 @@ export const startDomainEventPublishing = async (
   },
 ): Promise<DomainEventPublisher | null> => {
   if (bus.kind !== 'kafka') return null;
-  const sinkFor = deps.sinkFor ?? ((brokers, clientId) => kafkaDomainEventSink({ brokers, clientId, ...(deps.logger ? { logger: deps.logger } : {}) }));
+  // KAFKA_TOPIC_PREFIX names this deployment's topics, domain-events included.
+  const topic = `${bus.topicPrefix}${DOMAIN_EVENTS_TOPIC}`;
+  const sinkFor = deps.sinkFor ?? ((brokers, clientId) => kafkaDomainEventSink({ brokers, clientId, topic, ...(deps.logger ? { logger: deps.logger } : {}) }));
   return publishDomainEvents({
     eventStore: deps.eventStore,
     sink: await sinkFor(bus.brokers, bus.clientId),
