@@ -1,0 +1,122 @@
+import { useEffect, useId, useRef, useState } from 'react';
+import { errorText, query } from '../api.ts';
+import { readSse } from '../sse.ts';
+import { Notice } from '../shell/Notice.tsx';
+
+interface Envelope {
+  position: number;
+  stream: string;
+  revision: number;
+  type: string;
+  version: number;
+  data: unknown;
+  metadata: { at?: string; user_laui?: string | null; [key: string]: unknown };
+}
+
+const KEEP = 500;
+
+/**
+ * The event log as it is written (GET /api/v1/events/stream, administrators and auditors): the
+ * latest events first, optionally from a position and filtered by type prefix or stream.
+ * Reconnects after a dropped connection from the last position seen (Last-Event-ID).
+ */
+export const EventsPage = () => {
+  const [filter, setFilter] = useState({ type: '', stream: '', from: '' });
+  const [applied, setApplied] = useState(filter);
+  const [following, setFollowing] = useState(true);
+  const [events, setEvents] = useState<Envelope[]>([]);
+  const [status, setStatus] = useState<string>('connecting');
+  const [failure, setFailure] = useState<string | null>(null);
+  const last = useRef<string | null>(null);
+  const id = useId();
+
+  useEffect(() => {
+    if (!following) {
+      setStatus('paused');
+      return;
+    }
+    const controller = new AbortController();
+    const follow = async (): Promise<void> => {
+      for (let attempt = 0; !controller.signal.aborted; attempt += 1) {
+        setStatus('live');
+        try {
+          const params = query({ type: applied.type || undefined, stream: applied.stream || undefined, from: applied.from || undefined });
+          await readSse(
+            `/api/v1/events/stream${params ? `?${params}` : ''}`,
+            (message) => {
+              if (message.id) last.current = message.id;
+              if (message.event === 'dropped') return;
+              const envelope = JSON.parse(message.data) as Envelope;
+              setEvents((previous) => [envelope, ...previous].slice(0, KEEP));
+            },
+            { signal: controller.signal, lastEventId: last.current },
+          );
+        } catch (error) {
+          if (controller.signal.aborted) return;
+          setFailure(errorText(error));
+          setStatus('error');
+          if (/403|Access denied|administrators/i.test(errorText(error))) return;
+        }
+        setStatus('reconnecting');
+        await new Promise((resolve) => setTimeout(resolve, Math.min(10_000, 1000 * (attempt + 1))));
+      }
+    };
+    void follow();
+    return () => controller.abort();
+  }, [following, applied]);
+
+  return (
+    <section aria-labelledby={`${id}-heading`} className="page">
+      <h2 id={`${id}-heading`}>Event stream</h2>
+      <p className="hint">Every event of the log, redacted, as it is written. For administrators and auditors.</p>
+      <form
+        className="row"
+        onSubmit={(event) => {
+          event.preventDefault();
+          last.current = null;
+          setEvents([]);
+          setFailure(null);
+          setApplied(filter);
+        }}
+      >
+        <div className="field">
+          <label htmlFor={`${id}-type`}>Type prefix</label>
+          <input id={`${id}-type`} value={filter.type} placeholder="Task" onChange={(event) => setFilter({ ...filter, type: event.target.value })} />
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-stream`}>Stream</label>
+          <input id={`${id}-stream`} value={filter.stream} placeholder="item-<laui>" onChange={(event) => setFilter({ ...filter, stream: event.target.value })} />
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-from`}>From position</label>
+          <input id={`${id}-from`} inputMode="numeric" value={filter.from} placeholder="0" onChange={(event) => setFilter({ ...filter, from: event.target.value })} />
+        </div>
+        <div className="actions">
+          <button type="submit" className="primary">
+            Apply
+          </button>
+          <button type="button" aria-pressed={!following} onClick={() => setFollowing(!following)}>
+            {following ? 'Pause' : 'Resume'}
+          </button>
+        </div>
+      </form>
+      <p role="status" className="hint">
+        {status} · {events.length} events shown (latest {KEEP} kept)
+      </p>
+      {failure ? <Notice kind="error">{failure}</Notice> : null}
+      <ol className="events" aria-label="Events, newest first">
+        {events.map((event) => (
+          <li key={event.position}>
+            <details>
+              <summary>
+                <span className="mono">#{event.position}</span> <strong>{event.type}</strong> <span className="mono">{event.stream}</span>{' '}
+                <span className="hint">{event.metadata.at ?? ''}</span>
+              </summary>
+              <pre className="json">{JSON.stringify({ data: event.data, metadata: event.metadata }, null, 2)}</pre>
+            </details>
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+};
