@@ -34,6 +34,10 @@ export const ItemView = ({ laui, store, types }: { laui: string; store: TreeStor
     void store.reveal(laui).catch(() => undefined);
   }, [laui, store]);
 
+  useEffect(() => {
+    if (loaded.data) store.update(loaded.data);
+  }, [loaded.data, store]);
+
   if (loaded.error) return <Notice kind="error">{loaded.error}</Notice>;
   const item = loaded.data;
   if (!item) return <p className="hint">Loading…</p>;
@@ -125,7 +129,7 @@ export const ItemView = ({ laui, store, types }: { laui: string; store: TreeStor
         </div>
       </header>
       {notice ? <Notice kind={notice.kind}>{notice.text}</Notice> : null}
-      {base === 'task' ? <TaskPanel task={item} onChanged={loaded.reload} /> : null}
+      {base === 'task' ? <TaskPanel task={item} onChanged={loaded.reload} onPolled={(fresh) => store.update(fresh)} /> : null}
       {item.item_type === 'folder.project' ? (
         <div className="panels">
           <CronPanel projectLaui={item.laui} />

@@ -155,6 +155,16 @@ export class TreeStore {
     return true;
   }
 
+  /** An item read elsewhere (its view, a task's polling): its row shows the new name and state. */
+  update(item: Item): void {
+    const known = this.nodes.get(item.laui);
+    if (!known) return;
+    const state = typeof item.state === 'string' ? item.state : undefined;
+    if (known.name === item.name && known.state === state) return;
+    this.remember(item);
+    this.changed('catalog-tree:update-to-paint');
+  }
+
   private remember(item: Item): TreeNode {
     const node: TreeNode = {
       laui: item.laui,

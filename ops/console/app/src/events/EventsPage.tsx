@@ -1,5 +1,5 @@
 import { useEffect, useId, useRef, useState } from 'react';
-import { errorText, query } from '../api.ts';
+import { api, errorText, query } from '../api.ts';
 import { readSse } from '../sse.ts';
 import { Notice } from '../shell/Notice.tsx';
 
@@ -14,6 +14,31 @@ interface Envelope {
 }
 
 const KEEP = 500;
+/** Without a `from`, the view starts this many events before the head of the log, then follows. */
+const BACKLOG = 100;
+
+const hasEventsAfter = async (position: number, signal: AbortSignal): Promise<boolean> =>
+  (await api<{ events: unknown[] }>(`/api/v1/events?${query({ from: position, limit: 1 })}`, { signal })).events.length > 0;
+
+/**
+ * The position of the log's last event, found with GET /events pages of one event (doubling, then
+ * halving: some 2·log2(head) small reads), so that opening the view does not replay the whole log.
+ */
+const headPosition = async (signal: AbortSignal): Promise<number> => {
+  if (!(await hasEventsAfter(0, signal))) return 0;
+  let low = 0;
+  let high = 1;
+  while (await hasEventsAfter(high, signal)) {
+    low = high;
+    high *= 2;
+  }
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if (await hasEventsAfter(middle, signal)) low = middle;
+    else high = middle;
+  }
+  return high;
+};
 
 /**
  * The event log as it is written (GET /api/v1/events/stream, administrators and auditors): the
@@ -36,18 +61,40 @@ export const EventsPage = () => {
       return;
     }
     const controller = new AbortController();
+    // Events arrive by the thousand when a backlog replays: the list is redrawn at most every 100 ms.
+    let buffered: Envelope[] = [];
+    let flush: ReturnType<typeof setTimeout> | null = null;
+    const push = (envelope: Envelope): void => {
+      buffered.push(envelope);
+      flush ??= setTimeout(() => {
+        const batch = buffered.reverse();
+        buffered = [];
+        flush = null;
+        setEvents((previous) => [...batch, ...previous].slice(0, KEEP));
+      }, 100);
+    };
     const follow = async (): Promise<void> => {
-      for (let attempt = 0; !controller.signal.aborted; attempt += 1) {
-        setStatus('live');
+      let from = applied.from;
+      if (from === '') {
         try {
-          const params = query({ type: applied.type || undefined, stream: applied.stream || undefined, from: applied.from || undefined });
+          from = String(Math.max(0, (await headPosition(controller.signal)) - BACKLOG));
+        } catch (error) {
+          if (controller.signal.aborted) return;
+          setFailure(errorText(error));
+          setStatus('error');
+          return;
+        }
+      }
+      for (let attempt = 0; !controller.signal.aborted; attempt += 1) {
+        setStatus(`live from position ${from}`);
+        try {
+          const params = query({ type: applied.type || undefined, stream: applied.stream || undefined, from });
           await readSse(
-            `/api/v1/events/stream${params ? `?${params}` : ''}`,
+            `/api/v1/events/stream?${params}`,
             (message) => {
               if (message.id) last.current = message.id;
               if (message.event === 'dropped') return;
-              const envelope = JSON.parse(message.data) as Envelope;
-              setEvents((previous) => [envelope, ...previous].slice(0, KEEP));
+              push(JSON.parse(message.data) as Envelope);
             },
             { signal: controller.signal, lastEventId: last.current },
           );
@@ -62,13 +109,18 @@ export const EventsPage = () => {
       }
     };
     void follow();
-    return () => controller.abort();
+    return () => {
+      controller.abort();
+      if (flush !== null) clearTimeout(flush);
+    };
   }, [following, applied]);
 
   return (
     <section aria-labelledby={`${id}-heading`} className="page">
       <h2 id={`${id}-heading`}>Event stream</h2>
-      <p className="hint">Every event of the log, redacted, as it is written. For administrators and auditors.</p>
+      <p className="hint">
+        Every event of the log, redacted, as it is written (administrators and auditors). Without a position the view starts with the latest {BACKLOG}.
+      </p>
       <form
         className="row"
         onSubmit={(event) => {
@@ -89,7 +141,7 @@ export const EventsPage = () => {
         </div>
         <div className="field">
           <label htmlFor={`${id}-from`}>From position</label>
-          <input id={`${id}-from`} inputMode="numeric" value={filter.from} placeholder="0" onChange={(event) => setFilter({ ...filter, from: event.target.value })} />
+          <input id={`${id}-from`} inputMode="numeric" value={filter.from} placeholder={`latest ${BACKLOG}`} onChange={(event) => setFilter({ ...filter, from: event.target.value })} />
         </div>
         <div className="actions">
           <button type="submit" className="primary">

@@ -12,7 +12,7 @@ const POLL_MS = 1000;
  * A task: its state (polled while a run is under way), Run, Cancel, Diagnose, and the live
  * output of the current or last run.
  */
-export const TaskPanel = ({ task: initial, onChanged }: { task: Item; onChanged(): void }) => {
+export const TaskPanel = ({ task: initial, onChanged, onPolled }: { task: Item; onChanged(): void; onPolled(task: Item): void }) => {
   const [task, setTask] = useState<Item>(initial);
   const [busy, setBusy] = useState<'run' | 'cancel' | 'reset' | null>(null);
   const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string } | null>(null);
@@ -29,6 +29,7 @@ export const TaskPanel = ({ task: initial, onChanged }: { task: Item; onChanged(
       api<Item>(`/api/v1/catalog/get?${query({ item_laui: task.laui })}`, { signal: controller.signal }).then(
         (fresh) => {
           setTask(fresh);
+          onPolled(fresh);
           if (!ACTIVE.has(String(fresh.state)) && fresh.session_id !== undefined) {
             setWatching(false);
             onChanged();
@@ -77,7 +78,7 @@ export const TaskPanel = ({ task: initial, onChanged }: { task: Item; onChanged(
           {state}
         </span>
         {task.user_set_state === 'cancel' ? <span className="badge state-cancelled">cancel requested</span> : null}
-        {typeof task.iteration === 'number' ? <span className="hint"> · {task.iteration} runs</span> : null}
+        {typeof task.iteration === 'number' ? <span className="hint"> · {task.iteration === 1 ? '1 run' : `${task.iteration} runs`}</span> : null}
         {typeof task.duration === 'number' ? <span className="hint"> · last took {task.duration} s</span> : null}
       </p>
       <div className="actions">
