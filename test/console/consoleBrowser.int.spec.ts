@@ -187,7 +187,7 @@ describe('web console in Chromium: sign in, build a workflow, run it live, cance
     await page.getByRole('combobox', { name: 'Operator', exact: true }).selectOption({ label: 'ticker.operator (operator)' });
     await page.getByRole('combobox', { name: 'Connection', exact: true }).selectOption({ label: 'warehouse (connection)' });
     expect(await unlabelledControls()).to.deep.equal([]);
-    await shot('console-new-task-1280', { fullPage: true });
+    await shot('console-new-task-1280');
     await create('ticker-task');
     created.task = new URL(page.url()).pathname.split('/').pop() ?? '';
 
@@ -210,7 +210,7 @@ describe('web console in Chromium: sign in, build a workflow, run it live, cance
     await waitForState(/^success$/);
     await output.filter({ hasText: 'tick 6 of ticker-task' }).waitFor();
     await page.getByRole('status').filter({ hasText: 'complete' }).waitFor();
-    await shot('console-task-1280', { fullPage: true });
+    await shot('console-task-1280');
   });
 
   it('given a run that waits, when Cancel run is pressed, then the run ends cancelled', async () => {
@@ -228,6 +228,9 @@ describe('web console in Chromium: sign in, build a workflow, run it live, cance
     await waitForState(/^cancelled$/);
     const after = (await admin.get({ item_laui: sleeper })).json as Record<string, unknown>;
     expect(after.state).to.equal('cancelled');
+    // Diagnose names the reason it will not run again.
+    await page.getByRole('button', { name: 'Why does it not run?' }).click();
+    await page.getByRole('listitem').filter({ hasText: 'State is cancelled' }).filter({ hasText: 'blocking' }).waitFor();
   });
 
   it('given runs that printed, when their lines are queried with SQL in Log query, then the table shows them', async () => {

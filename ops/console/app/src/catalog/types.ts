@@ -1,3 +1,5 @@
+import type { ItemTypeDocumentEntry } from '../../../../../shared/item-types/itemTypes.ts';
+
 /** Catalog shapes as the REST API returns them (spec 2.1-2.4; fields beyond these are kept as they come). */
 export interface Item {
   laui: string;
@@ -32,17 +34,8 @@ export interface JsonSchema {
   additionalProperties?: boolean | JsonSchema;
 }
 
-export interface ItemTypeInfo {
-  item_type: string;
-  base: string;
-  description: string;
-  required: string[];
-  name_pattern: string | null;
-  unique_fields: string[];
-  versioned_fields: string[];
-  allowed_children: string[];
-  schema: JsonSchema;
-}
+/** One entry of GET /catalog/item-types/supported-types, as the service defines it, its schema read as JSON Schema. */
+export type ItemTypeInfo = Omit<ItemTypeDocumentEntry, 'schema'> & { schema: JsonSchema };
 
 export const isFolder = (itemType: string): boolean => itemType.startsWith('folder.');
 export const baseOf = (itemType: string): string => itemType.split('.')[0] ?? itemType;

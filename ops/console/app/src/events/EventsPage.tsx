@@ -2,16 +2,7 @@ import { useEffect, useId, useRef, useState } from 'react';
 import { api, errorText, query } from '../api.ts';
 import { readSse } from '../sse.ts';
 import { Notice } from '../shell/Notice.tsx';
-
-interface Envelope {
-  position: number;
-  stream: string;
-  revision: number;
-  type: string;
-  version: number;
-  data: unknown;
-  metadata: { at?: string; user_laui?: string | null; [key: string]: unknown };
-}
+import type { EventEnvelope as Envelope } from '../../../../../query-side/events/eventEnvelope.ts';
 
 const KEEP = 500;
 /** Without a `from`, the view starts this many events before the head of the log, then follows. */

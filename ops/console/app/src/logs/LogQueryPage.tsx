@@ -1,7 +1,9 @@
-import { useId, useState, type FormEvent } from 'react';
-import { api, errorText } from '../api.ts';
+import { useId, useState } from 'react';
+import { api } from '../api.ts';
+import { useAction } from '../shell/useAction.ts';
 import { Notice } from '../shell/Notice.tsx';
-import { ResultTable } from '../shell/ResultTable.tsx';
+import { QueryResult } from '../shell/ResultTable.tsx';
+import { SqlField } from '../shell/SqlField.tsx';
 
 const CATEGORIES = ['TASK', 'TASK_HISTORY', 'API', 'PERFORMANCE', 'CRON', 'CELERY'];
 const today = (): string => new Date().toISOString().slice(0, 10);
@@ -19,27 +21,13 @@ export const LogQueryPage = () => {
   const [category, setCategory] = useState('TASK_HISTORY');
   const [date, setDate] = useState(today());
   const [sql, setSql] = useState('SELECT timestamp, level, step, task_name, message FROM logs ORDER BY timestamp DESC LIMIT 100');
-  const [answer, setAnswer] = useState<Answer | null>(null);
-  const [failure, setFailure] = useState<string | null>(null);
-  const [running, setRunning] = useState(false);
+  const query = useAction(async () => {
+    const answer = await api<Answer>('/api/v1/logs/query', { body: { sql, category, ...(date ? { date } : {}) } });
+    // The route's failures are HTTP 200 {error} (spec 4.9).
+    if (answer.error !== undefined || !answer.columns || !answer.rows) throw new Error(answer.error ?? 'The answer has no rows');
+    return { ...answer, columns: answer.columns, rows: answer.rows };
+  });
   const id = useId();
-
-  const run = async (event: FormEvent): Promise<void> => {
-    event.preventDefault();
-    setRunning(true);
-    setFailure(null);
-    try {
-      const result = await api<Answer>('/api/v1/logs/query', { body: { sql, category, ...(date ? { date } : {}) } });
-      if (result.error) {
-        setAnswer(null);
-        setFailure(result.error);
-      } else setAnswer(result);
-    } catch (error) {
-      setFailure(errorText(error));
-    } finally {
-      setRunning(false);
-    }
-  };
 
   return (
     <section aria-labelledby={`${id}-heading`} className="page">
@@ -48,7 +36,13 @@ export const LogQueryPage = () => {
         One SQL <code>SELECT</code> over a category's log lines, the view <code>logs</code>; a day limits the scan to that day's file. Try{' '}
         <code>DESCRIBE logs</code> for its columns.
       </p>
-      <form onSubmit={(event) => void run(event)} className="query-form">
+      <form
+        className="query-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          query.run();
+        }}
+      >
         <div className="row">
           <div className="field">
             <label htmlFor={`${id}-category`}>Category</label>
@@ -63,34 +57,13 @@ export const LogQueryPage = () => {
             <input id={`${id}-date`} type="date" value={date} onChange={(event) => setDate(event.target.value)} />
           </div>
         </div>
-        <div className="field">
-          <label htmlFor={`${id}-sql`}>SQL</label>
-          <textarea
-            id={`${id}-sql`}
-            className="sql"
-            rows={5}
-            spellCheck={false}
-            value={sql}
-            onChange={(event) => setSql(event.target.value)}
-            onKeyDown={(event) => {
-              if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) void run(event);
-            }}
-          />
-          <span className="hint">Ctrl+Enter runs it.</span>
-        </div>
-        <button type="submit" className="primary" disabled={running}>
-          {running ? 'Running…' : 'Run query'}
+        <SqlField id={`${id}-sql`} value={sql} onChange={setSql} onRun={query.run} />
+        <button type="submit" className="primary" disabled={query.running}>
+          {query.running ? 'Running…' : 'Run query'}
         </button>
       </form>
-      {failure ? <Notice kind="error">{failure}</Notice> : null}
-      {answer?.columns && answer.rows ? (
-        <>
-          <Notice kind="info">
-            {answer.row_count ?? answer.rows.length} rows{answer.truncated ? ' (truncated)' : ''}
-          </Notice>
-          <ResultTable caption="Log query result" columns={answer.columns} rows={answer.rows} />
-        </>
-      ) : null}
+      {query.failure ? <Notice kind="error">{query.failure}</Notice> : null}
+      {query.result ? <QueryResult caption="Log query result" answer={query.result} /> : null}
     </section>
   );
 };

@@ -2,16 +2,7 @@ import { useEffect, useState } from 'react';
 import { api, errorText } from '../api.ts';
 import { Notice } from '../shell/Notice.tsx';
 import { useApi } from '../shell/useApi.ts';
-
-interface CronView {
-  cron_status: string | null;
-  latest_heartbeat: string | null;
-  start_date: string | null;
-  stop_date: string | null;
-  error: string | null;
-  alive: boolean;
-  interval_seconds: number;
-}
+import type { CronView } from '../../../../../query-side/task/cronView.ts';
 
 /** A project's scheduler: GET /cron/status (refreshed every few seconds), POST /cron/manage START/STOP. */
 export const CronPanel = ({ projectLaui }: { projectLaui: string }) => {

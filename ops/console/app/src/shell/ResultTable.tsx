@@ -1,3 +1,5 @@
+import { Notice } from './Notice.tsx';
+
 const cell = (value: unknown): string => {
   if (value === null || value === undefined) return 'NULL';
   if (typeof value === 'object') return JSON.stringify(value);
@@ -31,4 +33,14 @@ export const ResultTable = ({ columns, rows, caption }: { columns: string[]; row
       </tbody>
     </table>
   </div>
+);
+
+/** A statement's answer: how many rows (and whether the limit cut them), then the rows. */
+export const QueryResult = ({ answer, caption }: { answer: { columns: string[]; rows: unknown[][]; row_count?: number; truncated?: boolean }; caption: string }) => (
+  <>
+    <Notice kind="info">
+      {answer.row_count ?? answer.rows.length} rows{answer.truncated ? ' (truncated at the row limit)' : ''}
+    </Notice>
+    <ResultTable caption={caption} columns={answer.columns} rows={answer.rows} />
+  </>
 );

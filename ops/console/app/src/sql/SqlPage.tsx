@@ -1,7 +1,9 @@
-import { useId, useState, type FormEvent } from 'react';
-import { api, errorText } from '../api.ts';
+import { useId, useState } from 'react';
+import { api } from '../api.ts';
+import { useAction } from '../shell/useAction.ts';
 import { Notice } from '../shell/Notice.tsx';
-import { ResultTable } from '../shell/ResultTable.tsx';
+import { QueryResult } from '../shell/ResultTable.tsx';
+import { SqlField } from '../shell/SqlField.tsx';
 import { ReferenceSelect } from '../catalog/ReferenceSelect.tsx';
 import type { ItemTypeInfo } from '../catalog/types.ts';
 
@@ -16,24 +18,8 @@ interface Answer {
 export const SqlPage = ({ types, initialConnection }: { types: Map<string, ItemTypeInfo>; initialConnection: string }) => {
   const [connection, setConnection] = useState(initialConnection);
   const [sql, setSql] = useState('SELECT 1 AS ok');
-  const [answer, setAnswer] = useState<Answer | null>(null);
-  const [failure, setFailure] = useState<string | null>(null);
-  const [running, setRunning] = useState(false);
+  const statement = useAction(() => api<Answer>('/api/v1/query/execute', { body: { connection_laui: connection, sql } }));
   const id = useId();
-
-  const run = async (event: FormEvent): Promise<void> => {
-    event.preventDefault();
-    setRunning(true);
-    setFailure(null);
-    setAnswer(null);
-    try {
-      setAnswer(await api<Answer>('/api/v1/query/execute', { body: { connection_laui: connection, sql } }));
-    } catch (error) {
-      setFailure(errorText(error));
-    } finally {
-      setRunning(false);
-    }
-  };
 
   return (
     <section aria-labelledby={`${id}-heading`} className="page">
@@ -41,39 +27,24 @@ export const SqlPage = ({ types, initialConnection }: { types: Map<string, ItemT
       <p className="hint">
         Read-only: <code>SELECT</code>, <code>WITH</code> or <code>EXPLAIN</code>, at most 10,000 rows, 2 minutes.
       </p>
-      <form onSubmit={(event) => void run(event)} className="query-form">
+      <form
+        className="query-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          statement.run();
+        }}
+      >
         <div className="field">
           <label htmlFor={`${id}-connection`}>Connection</label>
           <ReferenceSelect id={`${id}-connection`} family="connection" types={types} value={connection} required onChange={setConnection} />
         </div>
-        <div className="field">
-          <label htmlFor={`${id}-sql`}>SQL</label>
-          <textarea
-            id={`${id}-sql`}
-            className="sql"
-            rows={5}
-            spellCheck={false}
-            value={sql}
-            onChange={(event) => setSql(event.target.value)}
-            onKeyDown={(event) => {
-              if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) void run(event);
-            }}
-          />
-          <span className="hint">Ctrl+Enter runs it.</span>
-        </div>
-        <button type="submit" className="primary" disabled={running || connection === ''}>
-          {running ? 'Running…' : 'Run statement'}
+        <SqlField id={`${id}-sql`} value={sql} onChange={setSql} onRun={statement.run} />
+        <button type="submit" className="primary" disabled={statement.running || connection === ''}>
+          {statement.running ? 'Running…' : 'Run statement'}
         </button>
       </form>
-      {failure ? <Notice kind="error">{failure}</Notice> : null}
-      {answer ? (
-        <>
-          <Notice kind="info">
-            {answer.row_count} rows{answer.truncated ? ' (truncated at the limit)' : ''}
-          </Notice>
-          <ResultTable caption="Statement result" columns={answer.columns} rows={answer.rows} />
-        </>
-      ) : null}
+      {statement.failure ? <Notice kind="error">{statement.failure}</Notice> : null}
+      {statement.result && !statement.running ? <QueryResult caption="Statement result" answer={statement.result} /> : null}
     </section>
   );
 };

@@ -1,6 +1,6 @@
-import { useState } from 'react';
-import { api, errorText } from '../api.ts';
+import { api } from '../api.ts';
 import { Notice } from '../shell/Notice.tsx';
+import { useAction } from '../shell/useAction.ts';
 
 interface Check {
   triggered: boolean;
@@ -11,29 +11,20 @@ interface Check {
 
 /** GET /task/diagnose/{laui}: why a task does not run; what was found first, then what was checked. */
 export const DiagnosePanel = ({ taskLaui }: { taskLaui: string }) => {
-  const [checks, setChecks] = useState<Array<[string, Check]> | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [loading, setLoading] = useState(false);
-  const diagnose = async (): Promise<void> => {
-    setLoading(true);
-    setError(null);
-    try {
-      const result = await api<Record<string, Check>>(`/api/v1/task/diagnose/${taskLaui}`);
-      setChecks(Object.entries(result).sort(([, left], [, right]) => Number(right.triggered) - Number(left.triggered)));
-    } catch (caught) {
-      setError(errorText(caught));
-    } finally {
-      setLoading(false);
-    }
-  };
+  const diagnosis = useAction(async () => {
+    const result = await api<Record<string, Check>>(`/api/v1/task/diagnose/${taskLaui}`);
+    // What was found first, then what was checked and passed.
+    return Object.entries(result).sort(([, left], [, right]) => Number(right.triggered) - Number(left.triggered));
+  });
+  const checks = diagnosis.result;
   const found = checks?.filter(([, check]) => check.triggered) ?? [];
   return (
     <section className="diagnose" aria-labelledby="diagnose-heading">
       <h4 id="diagnose-heading">Diagnose</h4>
-      <button type="button" onClick={() => void diagnose()} disabled={loading}>
-        {loading ? 'Checking…' : checks ? 'Check again' : 'Why does it not run?'}
+      <button type="button" onClick={diagnosis.run} disabled={diagnosis.running}>
+        {diagnosis.running ? 'Checking…' : checks ? 'Check again' : 'Why does it not run?'}
       </button>
-      {error ? <Notice kind="error">{error}</Notice> : null}
+      {diagnosis.failure ? <Notice kind="error">{diagnosis.failure}</Notice> : null}
       {checks ? (
         <>
           <Notice kind="info">{found.length === 0 ? 'Nothing prevents this task from running.' : `${found.length} finding${found.length === 1 ? '' : 's'}.`}</Notice>
