@@ -136,14 +136,20 @@ export class TreeStore {
     return this.load(parentLaui ?? ROOT);
   }
 
-  /** Opens every ancestor of an item, root first, so that the item's row exists. */
+  /**
+   * Opens every ancestor of an item, root first, so that the item's row exists; a folder that is
+   * shown (navigated to) opens too, so that its contents are in view.
+   */
   async reveal(laui: string): Promise<void> {
-    if (this.nodes.has(laui) && this.ancestorsOpen(laui)) return;
-    const { items } = await api<Page<Item>>(`/api/v1/catalog/get?${query({ item_laui: laui, parent_or_child: 'parent', depth: 20, per_page: 20 })}`);
-    for (const ancestor of items.reverse()) {
-      this.remember(ancestor);
-      await this.expand(ancestor.laui);
+    if (!this.nodes.has(laui) || !this.ancestorsOpen(laui)) {
+      const { items } = await api<Page<Item>>(`/api/v1/catalog/get?${query({ item_laui: laui, parent_or_child: 'parent', depth: 20, per_page: 20 })}`);
+      for (const ancestor of items.reverse()) {
+        this.remember(ancestor);
+        await this.expand(ancestor.laui);
+      }
     }
+    const node = this.nodes.get(laui);
+    if (node && isFolder(node.item_type)) await this.expand(laui);
   }
 
   private ancestorsOpen(laui: string): boolean {
