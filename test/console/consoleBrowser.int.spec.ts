@@ -244,6 +244,24 @@ describe('web console in Chromium: sign in, build a workflow, run it live, cance
     await shot('console-logs-1280');
   });
 
+  it('given an item, when it is edited with its form, then a new version holds the change and the revisions and history show it', async () => {
+    const connection = ((await admin.get({ item_laui: created.task })).json as Record<string, string>).connection_laui as string;
+    await page.goto(url(`/console/item/${connection}`));
+    await page.getByRole('heading', { level: 2, name: 'warehouse' }).waitFor();
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await page.getByRole('spinbutton', { name: 'Max parallelism' }).fill('3');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+    const saved = (await admin.get({ item_laui: connection })).json as Record<string, unknown>;
+    expect(saved).to.include({ max_parallelism: 3, version: 2 });
+    expect(saved.content, 'fields left alone are not rewritten').to.deep.equal({ host: 'db.example' });
+    await page.getByRole('tab', { name: 'Revisions' }).click();
+    await page.getByRole('button', { name: 'Version 2' }).click();
+    await page.getByLabel('Version 2', { exact: true }).filter({ hasText: '"max_parallelism": 3' }).waitFor();
+    await page.getByRole('tab', { name: 'History' }).click();
+    await page.getByRole('tabpanel').getByText('changed: max_parallelism').waitFor();
+  });
+
   it('given a project, when its cron is started and stopped from the console, then the status follows', async () => {
     await page.goto(url(`/console/item/${((await admin.get({ item_laui: created.task })).json as Record<string, string>).project_laui}`));
     await page.getByRole('button', { name: 'Start cron' }).click();
