@@ -107,9 +107,11 @@ export const App = () => {
         Skip to content
       </a>
       <header className="top">
-        <a className="brand" href="/" onClick={followLink}>
-          Pipeline orchestrator
-        </a>
+        <h1 className="brand">
+          <a href="/" onClick={followLink}>
+            Pipeline orchestrator
+          </a>
+        </h1>
         <nav aria-label="Sections">
           <ul>
             {NAV.map((entry) => (
@@ -122,7 +124,10 @@ export const App = () => {
           </ul>
         </nav>
         <div className="user">
-          <span aria-label="Signed in as">{session.profile.username}</span>
+          <span>
+            <span className="visually-hidden">Signed in as </span>
+            {session.profile.username}
+          </span>
           <button
             type="button"
             onClick={() => {
