@@ -15,7 +15,7 @@ const main = async () => {
   const config = loadConfig(role === undefined ? process.env : { ...process.env, ROLE: parseRole(role, '--role') });
   console.log(`Starting role ${config.role} on http://${config.host}:${config.port} with DATA_DIR=${config.dataDir}`);
   const service = await startService(config);
-  console.log(`Ready: ${service.url} (GET /healthz)`);
+  console.log(`Ready: ${service.url} (GET /healthz); web console: ${service.url}/`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

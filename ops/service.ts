@@ -66,6 +66,7 @@ import { InProcessBus } from './bus/InProcessBus.ts';
 import { KafkaBus } from './bus/kafka/KafkaBus.ts';
 import { prefixedBus } from './bus/prefixedBus.ts';
 import { createApp } from './http/createApp.ts';
+import { consoleRoutes } from './console/consoleRoutes.ts';
 import { authenticate } from './http/authenticate.ts';
 import { JsonLinesLogger } from './logging/JsonLinesLogger.ts';
 import { findSessionLogFile } from './logging/sessionLogFile.ts';
@@ -376,6 +377,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         guard: publicGuard,
         identify: optionalCaller(accessCookieAuth),
       }),
+      // The web console (ops/console): its page at / and /console/*, its assets; the API is unchanged.
+      consoleRoutes(),
     ],
     bodyErrorRoutes: parts.api ? [logsQuery, mcp] : [],
     privateRoutes: !parts.api ? [] : [
