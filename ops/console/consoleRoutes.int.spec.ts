@@ -134,7 +134,7 @@ describe('console routes (the built web console served by Koa)', () => {
       expect(api.status).to.equal(404);
       expect(await api.json()).to.deep.equal({ detail: 'Not Found' });
       expect((await fetch(`${svc.service.url}/public/login`)).headers.get('content-type')).to.include('text/html');
-      expect(await (await fetch(`${svc.service.url}/healthz`)).json()).to.deep.equal({ status: 'ok' });
+      expect(await (await fetch(`${svc.service.url}/healthz`)).json()).to.deep.equal({ status: 'ok', role: 'all' });
       expect((await fetch(`${svc.service.url}/`, { method: 'POST' })).status).to.equal(405);
     });
   });

@@ -98,7 +98,8 @@ export const consoleRoutes = (options: ConsoleRoutesOptions = {}): Router<AppSta
   };
 
   router.get('/', serveIndex);
-  router.get(/^\/console(?:\/.*)?$/, async (ctx) => {
+  // /console and everything below it: a hashed asset, or a client route of the single-page app.
+  router.get('/console{/*path}', async (ctx) => {
     const asset = ASSET.exec(ctx.path);
     if (asset) await serveAsset(ctx, asset[1] as string);
     else if (ctx.path.startsWith('/console/assets/')) {

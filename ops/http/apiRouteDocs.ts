@@ -20,6 +20,10 @@ import { userQueryDocs } from '../../query-side/user/userQueryDocs.ts';
 import { mcpDocs } from '../mcp/mcpDocs.ts';
 import { API_DOCS_PATH, DOCS_ASSETS, OPENAPI_JSON_PATH } from './apiReferenceAssets.ts';
 import type { ApiInfo } from './openApiDocument.ts';
+import { ROLES } from '../config.ts';
+
+/** The process's role (npm start -- --role). */
+const ROLE = { type: 'string', enum: [...ROLES], description: 'What this process runs (npm start -- --role)' };
 
 /** What createApp answers itself (/healthz) and the API reference (apiReferenceRoutes.ts). */
 const serviceDocs: RouteDocs = {
@@ -33,8 +37,27 @@ const serviceDocs: RouteDocs = {
       summary: 'Whether the service serves',
       description: 'Every other route answers 503 {detail: "Service is starting"} until the read models are rebuilt.',
       responses: {
-        200: json('Serving', objectOf({ status: { type: 'string', const: 'ok' } })),
-        503: json('Starting: the read models are being rebuilt', objectOf({ status: { type: 'string', const: 'starting' } })),
+        200: json('Serving', objectOf({ status: { type: 'string', const: 'ok' }, role: ROLE })),
+        503: json('Starting: the read models are being rebuilt', objectOf({ status: { type: 'string', const: 'starting' }, role: ROLE })),
+      },
+    },
+    {
+      method: 'GET',
+      path: '/',
+      summary: 'The web console (HTML)',
+      description: 'The console is a client of this API (ops/console); its page, and the same page for its client routes below /console.',
+      responses: { 200: { description: 'The console page', contentType: 'text/html', schema: { type: 'string' } }, 422: null },
+    },
+    {
+      method: 'GET',
+      path: '/console{/*path}',
+      summary: "The web console's client routes and hashed assets",
+      description: 'An asset under /console/assets/ (cached for a year), or the console page for a client route.',
+      params: { path: { type: 'object', properties: { path: { type: 'string', description: 'Below /console; may contain slashes' } }, required: ['path'] } },
+      responses: {
+        200: { description: 'The asset or the console page', contentType: '*/*', schema: { type: 'string' } },
+        404: detail('No such asset'),
+        422: null,
       },
     },
     {
