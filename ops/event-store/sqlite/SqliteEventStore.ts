@@ -13,7 +13,7 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../../../shared/event-store/EventStore.ts';
-import { STORED_DATA_JSON } from '../../../shared/event-store/EventStore.ts';
+import { START, STORED_DATA_JSON } from '../../../shared/event-store/EventStore.ts';
 import { assertDistinctStreams } from '../assertDistinctStreams.ts';
 import type { DomainEvent, EventMetadata, EventToAppend } from '../../../shared/events.ts';
 import { readAllBounds, readStreamBounds } from '../readBounds.ts';
@@ -124,17 +124,25 @@ export class SqliteEventStore implements EventStore {
     // per poll interval, not after every commit (that empty read was ~3% of the event loop). So
     // another process's events reach a subscription within about two poll intervals, as before
     // within one.
+    // The throttle is shared by every subscription of the store, so it also remembers how far the
+    // last file read saw: a subscription behind that (another one's read found another process's
+    // events) reads at once. Without it, two subscriptions polling in turn (projections and the
+    // domain-events publisher) could each keep the other from ever reading the file.
     const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     let fileAskedAt = -Infinity;
+    let fileSeenUpTo = START;
     const recentFirst = {
       readAll: async (options: ReadAllOptions): Promise<RecordedEvent[]> => {
         const { after, maxCount } = readAllBounds(options);
         const recent = this.tail.after(after, maxCount);
         if (recent && recent.length > 0) return recent.map(toRecordedEvent);
         const now = performance.now();
-        if (after === this.tail.newest() && now - fileAskedAt < pollIntervalMs) return [];
+        if (after === this.tail.newest() && after >= fileSeenUpTo && now - fileAskedAt < pollIntervalMs) return [];
         fileAskedAt = now;
-        return this.fromFile(after, maxCount);
+        const page = this.fromFile(after, maxCount);
+        const seen = page.at(-1)?.position ?? after;
+        if (seen > fileSeenUpTo) fileSeenUpTo = seen;
+        return page;
       },
       headPosition: () => this.headPosition(),
     };
