@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Role } from '../../config.ts';
@@ -10,6 +10,18 @@ import { HttpClient } from '../../../test/support/HttpClient.ts';
 import { catalogClient } from '../../../test/support/catalogFixture.ts';
 import { signIn } from '../../../test/support/signIn.ts';
 import { startMongoDouble, type MongoDouble } from './mongoDouble.ts';
+
+/** Polls the API log of DATA_DIR until a line holds `text`. */
+const waitForLine = async (dataDir: string, text: string, timeoutMs = 60_000): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const folder = join(dataDir, 'logs', 'API');
+    const found = existsSync(folder) && readdirSync(folder).some((file) => readFileSync(join(folder, file), 'utf8').includes(text));
+    if (found) return;
+    if (Date.now() > deadline) throw new Error(`no API log line with "${text}" after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+};
 
 /**
  * The distributed read path on a shared read store: a projector process writes the read models to
@@ -41,14 +53,14 @@ describe('an api and a projector on one MongoDB read store (wire-protocol double
     if (dataDir !== '') rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const start = async (role: Role, database: string): Promise<Service> => {
-    const env = { PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'admin-password-1', SQLITE_SYNCHRONOUS: 'normal', WORKER_POOL_SIZE: '0', MONGO_URL: double!.url, MONGO_DATABASE: database };
+  const start = async (role: Role, database: string, extra: Record<string, string> = {}): Promise<Service> => {
+    const env = { PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'admin-password-1', SQLITE_SYNCHRONOUS: 'normal', WORKER_POOL_SIZE: '0', MONGO_URL: double!.url, MONGO_DATABASE: database, ...extra };
     const service = await startService({ ...loadConfig(env), role }, { passwords: scryptPasswords(2 ** 10), announce: () => undefined });
     services.push(service);
     return service;
   };
 
-  it('given a projector and an api process, when the api writes, then it answers once the projector applied the write, and the api projects nothing itself', async () => {
+  it('given a projector and an api process, when the api writes, then it answers once the projector applied the write, and the api projects nothing itself; a projector restarted with READ_MODELS_REBUILD swaps rebuilt models in while the api answers', async () => {
     const database = `roles_${randomBytes(4).toString('hex')}`;
     const projector = await start('projector', database);
     const api = await start('api', database);
@@ -65,5 +77,18 @@ describe('an api and a projector on one MongoDB read store (wire-protocol double
     expect((read.json as { name: string }).name).to.equal('wf');
     const position = projector.projections!.position();
     expect(await api.readModels.waitFor(position, 5_000)).to.equal(true);
+
+    // READ_MODELS_REBUILD: a projector restarted with it replays the log into fresh collections and
+    // swaps them in while the api keeps answering from the live ones.
+    await projector.close();
+    services.splice(services.indexOf(projector), 1);
+    const rebuilding = await start('projector', database, { READ_MODELS_REBUILD: 'true' });
+    await waitForLine(dataDir, 'Read models rebuilt and swapped in');
+    const after = await catalog.get({ item_laui: workflow });
+    expect(after.status, after.text).to.equal(200);
+    expect((after.json as { name: string }).name).to.equal('wf');
+    const next = await catalog.createOk({ item_type: 'folder.workflow', name: 'wf2', parent_laui: tree.folders.workflow });
+    expect((await catalog.get({ item_laui: next })).status, 'the rebuilt models stay live').to.equal(200);
+    expect(rebuilding.projections!.position() > position, "the rebuilt projector is past the first write").to.equal(true);
   });
 });
