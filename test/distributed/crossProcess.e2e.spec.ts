@@ -131,8 +131,10 @@ describe('roles as processes on one data directory and a live Kafka broker', fun
       );
       cronProjects.push(project.project_laui);
     }
-    // The second api process serves what the first wrote once its read models have it.
-    await waitFor('the second api process to see the operator', async () => (await apis[1]!.get({ item_laui: slow })).status === 200, 60_000);
+    // The second api process serves what the first wrote once its read models have it (it follows the
+    // shared log by polling): wait for the last item written, so that everything before it is there too.
+    const lastWritten = cronTasks.at(-1)!;
+    await waitFor('the second api process to see the last item written', async () => (await apis[1]!.get({ item_laui: lastWritten })).status === 200, 60_000);
     for (const project of cronProjects) {
       const started = await new HttpClient(api2.url).post('/api/v1/cron/manage', { json: { project_laui: project, action: 'START' }, token });
       expect(started.status, started.text).to.equal(200);
