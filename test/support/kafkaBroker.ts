@@ -1,4 +1,5 @@
 import { Kafka, logLevel } from 'kafkajs';
+import { containerRuntimeProblem } from './containerRuntime.ts';
 
 /**
  * Which Kafka broker the Kafka specs talk to, decided in one place:
@@ -62,12 +63,8 @@ let container: Promise<string[]> | null = null;
 
 /** One broker container per test process, or null (with the reason) when no runtime is reachable. */
 const containerBrokers = async (): Promise<{ brokers: string[] } | { problem: string }> => {
-  const { getContainerRuntimeClient } = await import('testcontainers');
-  try {
-    await getContainerRuntimeClient();
-  } catch (error) {
-    return { problem: `no container runtime is reachable (${error instanceof Error ? error.message : String(error)})` };
-  }
+  const problem = await containerRuntimeProblem();
+  if (problem !== null) return { problem };
   container ??= (async () => {
     const { KafkaContainer } = await import('@testcontainers/kafka');
     const started = await new KafkaContainer(KAFKA_IMAGE).withKraft().start();

@@ -5,6 +5,7 @@ import type { RecordedEvent } from '../../../shared/event-store/EventStore.ts';
 import { anEvent, someEvents, waitUntil } from '../contract/contractFixtures.ts';
 import { describeEventStoreContract } from '../eventStoreContract.ts';
 import { openKurrentEventStore, type KurrentEventStore } from './KurrentEventStore.ts';
+import { containerRuntimeProblem } from '../../../test/support/containerRuntime.ts';
 
 /** A single insecure in-memory node; KURRENTDB_IMAGE runs the suite against another release. */
 const KURRENTDB_IMAGE = process.env.KURRENTDB_IMAGE ?? 'docker.kurrent.io/kurrent-latest/kurrentdb:25.1';
@@ -28,13 +29,12 @@ describe('KurrentEventStore against KurrentDB (testcontainers)', function () {
   };
 
   before(async function () {
-    const { getContainerRuntimeClient, GenericContainer, Wait } = await import('testcontainers');
-    try {
-      await getContainerRuntimeClient();
-    } catch (error) {
-      console.log(`      skipped: no container runtime is reachable for a KurrentDB node (${error instanceof Error ? error.message : String(error)})`);
+    const problem = await containerRuntimeProblem();
+    if (problem !== null) {
+      console.log(`      skipped: ${problem}, so no KurrentDB node`);
       this.skip();
     }
+    const { GenericContainer, Wait } = await import('testcontainers');
     const node = await new GenericContainer(KURRENTDB_IMAGE)
       .withEnvironment({
         KURRENTDB_CLUSTER_SIZE: '1',

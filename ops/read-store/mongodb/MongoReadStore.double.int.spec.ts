@@ -1,7 +1,7 @@
 import { describeReadStoreContract } from '../../../projections/read-store/readStoreContract.ts';
 import { describeProjectionRunnerContract } from '../../../projections/runner/projectionRunnerContract.ts';
 import { MemoryEventStore } from '../../event-store/memory/MemoryEventStore.ts';
-import { startMongoDouble, type MongoDouble } from './mongoDouble.ts';
+import { requireMongoDouble, type MongoDouble } from './mongoDouble.ts';
 import { freshStores, type FreshStores } from './freshStores.ts';
 
 /**
@@ -17,14 +17,8 @@ describe('MongoReadStore against a MongoDB wire-protocol double (mongo-java-serv
   let stores: FreshStores | null = null;
 
   before(async function () {
-    const started = await startMongoDouble();
-    if ('missing' in started) {
-      if (process.env.CI === 'true') throw new Error(`CI=true and the MongoDB double cannot start: ${started.missing}`);
-      console.log(`      skipped: ${started.missing}`);
-      this.skip();
-    }
-    double = started;
-    stores = await freshStores(started.url);
+    double = await requireMongoDouble(this);
+    stores = await freshStores(double.url);
   });
 
   after(async () => {

@@ -3,6 +3,7 @@ import { describeReadStoreContract } from '../../../projections/read-store/readS
 import { describeProjectionRunnerContract } from '../../../projections/runner/projectionRunnerContract.ts';
 import { MemoryEventStore } from '../../event-store/memory/MemoryEventStore.ts';
 import { freshStores, type FreshStores } from './freshStores.ts';
+import { containerRuntimeProblem } from '../../../test/support/containerRuntime.ts';
 
 /** A current MongoDB; @testcontainers/mongodb starts it as a one-member replica set (rs0). */
 const MONGO_IMAGE = 'mongo:8.0';
@@ -19,11 +20,9 @@ describe('MongoReadStore against MongoDB (testcontainers, replica set)', functio
   let stopMongo: (() => Promise<unknown>) | null = null;
 
   before(async function () {
-    const { getContainerRuntimeClient } = await import('testcontainers');
-    try {
-      await getContainerRuntimeClient();
-    } catch (error) {
-      console.log(`      skipped: no container runtime is reachable for MongoDB (${error instanceof Error ? error.message : String(error)})`);
+    const problem = await containerRuntimeProblem();
+    if (problem !== null) {
+      console.log(`      skipped: ${problem}, so no MongoDB`);
       this.skip();
     }
     const { MongoDBContainer } = await import('@testcontainers/mongodb');

@@ -36,3 +36,15 @@ export const startMongoDouble = async (): Promise<MongoDouble | { missing: strin
     throw error;
   }
 };
+
+/**
+ * Call in a `before` hook: the running double, or the suite skipped with the reason printed when
+ * Java or Maven is missing; under CI=true that fails instead (CI must run the double's suites).
+ */
+export async function requireMongoDouble(context: Mocha.Context): Promise<MongoDouble> {
+  const started = await startMongoDouble();
+  if (!('missing' in started)) return started;
+  if (process.env.CI === 'true') throw new Error(`CI=true and the MongoDB double cannot start: ${started.missing}`);
+  console.log(`      skipped: ${started.missing}`);
+  context.skip();
+}

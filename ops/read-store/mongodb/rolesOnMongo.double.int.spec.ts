@@ -9,7 +9,7 @@ import { scryptPasswords } from '../../auth/scryptPasswords.ts';
 import { HttpClient } from '../../../test/support/HttpClient.ts';
 import { catalogClient } from '../../../test/support/catalogFixture.ts';
 import { signIn } from '../../../test/support/signIn.ts';
-import { startMongoDouble, type MongoDouble } from './mongoDouble.ts';
+import { requireMongoDouble, type MongoDouble } from './mongoDouble.ts';
 
 /** Polls the API log of DATA_DIR until a line holds `text`. */
 const waitForLine = async (dataDir: string, text: string, timeoutMs = 60_000): Promise<void> => {
@@ -37,13 +37,7 @@ describe('an api and a projector on one MongoDB read store (wire-protocol double
   const services: Service[] = [];
 
   before(async function () {
-    const started = await startMongoDouble();
-    if ('missing' in started) {
-      if (process.env.CI === 'true') throw new Error(`CI=true and the MongoDB double cannot start: ${started.missing}`);
-      console.log(`      skipped: ${started.missing}`);
-      this.skip();
-    }
-    double = started;
+    double = await requireMongoDouble(this);
     dataDir = mkdtempSync(join(tmpdir(), 'orchestrator-mongo-roles-'));
   });
 
