@@ -63,6 +63,15 @@ export interface Config {
   workerNodeFork: boolean;
   /** Runs one reuse process serves before it is replaced (WORKER_REUSE_MAX_RUNS). */
   workerReuseMaxRuns: number;
+  /**
+   * Limits of each run's sandbox (as root; ops/worker/runSandbox.ts): its tmpfs (WORKER_DISK_MB: its
+   * directory, /tmp, /var/tmp), its shared memory (WORKER_SHM_MB), its processes and threads
+   * (WORKER_MAX_PROCESSES) and its CPU weight (WORKER_CPU_WEIGHT, 100 = an even share).
+   */
+  workerDiskMb: number;
+  workerShmMb: number;
+  workerMaxProcesses: number;
+  workerCpuWeight: number;
   reaperIntervalMs: number;
   /** Length of one SLA minute for running actions: 60,000 in production, shorter for drills and tests. */
   slaMinuteMs: number;
@@ -369,6 +378,10 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     workerPoolSize: integer(env, 'WORKER_POOL_SIZE', 2, 0, 64),
     workerNodeFork: flag(env, 'WORKER_NODE_FORK', true),
     workerReuseMaxRuns: integer(env, 'WORKER_REUSE_MAX_RUNS', 10_000, 1, 1_000_000_000),
+    workerDiskMb: integer(env, 'WORKER_DISK_MB', 1024, 16, 1024 * 1024),
+    workerShmMb: integer(env, 'WORKER_SHM_MB', 64, 1, 64 * 1024),
+    workerMaxProcesses: integer(env, 'WORKER_MAX_PROCESSES', 512, 8, 1_000_000),
+    workerCpuWeight: integer(env, 'WORKER_CPU_WEIGHT', 100, 1, 10_000),
     reaperIntervalMs: integer(env, 'REAPER_INTERVAL_MS', 5000, 100, 3_600_000),
     slaMinuteMs: integer(env, 'SLA_MINUTE_MS', 60_000, 1, 60_000),
     workerRunAs: runAs(env),

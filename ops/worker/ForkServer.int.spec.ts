@@ -197,7 +197,7 @@ describe('Python fork server: a fresh forked process per run', function () {
 
   it('given runAs an unprivileged user, when forked user code tries to signal the fork server, then it is denied and runs as that user', async function () {
     if (process.getuid?.() !== 0) this.skip();
-    const own = runner({ poolSize: 0, runAs: { uid: 65534, gid: 65534 } });
+    const own = runner({ poolSize: 0, runAs: { uid: 65534, gid: 65534 }, sandbox: false });
     const code = [
       'import os, signal',
       'def run(connection, action_variables, context):',

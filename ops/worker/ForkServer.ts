@@ -61,6 +61,31 @@ export interface ForkRequest {
   runAs?: RunAs;
   /** Memory limit of the child's whole process tree (its own cgroup, where the fork server can make one). */
   treeMb?: number;
+  /**
+   * The run's own namespaces and root (native/sandbox.c, as root with runAs): the child becomes the
+   * supervisor of a runtime process forked into them; its hellos name that process (`runPid`).
+   */
+  sandbox?: SandboxSpec;
+}
+
+/** What native/sandbox.c is told about one run's sandbox (its spec keys). */
+export interface SandboxSpec {
+  disk_mb: number;
+  shm_mb: number;
+  inodes: number;
+  poll_ms: number;
+  limit_pids: number;
+  net: 'none' | 'host';
+  /** Host paths shown read-only at the same place (the system, the interpreters). */
+  ro: ReadonlyArray<string>;
+  /** Paths hidden behind an empty tmpfs where `ro` showed them (DATA_DIR, LOG_DIR, the checkout). */
+  hide: ReadonlyArray<string>;
+  /** Shown read-only after the hiding (the runtime files and the addon inside the checkout). */
+  after: ReadonlyArray<string>;
+  /** cgroup directories the run joins (pids, cpu), made and limited by the runner. */
+  join: ReadonlyArray<string>;
+  /** The pids.events file of its pids cgroup, watched for the process limit. */
+  pids_events?: string;
 }
 
 /** `output`: stdout (and stderr too, unless its hello says `split`); `error`: stderr, when split. */
@@ -127,6 +152,7 @@ export class ForkServer {
       ...(request.exec ? { exec: request.exec } : {}),
       ...(request.runAs ? { uid: request.runAs.uid, gid: request.runAs.gid } : {}),
       ...(request.treeMb !== undefined ? { treeMb: request.treeMb } : {}),
+      ...(request.sandbox ? { sandbox: request.sandbox } : {}),
     });
     return handle;
   }
@@ -216,7 +242,9 @@ export class ForkServer {
       const handle = hello ? this.connecting.get(hello.token) : undefined;
       // Sandboxed: the hello's pid is the child's in the sandbox's pid namespace; the kernel's
       // record of who connected gives the pid to signal and watch here.
-      const hostPid = this.options.bwrap ? peerPidOf(socket) : hello?.pid;
+      // In a run sandbox of its own, the hellos come from the child that supervises it and name the
+      // runtime process (pid 1 of the run's namespace) by its pid here: `runPid`.
+      const hostPid = this.options.bwrap ? peerPidOf(socket) : (hello?.runPid ?? hello?.pid);
       if (!hello || !handle || hostPid === undefined || !handle.connected(hello.channel, socket, hello.pid, hostPid, hello.split)) socket.destroy();
     };
     socket.on('data', onData);
@@ -313,7 +341,7 @@ class Zygote {
 
   request(
     handle: ForkedProcess,
-    message: { op: 'fork'; token: string; dir: string; memoryMb: number; create: boolean; exec?: ForkRequest['exec']; uid?: number; gid?: number; treeMb?: number },
+    message: { op: 'fork'; token: string; dir: string; memoryMb: number; create: boolean; exec?: ForkRequest['exec']; uid?: number; gid?: number; treeMb?: number; sandbox?: SandboxSpec },
   ): void {
     // Written at once: the fork server reads it when it is ready (the socket pair buffers it).
     this.starting.set(handle.token, handle);
@@ -458,9 +486,12 @@ class ForkedProcess implements ProcessHandle {
     return handle;
   }
 
-  /** Process id here: signals, the watchdog (sandboxed: known once it connected). */
+  /**
+   * Process id here: signals, the watchdog (bubblewrap: known once it connected). In a run sandbox,
+   * the runtime process's (from the hellos); until then the supervisor's, whose kill ends the run.
+   */
   get pid(): number | undefined {
-    return this.zygote?.sandboxed ? this.hostPid : this.serverPid;
+    return this.zygote?.sandboxed ? this.hostPid : (this.hostPid ?? this.serverPid);
   }
 
   forked(pid: number, cgroup?: string): void {
@@ -628,12 +659,13 @@ function peerPidOf(socket: Socket): number | undefined {
   return typeof fd === 'number' && fd >= 0 ? socketPeerPid(fd) : undefined;
 }
 
-function parseHello(line: Buffer): { token: string; pid: number; channel: Channel; split: boolean } | null {
+function parseHello(line: Buffer): { token: string; pid: number; runPid?: number; channel: Channel; split: boolean } | null {
   try {
-    const hello = JSON.parse(line.toString('utf8')) as { token?: unknown; pid?: unknown; channel?: unknown; split?: unknown };
+    const hello = JSON.parse(line.toString('utf8')) as { token?: unknown; pid?: unknown; runPid?: unknown; channel?: unknown; split?: unknown };
     if (typeof hello.token !== 'string' || typeof hello.pid !== 'number') return null;
     if (hello.channel !== 'protocol' && hello.channel !== 'output' && hello.channel !== 'error') return null;
-    return { token: hello.token, pid: hello.pid, channel: hello.channel, split: hello.split === true };
+    const runPid = typeof hello.runPid === 'number' && Number.isInteger(hello.runPid) && hello.runPid > 0 ? hello.runPid : undefined;
+    return { token: hello.token, pid: hello.pid, ...(runPid !== undefined ? { runPid } : {}), channel: hello.channel, split: hello.split === true };
   } catch {
     return null;
   }

@@ -200,7 +200,7 @@ describe('Node fork server: a fresh forked node process per JavaScript run', fun
 
   it('given runAs an unprivileged user, when forked JavaScript tries to signal the node fork server, then it is denied and runs as that user', async function () {
     if (process.getuid?.() !== 0) this.skip();
-    const own = runner({ poolSize: 0, runAs: { uid: 65534, gid: 65534 } });
+    const own = runner({ poolSize: 0, runAs: { uid: 65534, gid: 65534 }, sandbox: false });
     const code = `exports.run = () => {
       let denied = null;
       try { process.kill(process.ppid, 'SIGKILL'); } catch (error) { denied = error.code; }

@@ -553,7 +553,7 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
       ].join('\n');
       const sameUid = await operator('javascript', code, () => ({}), false).run();
       expect(sameUid.output).to.deep.equal({ environReadable: true });
-      const confined = new ProcessCodeRunner({ poolSize: 0, runAs: { uid: 65534, gid: 65534 } });
+      const confined = new ProcessCodeRunner({ poolSize: 0, runAs: { uid: 65534, gid: 65534 }, sandbox: false });
       try {
         const outcome = await confined.runOperator({
           ...bareOperatorRequest({ language: 'javascript', code }),

@@ -43,6 +43,8 @@ import {
 import type { ExecRequest, RuntimeProcess, WireRequest } from './RuntimeProcess.ts';
 import { makeRunDir, pythonFor, resolvePython, runDirName, RunIdentities, type BwrapLayout, type RunAs, type RunAsRange } from './sandbox.ts';
 import { sandboxLayout } from './sandboxLayout.ts';
+import { RunCgroups } from './runCgroups.ts';
+import { DEFAULT_RUN_SANDBOX, SANDBOX_LIBRARY, sandboxLayoutLines, sandboxLibraryBuilt, type RunSandboxLimits } from './runSandbox.ts';
 import { startRun, type Started } from './startRun.ts';
 import { StepDriver } from './StepDriver.ts';
 import { syntaxCheck } from './syntaxCheck.ts';
@@ -82,6 +84,14 @@ export interface ProcessCodeRunnerOptions {
    * setuid. The service passes its default range when it runs as root (sandbox.ts, decideSandbox).
    */
   runAs?: RunAs | RunAsRange;
+  /**
+   * With runAs (as root): every run process in namespaces, a root and limits of its own
+   * (native/sandbox.c; runSandbox.ts): the defaults, or these limits. `false` turns it off (tests of
+   * what lies beneath it only: a runner without it lets runs see each other and the host).
+   */
+  sandbox?: Partial<RunSandboxLimits> | false;
+  /** Hidden from every run's sandbox (DATA_DIR, LOG_DIR), with the checkout. */
+  hidden?: ReadonlyArray<string>;
   /** Every run fails with this message (code runs refused: no sandbox on this host, decideSandbox). */
   disabled?: string;
   /**
@@ -146,6 +156,9 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
   private readonly starter: ProcessStarter;
   private readonly oneShot: boolean;
   private readonly outputLimits: RunOutputLimits;
+  /** The process and CPU cgroups of the runs' sandboxes (as root). */
+  private readonly cgroups: RunCgroups | null;
+  private readonly sandboxLimits: RunSandboxLimits | null;
   private closed = false;
 
   constructor(options: ProcessCodeRunnerOptions = {}) {
@@ -176,7 +189,16 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
       this.executables.python = usable;
     }
     const maxKeys = options.maxPoolKeys ?? 4;
+    if (runAs && options.sandbox !== false && !sandboxLibraryBuilt()) {
+      const missing = `the run sandbox is not built (${SANDBOX_LIBRARY}): run npm ci, which builds it with the nodefork addon (a C compiler and Node's headers are needed)`;
+      this.problems.python ??= missing;
+      this.problems.javascript ??= missing;
+    }
+    const limits = { ...DEFAULT_RUN_SANDBOX, ...(options.sandbox || {}) };
+    this.cgroups = runAs && options.sandbox !== false ? new RunCgroups(limits) : null;
+    this.sandboxLimits = this.cgroups ? limits : null;
     this.starter = new ProcessStarter({
+      ...(this.cgroups ? { sandbox: { layout: sandboxLayoutLines(options.hidden ?? [], [this.executables.python, this.executables.javascript]), limits, cgroups: this.cgroups } } : {}),
       executables: this.executables,
       runAs,
       identities,
@@ -197,7 +219,7 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
       maxKeys,
       maxRunsPerProcess: options.maxRunsPerProcess ?? 10_000,
       maxIdleReusable: options.maxIdleReusable ?? Math.max(options.poolSize ?? 2, 1),
-      makeDir: (language, memoryMb) => (this.starter.forkedBy(language, memoryMb) ? runDirName(this.tmpRoot) : makeRunDir(this.tmpRoot)),
+      makeDir: (language, memoryMb) => (this.cgroups || this.starter.forkedBy(language, memoryMb) ? runDirName(this.tmpRoot) : makeRunDir(this.tmpRoot)),
       // The same answer as makeDir's, just before it in the same turn (launch runs in the constructor).
       start: (language, memoryMb, dir) => this.starter.startProcess(language, memoryMb, dir, this.starter.forkedBy(language, memoryMb)),
       reset: (proc) => resetForReuse(proc, this.invoke),
@@ -245,7 +267,20 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     this.closed = true;
     await this.pool.close();
     await this.starter.close();
+    this.cgroups?.close();
     if (this.bwrap) await rm(this.tmpRoot, { recursive: true, force: true }).catch(() => {});
+  }
+
+  /**
+   * An error the code raised at a sandbox limit (a full disk, no process left), before its
+   * supervisor stopped the run there, names the limit and its setting as the supervisor's would.
+   */
+  private namingLimits(message: string): string {
+    const limits = this.sandboxLimits;
+    if (!limits || /WORKER_(DISK_MB|MAX_PROCESSES|SHM_MB)=/.test(message)) return message;
+    if (/ENOSPC|No space left on device/.test(message)) return `${message} (the run filled its disk: WORKER_DISK_MB=${limits.diskMb} MB)`;
+    if (/EAGAIN|Resource temporarily unavailable/.test(message)) return `${message} (the run may have hit its process limit: WORKER_MAX_PROCESSES=${limits.maxProcesses})`;
+    return message;
   }
 
   /** The run's process: one of its own (never pooled or reused) for code that needs an exec'd node, else the pool's. */
@@ -261,7 +296,8 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     const done = async (result: OperatorResult): Promise<OperatorOutcome> => {
       await log.settle();
       log.end();
-      return { ...result, logs: log.text(), logsTruncated: log.truncated };
+      const named = result.status === 'error' ? { ...result, message: this.namingLimits(result.message) } : result;
+      return { ...named, logs: log.text(), logsTruncated: log.truncated };
     };
 
     const checked = checkCodeblock(request.codeblock);
@@ -287,7 +323,7 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     const helpers: RuntimeProcess[] = [];
     try {
       const args = [request.connection, request.payload, request.context];
-      const started = await startRun({ oneShot: this.oneShot, bwrap: this.bwrap }, proc, codeblock, request.bashblock, limits, control, log);
+      const started = await startRun({ oneShot: this.oneShot, invoke: this.invoke }, proc, codeblock, request.bashblock, limits, control, log);
       if ('kind' in started) return await done(operatorFailure(started));
       const driver = this.driver(proc, started, codeblock.code, 'operator', args, request, control);
       const loaded = loadOutcome(await driver.load(), limits);
@@ -315,7 +351,7 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
         if (proc.alive) {
           finish = await driver.finish(Date.now() + this.finishTimeoutMs);
         } else {
-          const target = await finishProcess({ pool: this.pool, invoke: this.invoke, finishTimeoutMs: this.finishTimeoutMs }, codeblock, proc.dir, started.file, limits, log, helpers);
+          const target = await finishProcess({ pool: this.pool, invoke: this.invoke, finishTimeoutMs: this.finishTimeoutMs }, codeblock, limits, log, helpers);
           if (target) {
             active = target;
             finish = await this.invoke(target, { op: 'call', fn: 'finish', args }, Date.now() + this.finishTimeoutMs, null);
@@ -368,7 +404,7 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
       return { checked: false, reason: `runner error: ${error instanceof Error ? error.message : String(error)}` };
     }
     try {
-      return await syntaxCheck({ bwrap: this.bwrap }, proc, checked, executable, limits, control);
+      return await syntaxCheck({ invoke: this.invoke }, proc, checked, executable, limits, control);
     } catch (error) {
       return { checked: false, reason: `runner error: ${error instanceof Error ? error.message : String(error)}` };
     } finally {
@@ -385,7 +421,8 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     const done = async (result: ActionResult): Promise<ActionOutcome> => {
       await log.settle();
       log.end();
-      return { ...result, logs: log.text(), logsTruncated: log.truncated };
+      const named = !result.ok && result.kind === 'error' ? { ...result, message: this.namingLimits(result.message) } : result;
+      return { ...named, logs: log.text(), logsTruncated: log.truncated };
     };
 
     const checked = checkCodeblock(request.codeblock);
@@ -409,7 +446,7 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
         const reported = failure.kind === 'cancelled' ? { kind: 'error' as const, message: 'cancelled' } : failure;
         return done({ ok: false, kind: reported.kind, message: reported.message });
       };
-      const started = await startRun({ oneShot: this.oneShot, bwrap: this.bwrap }, proc, codeblock, request.bashblock, limits, control, log);
+      const started = await startRun({ oneShot: this.oneShot, invoke: this.invoke }, proc, codeblock, request.bashblock, limits, control, log);
       if ('kind' in started) return await fail(started);
       const driver = this.driver(proc, started, codeblock.code, 'action', args, request, control);
       const loaded = loadOutcome(await driver.load(), limits);

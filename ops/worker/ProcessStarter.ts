@@ -1,10 +1,19 @@
 import { chownSync } from 'node:fs';
 import type { Language } from '../../shared/ports/CodeRunner.ts';
-import { failedStart, ForkServer } from './ForkServer.ts';
+import { failedStart, ForkServer, type SandboxSpec } from './ForkServer.ts';
 import { nodeForkAddonLoads, nodeForkProgram } from './nodeForkProgram.ts';
 import { SpawnedProcess, type ProcessEvents, type ProcessHandle } from './processHandle.ts';
 import { RuntimeProcess, runtimeArgs } from './RuntimeProcess.ts';
+import type { RunCgroups } from './runCgroups.ts';
+import { sandboxSpec, type RunSandboxLimits } from './runSandbox.ts';
 import type { BwrapLayout, RunAs, RunIdentities } from './sandbox.ts';
+
+/** Every run process in a sandbox of its own (native/sandbox.c; as root, with run identities). */
+export interface RunSandboxSetup {
+  layout: { ro: string[]; hide: string[]; after: string[] };
+  limits: RunSandboxLimits;
+  cgroups: RunCgroups;
+}
 
 export interface ProcessStarterOptions {
   executables: Readonly<Record<Language, string | null>>;
@@ -20,6 +29,8 @@ export interface ProcessStarterOptions {
   maxNodeForkServers: number;
   /** The runner is closed: no node fork server is made any more. */
   closed: () => boolean;
+  /** Each run process in namespaces, a root and limits of its own (as root). */
+  sandbox?: RunSandboxSetup;
 }
 
 /**
@@ -38,8 +49,10 @@ export class ProcessStarter {
   private readonly headroomMb: number;
   private readonly maxNodeForkServers: number;
   private readonly closed: () => boolean;
+  readonly sandbox: RunSandboxSetup | undefined;
 
   constructor(options: ProcessStarterOptions) {
+    this.sandbox = options.sandbox;
     this.executables = options.executables;
     this.runAs = options.runAs;
     this.identities = options.identities;
@@ -72,18 +85,28 @@ export class ProcessStarter {
   /** One runtime process in `dir`, started through `server` (null: spawned), with an identity of its own. */
   startProcess(language: Language, memoryMb: number, dir: string, server: ForkServer | null): RuntimeProcess {
     const runAs = this.identities?.take();
-    if (runAs && server === null) chownSync(dir, runAs.uid, runAs.gid);
+    // As root every run process is forked into a sandbox of its own: never a spawned one.
+    const sandboxed = this.sandbox !== undefined && runAs !== undefined && server !== null;
+    if (runAs && server === null && !this.sandbox) chownSync(dir, runAs.uid, runAs.gid);
+    const cgroup = sandboxed ? this.sandbox?.cgroups.take() ?? null : null;
     const proc = new RuntimeProcess({
       language,
       memoryMb,
       dir,
       memoryHeadroomMb: this.headroomMb,
       makesOwnDir: server !== null,
+      inSandbox: sandboxed,
       ...(runAs ? { runAs } : {}),
-      launch: (events) => this.launch(language, memoryMb, dir, server, runAs, events),
+      launch: (events) =>
+        this.sandbox && !sandboxed
+          ? failedStart(events, 'as root, run processes start only from their fork servers, each in a sandbox of its own (the Python fork server is turned off or python3 is missing)')
+          : this.launch(language, memoryMb, dir, server, runAs, events, sandboxed && this.sandbox ? sandboxSpec(this.sandbox.layout, this.sandbox.limits, cgroup) : undefined),
     });
     // Back to the free identities once the process (and, through its cgroup, all it started) is gone.
-    if (runAs) void proc.exited.then(() => this.identities?.release(runAs));
+    void proc.exited.then(() => {
+      if (runAs) this.identities?.release(runAs);
+      if (cgroup) this.sandbox?.cgroups.release(cgroup);
+    });
     return proc;
   }
 
@@ -130,7 +153,7 @@ export class ProcessStarter {
    * the Python one, so that the service's own fork() with its large heap stays off the event loop),
    * otherwise spawned.
    */
-  private launch(language: Language, memoryMb: number, dir: string, server: ForkServer | null, runAs: RunAs | undefined, events: ProcessEvents): ProcessHandle {
+  private launch(language: Language, memoryMb: number, dir: string, server: ForkServer | null, runAs: RunAs | undefined, events: ProcessEvents, sandbox?: SandboxSpec): ProcessHandle {
     const executable = this.executables[language] ?? 'python3';
     const execNode = language === 'javascript' && server !== null && server === this.forkServer;
     if (this.bwrap && (server === null || execNode)) {
@@ -147,6 +170,7 @@ export class ProcessStarter {
           treeMb: memoryMb + this.headroomMb,
           ...(runAs ? { runAs } : {}),
           ...(execNode ? { exec: { executable, args: runtimeArgs(language, memoryMb) } } : {}),
+          ...(sandbox ? { sandbox } : {}),
         },
         events,
       );

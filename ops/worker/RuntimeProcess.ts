@@ -25,7 +25,14 @@ export type WireRequest =
   | { op: 'load'; file: string; dir: string }
   | { op: 'call'; fn: string; args: unknown[] }
   | { op: 'reset'; dir: string }
-  | { op: 'recycle'; next: string };
+  | { op: 'recycle'; next: string }
+  /**
+   * Writes the code file (as the run's uid, in the run's own directory: no privileged process ever
+   * writes into a place a run could have touched), then runs the install step (`bash -c script`)
+   * there when there is one; answers `{ok: true}` or `{ok: false, code, signal, tail}` (the last
+   * bytes of its stderr).
+   */
+  | { op: 'install'; file: string; code: string; script: string | null };
 
 /** A whole run in one request (runtime.py's docstring): its steps come back as ExecEvents. */
 export interface ExecRequest {
@@ -53,7 +60,7 @@ export type ExecEvent = { id: number; next?: 'finish'; done?: true } & (
 );
 
 /** Why a runtime process ended before answering. */
-export type DeathReason = 'killed' | 'output' | 'protocol' | 'memory' | 'exited' | 'spawn' | 'lost';
+export type DeathReason = 'killed' | 'output' | 'protocol' | 'memory' | 'exited' | 'spawn' | 'lost' | 'limit';
 
 export class ProcessDied extends Error {
   constructor(
@@ -74,6 +81,8 @@ export interface RuntimeProcessOptions {
   memoryHeadroomMb: number;
   /** The process makes `dir` itself (through the fork server): it exists once the process is ready. */
   makesOwnDir?: boolean;
+  /** In a sandbox of its own: its directory is in its own tmpfs, never on the host. */
+  inSandbox?: boolean;
   /** The identity the process (and its install step) runs as; the service's when absent. */
   runAs?: RunAs;
   /**
@@ -157,6 +166,7 @@ export class RuntimeProcess {
   dir: string;
   /** `home` is made by the process itself: it exists once the process is ready. */
   readonly makesOwnDir: boolean;
+  readonly inSandbox: boolean;
   readonly runAs: RunAs | undefined;
   /** Interrupted, killed or otherwise suspect: never handed to another run. */
   tainted = false;
@@ -195,6 +205,7 @@ export class RuntimeProcess {
     this.memoryMb = options.memoryMb;
     this.home = options.dir;
     this.makesOwnDir = options.makesOwnDir === true;
+    this.inSandbox = options.inSandbox === true;
     this.runAs = options.runAs;
     this.dir = options.dir;
     this.headroomMb = options.memoryHeadroomMb;
@@ -263,8 +274,9 @@ export class RuntimeProcess {
       this.waiting.set(id, { resolve, reject });
       // The steps protocol: what the process does from now on is this request; a load starts the
       // run's output marks.
-      const mark = message.op === 'load' ? this.log?.markToken : undefined;
+      const mark = message.op === 'load' || message.op === 'install' ? this.log?.markToken : undefined;
       if (message.op === 'load') this.log?.stepTo('load');
+      else if (message.op === 'install') this.log?.stepTo('install');
       else if (message.op === 'call' && isRunStep(message.fn)) this.log?.stepTo(message.fn);
       this.handle.write(`${JSON.stringify(mark === undefined ? { id, ...message } : { id, ...message, mark })}\n`);
     });
@@ -379,6 +391,9 @@ export class RuntimeProcess {
     this.handle.kill();
   }
 
+  /** The run hit a limit of its sandbox (processes, disk, shared memory) and was stopped there. */
+  private limitHit: string | null = null;
+
   private memoryMessage(): string {
     return `memory limit of ${this.memoryMb} MB exceeded`;
   }
@@ -395,6 +410,11 @@ export class RuntimeProcess {
       this.started = true;
       this.readyNow = true;
       this.settleReady?.resolve();
+      return;
+    }
+    if (message.op === 'limit') {
+      // From the run's supervisor (native/sandbox.c), once the process it killed at a limit is gone.
+      this.limitHit ??= limitMessage(message as { limit?: unknown; setting?: unknown; value?: unknown });
       return;
     }
     if (typeof message.id !== 'number') return;
@@ -429,6 +449,7 @@ export class RuntimeProcess {
     const how = signal ? `signal ${signal}` : `exit code ${code}`;
     const tail = this.tail.text();
     if (this.killReason) return this.describeKill();
+    if (this.limitHit) return new ProcessDied('limit', this.limitHit);
     if (/heap out of memory|Reached heap limit|Allocation failed|MemoryError/i.test(tail)) {
       return new ProcessDied('memory', this.memoryMessage());
     }
@@ -498,5 +519,21 @@ export function stepAfter(event: ExecEvent, plan: ExecRequest['plan']): RunStep 
       return 'check_completion';
     default:
       return null;
+  }
+}
+
+/** The error a run gets for the sandbox limit it hit (naming the limit and its setting). */
+function limitMessage(report: { limit?: unknown; setting?: unknown; value?: unknown }): string {
+  const value = typeof report.value === 'number' ? report.value : '?';
+  const setting = typeof report.setting === 'string' && /^[A-Z_]{1,40}$/.test(report.setting) ? report.setting : 'a sandbox limit';
+  switch (report.limit) {
+    case 'processes':
+      return `the run hit its process limit (${setting}=${value} processes) and was stopped`;
+    case 'disk':
+      return `the run filled its disk (${setting}=${value} MB: its directory, /tmp and /var/tmp) and was stopped`;
+    case 'shared memory':
+      return `the run filled its shared memory (${setting}=${value} MB: /dev/shm) and was stopped`;
+    default:
+      return `the run hit a limit of its sandbox (${setting}) and was stopped`;
   }
 }

@@ -167,7 +167,8 @@ export class WarmPool {
       await Promise.race([process.exited, new Promise<void>((resolve) => (wait = setTimeout(resolve, EXIT_WAIT_MS)))]);
       clearTimeout(wait);
     }
-    await removeRunDir(process.home);
+    // A sandboxed process's directory was in its own tmpfs, gone with it: nothing on the host to remove.
+    if (!process.inSandbox) await removeRunDir(process.home);
     if (waitForExit) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([process.exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, EXIT_WAIT_MS)))]);
@@ -219,7 +220,7 @@ export class WarmPool {
         if (at === -1) continue;
         list?.splice(at, 1);
         this.all.delete(process);
-        this.discardDir(process.home);
+        if (!process.inSandbox) this.discardDir(process.home);
       }
     });
     return process;

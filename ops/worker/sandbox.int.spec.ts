@@ -160,7 +160,7 @@ describe('Sandbox: run processes never hold the service\'s rights', function () 
       it(`given ${language} code (${how}) that reads DATA_DIR and every /proc/*/environ and starts a detached child, when run, then nothing is read and the child ends with the run`, async () => {
         const runner = new ProcessCodeRunner({
           poolSize: 1,
-          runAs: { ...DEFAULT_RUN_AS },
+          runAs: { ...DEFAULT_RUN_AS }, sandbox: false,
           ...(forked ? {} : language === 'python' ? { pythonForkServer: false } : { nodeForkServer: false }),
         });
         try {
@@ -190,7 +190,7 @@ describe('Sandbox: run processes never hold the service\'s rights', function () 
   }
 
   it('given an install step that leaves a detached job, when the run ends, then the job is gone too (it joined the run\'s cgroup)', async () => {
-    const runner = new ProcessCodeRunner({ poolSize: 0, runAs: { ...DEFAULT_RUN_AS } });
+    const runner = new ProcessCodeRunner({ poolSize: 0, runAs: { ...DEFAULT_RUN_AS }, sandbox: false });
     try {
       const outcome = await runner.runOperator({
         ...request('python', 'def run(c, p, x):\n    return {"job": int(open("job.pid").read()), "cgroup": open("cgroup.txt").read()}\n', {}),
@@ -208,7 +208,7 @@ describe('Sandbox: run processes never hold the service\'s rights', function () 
   });
 
   it('given processes alive at once, when they run, then each has its own uid (none can reach another run\'s process)', async () => {
-    const runner = new ProcessCodeRunner({ poolSize: 3, runAs: { ...DEFAULT_RUN_AS } });
+    const runner = new ProcessCodeRunner({ poolSize: 3, runAs: { ...DEFAULT_RUN_AS }, sandbox: false });
     try {
       const code = 'import os, time\n\ndef run(connection, payload, context):\n    time.sleep(0.3)\n    return {"uid": os.getuid()}\n';
       const outcomes = await Promise.all([0, 1, 2].map(() => runner.runOperator(request('python', code, {}))));
@@ -222,7 +222,7 @@ describe('Sandbox: run processes never hold the service\'s rights', function () 
   it('given two runs at once, when one reads /proc/<pid>/environ of a process the other started, then it is denied (its uid is another)', async () => {
     const shared = mkdtempSync(join(tmpdir(), 'sandbox-shared-'));
     chmodSync(shared, 0o777);
-    const runner = new ProcessCodeRunner({ poolSize: 2, runAs: { ...DEFAULT_RUN_AS } });
+    const runner = new ProcessCodeRunner({ poolSize: 2, runAs: { ...DEFAULT_RUN_AS }, sandbox: false });
     try {
       // A: starts a child (exec'd, so dumpable: readable by its own uid) and publishes its pid.
       const victim = `import os, subprocess, time
@@ -269,7 +269,7 @@ def run(c, p, x):
       console.log('    (skipped: no memory cgroup (v1) on this machine: the limit is per process there)');
       this.skip();
     }
-    const runner = new ProcessCodeRunner({ poolSize: 0, runAs: { ...DEFAULT_RUN_AS } });
+    const runner = new ProcessCodeRunner({ poolSize: 0, runAs: { ...DEFAULT_RUN_AS }, sandbox: false });
     try {
       // node has no RLIMIT_AS (Python children inherit theirs): only the run's cgroup stops this one.
       const code = `const { spawn } = require('node:child_process');
@@ -289,7 +289,7 @@ exports.run = () => new Promise((resolve) => {
     const unreadable = join(scratch, 'private');
     mkdirSync(unreadable, { mode: 0o700 });
     writeFileSync(join(unreadable, 'python3'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
-    const fallback = new ProcessCodeRunner({ poolSize: 0, runAs: { ...DEFAULT_RUN_AS }, pythonPath: join(unreadable, 'python3') });
+    const fallback = new ProcessCodeRunner({ poolSize: 0, runAs: { ...DEFAULT_RUN_AS }, sandbox: false, pythonPath: join(unreadable, 'python3') });
     try {
       const outcome = await fallback.runOperator(request('python', 'import sys\n\ndef run(c, p, x):\n    return {"python": sys.executable}\n', {}));
       expect(outcome.status, JSON.stringify(outcome)).to.equal('success');
@@ -307,7 +307,7 @@ describe('Sandbox: shutdown', function () {
     const root = mkdtempSync(join(tmpdir(), 'sandbox-close-'));
     try {
       for (let round = 0; round < 6; round += 1) {
-        const runner = new ProcessCodeRunner({ tmpRoot: root, poolSize: 2, runAs: { ...DEFAULT_RUN_AS }, prewarm: [{ language: 'python', memoryMb: 128 }, { language: 'javascript', memoryMb: 128 }] });
+        const runner = new ProcessCodeRunner({ tmpRoot: root, poolSize: 2, runAs: { ...DEFAULT_RUN_AS }, sandbox: false, prewarm: [{ language: 'python', memoryMb: 128 }, { language: 'javascript', memoryMb: 128 }] });
         const runs = [
           runner.runOperator(request('python', 'import time\n\ndef run(c, p, x):\n    open("left.txt", "w").write("x")\n    time.sleep(5)\n', {})),
           runner.runOperator(request('javascript', 'exports.run = () => new Promise(() => require("node:fs").writeFileSync("left.txt", "x"));', {})),
@@ -351,7 +351,7 @@ def run(c, p, x):
       script,
       `import { ProcessCodeRunner } from ${JSON.stringify(runnerModule)};
 import { DEFAULT_RUN_AS } from ${JSON.stringify(sandboxModule)};
-const runner = new ProcessCodeRunner({ poolSize: 2, tmpRoot: ${JSON.stringify(runs)}, runAs: { ...DEFAULT_RUN_AS }, prewarm: [{ language: 'python', memoryMb: 128 }, { language: 'javascript', memoryMb: 128 }] });
+const runner = new ProcessCodeRunner({ poolSize: 2, tmpRoot: ${JSON.stringify(runs)}, runAs: { ...DEFAULT_RUN_AS }, sandbox: false, prewarm: [{ language: 'python', memoryMb: 128 }, { language: 'javascript', memoryMb: 128 }] });
 const limits = { timeoutMs: 600_000, memoryMb: 128, maxOutputBytes: 65536 };
 const base = { connection: {}, payload: {}, context: {}, limits, pollIntervalMs: 50, checkCompletionTimeoutMs: 1000, isCancelled: async () => false };
 void runner.runOperator({ ...base, codeblock: { language: 'javascript', code: ${JSON.stringify(js)} } });
@@ -391,7 +391,7 @@ setTimeout(() => {
     writeFileSync(
       script,
       `import { ProcessCodeRunner } from ${JSON.stringify(runnerModule)};
-const runner = new ProcessCodeRunner({ poolSize: 1, tmpRoot: ${JSON.stringify(scratch)}, pythonForkServer: false, nodeForkServer: false, runAs: { uid: 64000, gid: 64000, count: 1000 } });
+const runner = new ProcessCodeRunner({ poolSize: 1, tmpRoot: ${JSON.stringify(scratch)}, pythonForkServer: false, nodeForkServer: false, runAs: { uid: 64000, gid: 64000, count: 1000 }, sandbox: false });
 const limits = { timeoutMs: 600_000, memoryMb: 128, maxOutputBytes: 65536 };
 const base = { connection: {}, payload: {}, context: {}, limits, pollIntervalMs: 50, checkCompletionTimeoutMs: 1000, isCancelled: async () => false };
 void runner.runOperator({ ...base, codeblock: { language: 'javascript', code: 'exports.run = () => { for (;;) {} };' } });

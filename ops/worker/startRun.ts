@@ -1,14 +1,13 @@
-import { chown, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CodeBlock, Language, RunLimits } from '../../shared/ports/CodeRunner.ts';
 import type { CappedLog } from './boundedOutput.ts';
 import { runInstall } from './installStep.ts';
+import type { Invoke } from './invokeRequest.ts';
 import type { RunControl } from './RunControl.ts';
 import type { Failure } from './runOutcome.ts';
 import { ProcessDied, type RuntimeProcess } from './RuntimeProcess.ts';
-import type { BwrapLayout } from './sandbox.ts';
 
-const CODE_FILE: Record<Language, string> = { python: 'user_code.py', javascript: 'user_code.js' };
+export const CODE_FILE: Record<Language, string> = { python: 'user_code.py', javascript: 'user_code.js' };
 
 /** The run's process is ready and its code file is known (`written`: already on disk). */
 export interface Started {
@@ -17,11 +16,12 @@ export interface Started {
 }
 
 /**
- * Install step run (the code written before it, as the step may look at it), interpreter ready,
- * output routed to the run's log. Without an install step, an exec writes the code itself.
+ * Interpreter ready, output routed to the run's log, then the install step when there is one (the
+ * code written before it by the process itself, as the step may look at it). Without an install
+ * step, an exec writes the code itself; the steps protocol has it written the same way first.
  */
 export async function startRun(
-  runner: { oneShot: boolean; bwrap: BwrapLayout | undefined },
+  runner: { oneShot: boolean; invoke: Invoke },
   proc: RuntimeProcess,
   codeblock: CodeBlock,
   bashblock: { code: string } | null | undefined,
@@ -32,23 +32,13 @@ export async function startRun(
   const file = join(proc.dir, CODE_FILE[codeblock.language]);
   const install = typeof bashblock?.code === 'string' && bashblock.code.trim() !== '' ? bashblock.code : null;
   const written = install !== null || !runner.oneShot;
-  if (written) {
-    // A forked process makes its directory itself: it exists once the process is ready. A spawned
-    // one starts in it, so its start overlaps with writing the code and the install step.
-    if (proc.makesOwnDir) {
-      const notReady = await readiness(proc, limits, control);
-      if (notReady) return notReady;
-    }
-    await writeFile(file, codeblock.code, { mode: 0o600 });
-    if (proc.runAs) await chown(file, proc.runAs.uid, proc.runAs.gid);
-  }
-  if (install !== null) {
-    const failed = await runInstall(install, proc.dir, limits, control, log, proc.runAs, proc.cgroup, runner.bwrap);
-    if (failed) return failed;
-  }
   const notReady = await readiness(proc, limits, control);
   if (notReady) return notReady;
   proc.beginRun(log, limits.maxOutputBytes);
+  if (written) {
+    const failed = await runInstall(proc, runner.invoke, { file, code: codeblock.code, script: install }, limits, control);
+    if (failed) return failed;
+  }
   return { file, written };
 }
 

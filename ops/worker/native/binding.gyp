@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "nodefork",
-      "sources": ["nodefork.c"],
+      "sources": ["nodefork.c", "sandbox.c"],
       "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]
     },
     {
@@ -11,6 +11,12 @@
       "sources": ["forkcond.c"],
       "cflags": ["-O2", "-Wall", "-Wextra", "-fPIC"],
       "libraries": ["-ldl", "-lpthread"]
+    },
+    {
+      "target_name": "coderunsandbox",
+      "type": "shared_library",
+      "sources": ["sandbox.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra", "-fPIC"]
     }
   ]
 }

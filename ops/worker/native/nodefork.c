@@ -249,6 +249,14 @@ static int join_cgroup(const char *directory) {
  * (all made while the child may still reach the 0700 socket directory), then the run user's
  * identity when uid >= 0. Throws on any failure.
  */
+/* native/sandbox.c: the run's namespaces, root and supervisor (returns only in the run's process). */
+long coderun_isolate(const char *spec, char *error, size_t size);
+
+/* One connection to the runner's socket without its hello (the sandbox sends it, naming the run's pid); the fd, or -errno. */
+static int connect_only(const char *socket_path) {
+  return connect_with_hello(socket_path, "");
+}
+
 static napi_value become_child(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1], field;
@@ -273,6 +281,14 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "becomeChild: bad options");
     return NULL;
   }
+  /* A run sandbox of its own (native/sandbox.c): its spec, which names the hellos to send. */
+  static char sandbox[65536];
+  bool sandboxed = false;
+  if (napi_has_named_property(env, argv[0], "sandbox", &sandboxed) != napi_ok) sandboxed = false;
+  if (sandboxed && (napi_get_named_property(env, argv[0], "sandbox", &field) != napi_ok || get_string(env, field, sandbox, sizeof sandbox))) {
+    napi_throw_type_error(env, NULL, "becomeChild: bad sandbox");
+    return NULL;
+  }
   if (napi_has_named_property(env, argv[0], "errorHello", &split) != napi_ok) split = false;
   if (split && (napi_get_named_property(env, argv[0], "errorHello", &field) != napi_ok || get_string(env, field, error_hello, sizeof error_hello))) {
     napi_throw_type_error(env, NULL, "becomeChild: bad errorHello");
@@ -295,6 +311,27 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
   if (cgroup[0] != 0) {
     int error = join_cgroup(cgroup);
     if (error) return throw_errno(env, "joining the run's cgroup", error);
+  }
+  if (sandboxed) {
+    int channels[3];
+    for (int i = 0; i < 3; i++) {
+      channels[i] = connect_only(socket_path);
+      if (channels[i] < 0) return throw_errno(env, "connecting a channel", -channels[i]);
+    }
+    for (int i = 0; i < 3; i++)
+      if (dup2(channels[i], i + 1) < 0) return throw_errno(env, "dup2", errno);
+    for (int i = 0; i < 3; i++)
+      if (channels[i] > 3) close(channels[i]);
+    if (control > 3) close(control);
+    char error[1024];
+    if (coderun_isolate(sandbox, error, sizeof error) != 0) {
+      napi_throw_error(env, NULL, error);
+      return NULL;
+    }
+    /* The run's process (pid 1 of its namespace): a loop of its own again, not the supervisor's. */
+    uv_loop_t *loop;
+    if (napi_get_uv_event_loop(env, &loop) != napi_ok || uv_loop_fork(loop) != 0) _exit(71);
+    return NULL;
   }
   if (create) {
     if (mkdir(dir, 0700) != 0) return throw_errno(env, "mkdir", errno);

@@ -370,7 +370,8 @@ function fork(request) {
     request.cgroupDir = cgroup === null ? '' : path.join(cgroup.dir, 't');
     return 0;
   }
-  runDirs.set(pid, request.dir);
+  // A sandboxed run's directory is in its own tmpfs, gone with it: nothing to remove on the host.
+  runDirs.set(pid, request.sandbox ? null : request.dir);
   if (cgroup !== null) runCgroups.set(pid, cgroup);
   send({ op: 'forked', token: request.token, pid, ...(cgroup === null ? {} : { cgroup: path.join(cgroup.dir, 't') }) });
   return pid;
@@ -401,7 +402,12 @@ function becomeRuntime(request) {
   // stderr on a connection of its own (logged apart from stdout), when the addon can: an addon built
   // before it connects stdout+stderr as one, and the output hello then says nothing of a split.
   const split = native.splitsStderr === true;
+  const uid = Number.isInteger(request.uid) ? request.uid : RUN_AS ? RUN_AS.uid : -1;
+  const gid = Number.isInteger(request.gid) ? request.gid : RUN_AS ? RUN_AS.gid : -1;
+  const sandbox = request.sandbox !== null && typeof request.sandbox === 'object' ? sandboxSpec(request, uid, gid, [hello('output', { split: true }), hello('error'), hello('protocol')]) : null;
+  if (sandbox !== null && !split) throw new Error('run sandbox: the nodefork addon is too old (rebuild it: npm ci)');
   native.becomeChild({
+    ...(sandbox !== null ? { sandbox } : {}),
     socketPath: SOCKET_PATH,
     outputHello: hello('output', split ? { split: true } : {}),
     ...(split ? { errorHello: hello('error') } : {}),
@@ -424,6 +430,25 @@ function becomeRuntime(request) {
   // Whatever ends the process ends it with _exit (see the top of this file).
   process.on('exit', (code) => native.exit(code ?? 0));
   runtime.main({ exit: native.exit });
+}
+
+/**
+ * The spec of the run's sandbox for native/sandbox.c (as forkserver.py's isolate() writes it): its
+ * layout, limits and cgroups from the request, and the three hellos without their closing brace (the
+ * sandbox appends the run's pid). Values with a newline would forge lines: refused.
+ */
+function sandboxSpec(request, uid, gid, hellos) {
+  const spec = request.sandbox;
+  const lines = [`parent=${SERVER_PID}`, `uid=${uid}`, `gid=${gid}`, `dir=${request.dir}`];
+  for (const key of ['disk_mb', 'shm_mb', 'inodes', 'poll_ms', 'limit_pids', 'net', 'pids_events']) {
+    if (spec[key] !== undefined) lines.push(`${key}=${spec[key]}`);
+  }
+  for (const [key, list] of [['ro', spec.ro], ['hide', spec.hide], ['ro', spec.after], ['join', spec.join]]) {
+    for (const value of Array.isArray(list) ? list : []) lines.push(`${key}=${value}`);
+  }
+  hellos.forEach((text, index) => lines.push(`hello${index + 1}=${text.trimEnd().slice(0, -1)}`));
+  if (lines.some((line) => line.includes('\n'))) throw new Error('run sandbox: a value has a newline');
+  return lines.join('\n');
 }
 
 /**

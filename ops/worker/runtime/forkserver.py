@@ -291,12 +291,57 @@ def send(message):
         view = view[os.write(CONTROL_FD, view):]
 
 
-def connect(token, pid, channel, **extra):
-    """One connection to the runner, announced by its hello line; the raw fd (kept open)."""
+def hello(token, pid, channel, **extra):
+    return json.dumps({"token": token, "pid": pid, "channel": channel, **extra}, separators=(",", ":"))
+
+
+def connect(token, pid, channel, announce=True, **extra):
+    """One connection to the runner, announced by its hello line (unless the sandbox announces it
+    later, with the run's pid); the raw fd (kept open)."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(SOCKET_PATH)
-    sock.sendall(json.dumps({"token": token, "pid": pid, "channel": channel, **extra}).encode("utf-8") + b"\n")
+    if announce:
+        sock.sendall(hello(token, pid, channel, **extra).encode("utf-8") + b"\n")
     return sock.detach()
+
+
+# The per-run sandbox (native/sandbox.c, built by `npm ci` as coderunsandbox.so): loaded here, once,
+# so that every child has it without opening a file.
+SANDBOX_LIBRARY = os.path.join(HERE, "..", "native", "build", "Release", "coderunsandbox.so")
+_sandbox = None
+
+
+def sandbox_library():
+    global _sandbox
+    if _sandbox is None:
+        _sandbox = ctypes.CDLL(SANDBOX_LIBRARY, use_errno=True)
+        _sandbox.coderun_isolate.restype = ctypes.c_long
+        _sandbox.coderun_isolate.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+    return _sandbox
+
+
+def isolate(request, token, pid, run_as):
+    """In the child, root, channels connected as fds 1-3 without their hellos: native/sandbox.c makes
+    the run's namespaces and root, forks the runtime process (pid 1 of its own pid namespace; this
+    process stays outside as its supervisor and never comes back here) and returns in it, as the
+    run's uid, in the run's directory."""
+    sandbox = request["sandbox"]
+    lines = ["parent=%d" % SERVER_PID, "uid=%d" % run_as[0], "gid=%d" % run_as[1], "dir=%s" % request["dir"]]
+    for key in ("disk_mb", "shm_mb", "inodes", "poll_ms", "limit_pids", "net", "pids_events"):
+        if key in sandbox:
+            lines.append("%s=%s" % (key, sandbox[key]))
+    lines += ["ro=%s" % path for path in sandbox.get("ro", [])]
+    lines += ["hide=%s" % path for path in sandbox.get("hide", [])]
+    lines += ["ro=%s" % path for path in sandbox.get("after", [])]
+    lines += ["join=%s" % path for path in sandbox.get("join", [])]
+    for number, (channel, extra) in enumerate((("output", {"split": True}), ("error", {}), ("protocol", {})), start=1):
+        lines.append("hello%d=%s" % (number, hello(token, pid, channel, **extra)[:-1]))
+    for line in lines:
+        if "\n" in line:
+            raise ValueError("sandbox spec: a value has a newline")
+    error = ctypes.create_string_buffer(1024)
+    if sandbox_library().coderun_isolate("\n".join(lines).encode("utf-8"), error, len(error)) != 0:
+        raise RuntimeError("run sandbox: %s" % error.value.decode("utf-8", "replace"))
 
 
 def batch_scheduled():
@@ -337,24 +382,40 @@ def become_runtime(request, cgroup):
         run_as = (request["uid"], request["gid"])
     if cgroup is not None:
         join_cgroup(os.path.join(cgroup[0], "t"))
-    if request.get("create"):
+    isolated = isinstance(request.get("sandbox"), dict)
+    if isolated:
+        if run_as is None:
+            raise RuntimeError("run sandbox: no run identity")
+        output = connect(token, pid, "output", announce=False)
+        error = connect(token, pid, "error", announce=False)
+        protocol = connect(token, pid, "protocol", announce=False)
+        for fd, target in ((output, 1), (error, 2), (protocol, runtime.PROTO_FD)):
+            os.dup2(fd, target)
+        for fd in (output, error, protocol):
+            if fd not in (1, 2, runtime.PROTO_FD):
+                os.close(fd)
+        isolate(request, token, pid, run_as)
+        # From here on: the runtime process, pid 1 of the run's namespace, as the run's uid.
+        run_as = None
+    elif request.get("create"):
         # Here rather than in the runner: a directory creation per process was a synchronous
         # mkdtemp on the service's event loop. Exclusive: a name that exists fails the fork.
         os.mkdir(directory, 0o700)
         if run_as is not None:
             os.chown(directory, run_as[0], run_as[1])
-    # stdout and stderr apart (the runner logs them at different levels), then the protocol.
-    output = connect(token, pid, "output", split=True)
-    error = connect(token, pid, "error")
-    protocol = connect(token, pid, "protocol")
-    os.dup2(output, 1)
-    os.dup2(error, 2)
-    for fd in (output, error):
-        if fd not in (1, 2):
-            os.close(fd)
-    if protocol != runtime.PROTO_FD:
-        os.dup2(protocol, runtime.PROTO_FD)
-        os.close(protocol)
+    if not isolated:
+        # stdout and stderr apart (the runner logs them at different levels), then the protocol.
+        output = connect(token, pid, "output", split=True)
+        error = connect(token, pid, "error")
+        protocol = connect(token, pid, "protocol")
+        os.dup2(output, 1)
+        os.dup2(error, 2)
+        for fd in (output, error):
+            if fd not in (1, 2):
+                os.close(fd)
+        if protocol != runtime.PROTO_FD:
+            os.dup2(protocol, runtime.PROTO_FD)
+            os.close(protocol)
     if run_as is not None:
         uid, gid = run_as
         os.setgroups([])
@@ -362,9 +423,10 @@ def become_runtime(request, cgroup):
         os.setuid(uid)
         if os.getuid() != uid or os.geteuid() != uid:
             raise RuntimeError("could not drop privileges to uid %d" % uid)
-    # After the drop, which clears it; survives the exec of node below.
-    die_with_parent(SERVER_PID)
-    os.chdir(directory)
+    if not isolated:
+        # After the drop, which clears it; survives the exec of node below. (The sandbox set its own.)
+        die_with_parent(SERVER_PID)
+        os.chdir(directory)
     os.environ["HOME"] = directory
     os.environ["TMPDIR"] = directory
     program = request.get("exec")
@@ -415,7 +477,8 @@ def fork(request):
         finally:
             os._exit(code)
     children.add(pid)
-    run_dirs[pid] = request.get("dir")
+    # A sandboxed run's directory is in its own tmpfs, gone with it: nothing to remove on the host.
+    run_dirs[pid] = None if isinstance(request.get("sandbox"), dict) else request.get("dir")
     forked = {"op": "forked", "token": token, "pid": pid}
     if cgroup is not None:
         run_cgroups[pid] = cgroup

@@ -285,6 +285,10 @@ async function handle(request) {
         fail(id, error);
       }
     }
+  } else if (op === 'install') {
+    beginMarks(request.mark);
+    stepNow = 'install';
+    await answer(id, JSON.stringify({ id, ...(await install(request.file, request.code, request.script)) }));
   } else if (op === 'reset') {
     forget(process.env.HOME || process.cwd());
     moveTo(request.dir);
@@ -294,6 +298,78 @@ async function handle(request) {
   } else {
     fail(id, new Error(`unknown op ${safeString(op)}`));
   }
+}
+
+const INSTALL_TAIL_BYTES = 2000;
+
+/** A failed install step as a protocol error: `message` says how it ended, `traceback` is its stderr's tail. */
+function installFailed(how, tail = '') {
+  return { ok: false, error: { type: 'BashblockFailed', message: how, traceback: tail } };
+}
+/** The install step's shell, by absolute path (no lookup through PATH). */
+const BASH = '/bin/bash';
+
+/**
+ * The run's code file, written by this process (the run's own uid, in its own directory: made
+ * exclusively, never through a link), then the install step: `bash -c script` in that directory with
+ * this process's environment, its stdout on the run's stdout, its stderr on the run's stderr (the
+ * last bytes kept for the error). Whatever it started in its process group is killed after it.
+ */
+async function install(file, code, script) {
+  const { constants, openSync, closeSync, writeSync } = require('node:fs');
+  try {
+    try {
+      unlinkSync(file);
+    } catch (error) {
+      if (error.code !== 'ENOENT') throw error;
+    }
+    const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    try {
+      writeSync(fd, String(code));
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    return installFailed(`could not write the code file: ${error.message}`);
+  }
+  if (!script) return { ok: true };
+  if (markToken !== null) for (const stream of [process.stdout, process.stderr]) writeMark(stream);
+  await flushOutput();
+  const { spawn } = require('node:child_process');
+  return await new Promise((resolve) => {
+    let tail = Buffer.alloc(0);
+    let child;
+    try {
+      child = spawn(BASH, ['-c', String(script)], { cwd: path.dirname(file), stdio: ['ignore', 1, 'pipe'], detached: true });
+    } catch (error) {
+      resolve(installFailed(`could not start: ${error.message}`));
+      return;
+    }
+    const stderrWrite = writes.get(process.stderr) ?? process.stderr.write;
+    child.stderr.on('data', (chunk) => {
+      stderrWrite.call(process.stderr, chunk);
+      tail = Buffer.concat([tail, chunk]).subarray(-INSTALL_TAIL_BYTES);
+    });
+    child.once('error', (error) => resolve(installFailed(`could not start: ${error.message}`)));
+    child.once('exit', (status, signal) => {
+      // Its background jobs do not outlive it; one that left its group (setsid) and holds stderr
+      // gets 100 ms to let go, not the run's time.
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // none left
+      }
+      const done = () => resolve(status === 0 ? { ok: true } : installFailed(signal ? `signal ${signal}` : `exit code ${status}`, tail.toString('utf8')));
+      const timer = timers.setTimeout(() => {
+        child.stderr.destroy();
+        done();
+      }, 100);
+      child.stderr.once('close', () => {
+        timers.clearTimeout(timer);
+        done();
+      });
+    });
+  });
 }
 
 /**

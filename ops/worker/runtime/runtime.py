@@ -12,6 +12,9 @@ fd 0 is /dev/null; fd 1 and 2 belong to the user code (prints) and are captured,
   <- {"id": n, "op": "reset", "dir": path}                       forget the module, move to an existing dir
   -> {"id": n, "ok": true}
   <- {"id": n, "op": "recycle", "next": path}                    reuse: forget the run, clear the own dir, move to `next`
+  <- {"id": n, "op": "install", "file": path, "code": text, "script": text | null}
+                                                                 write the code file, then run the install step
+  -> {"id": n, "ok": true} | {"id": n, "ok": false, "error": {"type": "BashblockFailed", "message": how, "traceback": stderr tail}}
   -> {"id": n, "op": "reset", "ok": bool, "error"?: text}
   <- {"id": n, "op": "exec", "plan": "operator"|"action", "file": path, "code"?: text, "args": [...],
       "pollIntervalMs": n, "checkCompletionTimeoutMs": n, "next"?: path, "clear"?: true}
@@ -483,12 +486,103 @@ def handle(request):
                 },
             }
         return '{"id":%d,"ok":true,"value":%s}' % (rid, encoded)
+    if op == "install":
+        begin_marks(request.get("mark"))
+        set_step("install")
+        return install(rid, request["file"], request["code"], request.get("script"))
     if op == "reset":
         reset(request["dir"])
         return {"id": rid, "ok": True}
     if op == "recycle":
         return recycled(rid, request["next"])
     return {"id": rid, "ok": False, "error": {"type": "ProtocolError", "message": "unknown op %r" % (op,), "traceback": ""}}
+
+
+INSTALL_TAIL_BYTES = 2000
+# The install step's shell, by absolute path (no lookup through PATH).
+BASH = "/bin/bash"
+
+
+def install(rid, file, code, script):
+    """
+    The run's code file, written by this process (the run's own uid, in its own directory: made
+    exclusively, never through a link), then the install step: `bash -c script` in that directory
+    with this process's environment, its stdout on the run's stdout, its stderr on the run's stderr
+    (the last bytes kept for the error). Whatever it started in its process group is killed after it.
+    """
+    try:
+        if os.path.lexists(file):
+            os.unlink(file)
+        descriptor = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            out.write(code)
+    except OSError as error:
+        return install_failed(rid, "could not write the code file: %s" % error)
+    if not script:
+        return {"id": rid, "ok": True}
+    import subprocess
+
+    if mark_token is not None:
+        for fd in (1, 2):
+            write_mark(fd)
+    try:
+        child = subprocess.Popen(
+            [BASH, "-c", script], cwd=os.path.dirname(file), stdin=subprocess.DEVNULL, stdout=1, stderr=subprocess.PIPE, start_new_session=True
+        )
+    except OSError as error:
+        return install_failed(rid, "could not start: %s" % error)
+    import select
+
+    tail = b""
+    status = None
+    drain_until = None
+    try:
+        # Until bash ended and its stderr is drained: a background job holding the pipe is killed
+        # with bash's process group, and one that left it (setsid) gets 100 ms, not the run's time.
+        while True:
+            readable, _, _ = select.select([child.stderr], [], [], 0.05)
+            if readable:
+                chunk = os.read(child.stderr.fileno(), 65536)
+                if not chunk:
+                    break
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(2, view):]
+                tail = (tail + chunk)[-INSTALL_TAIL_BYTES:]
+            if status is None:
+                status = child.poll()
+                if status is not None:
+                    try:
+                        os.killpg(child.pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                    drain_until = time.monotonic() + 0.1
+            elif time.monotonic() > drain_until:
+                break
+        if status is None:
+            status = child.wait()
+    finally:
+        # Its background jobs do not outlive it.
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        child.stderr.close()
+    if status == 0:
+        return {"id": rid, "ok": True}
+    if status < 0:
+        try:
+            how = "signal %s" % signal.Signals(-status).name
+        except ValueError:
+            how = "signal SIG%d" % -status
+    else:
+        how = "exit code %d" % status
+    return install_failed(rid, how, tail.decode("utf-8", "replace"))
+
+
+def install_failed(rid, how, tail=""):
+    """A failed install step as a protocol error: `message` says how it ended, `traceback` is its stderr's tail."""
+    return {"id": rid, "ok": False, "error": {"type": "BashblockFailed", "message": how, "traceback": tail}}
 
 
 def recycled(rid, next_dir, keep_warm=False):

@@ -1,0 +1,297 @@
+import { expect } from 'chai';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Language, OperatorOutcome, OperatorRunRequest } from '../../shared/ports/CodeRunner.ts';
+import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
+import { sandboxLibraryBuilt } from './runSandbox.ts';
+
+/**
+ * Isolation in depth (issue 31): as root, every run process has namespaces, a root and limits of
+ * its own (native/sandbox.c). Hostile code of each finding, in Python and JavaScript: a link planted
+ * for the service to write through, another run's argv and temp files, a uid's old files, processes,
+ * disk, a tree no removal could finish, DATA_DIR and the checkout.
+ */
+const isRoot = process.getuid?.() === 0;
+const LANGUAGES: Language[] = ['python', 'javascript'];
+/** A range of our own, apart from a service's default 64000-64999 and the other specs' ranges. */
+const RANGE = { uid: 63_100, gid: 63_100, count: 16 };
+
+function request(language: Language, code: string, extra: Partial<OperatorRunRequest> = {}): OperatorRunRequest {
+  return {
+    codeblock: { language, code },
+    connection: {},
+    payload: {},
+    context: {},
+    limits: { timeoutMs: 60_000, memoryMb: 256, maxOutputBytes: 64 * 1024 },
+    pollIntervalMs: 50,
+    checkCompletionTimeoutMs: 60_000,
+    isCancelled: async () => false,
+    ...extra,
+  };
+}
+
+const output = (outcome: OperatorOutcome): Record<string, unknown> => {
+  expect(outcome.status, JSON.stringify(outcome)).to.equal('success');
+  return outcome.output;
+};
+
+const errorOf = (outcome: OperatorOutcome): string => {
+  expect(outcome.status, JSON.stringify(outcome)).to.equal('error');
+  return 'message' in outcome ? outcome.message : '';
+};
+
+describe('run sandbox (issue 31: isolation in depth)', function () {
+  this.timeout(180_000);
+  let runner: ProcessCodeRunner;
+  let secretDir: string;
+
+  before(function () {
+    if (!isRoot) {
+      console.log('      (skipped: the run sandbox is for a service running as root)');
+      return this.skip();
+    }
+    if (!sandboxLibraryBuilt()) {
+      if (process.env.CI === 'true' || process.env.CI === '1') throw new Error('the run sandbox library is not built (npm ci builds it)');
+      console.log('      (skipped: the run sandbox library is not built)');
+      return this.skip();
+    }
+    // Stands for DATA_DIR: a root-owned 0700 directory the runs must not even see.
+    secretDir = mkdtempSync(join(tmpdir(), 'sandbox-secret-'));
+    writeFileSync(join(secretDir, 'jwt-private.pem'), 'PRIVATE KEY', { mode: 0o600 });
+    runner = new ProcessCodeRunner({ runAs: RANGE, poolSize: 0, hidden: [secretDir], maxIdleReusable: 4 });
+  });
+
+  after(async () => {
+    await runner?.close();
+    if (secretDir) rmSync(secretDir, { recursive: true, force: true });
+  });
+
+  for (const language of LANGUAGES) {
+    describe(language, () => {
+      it('given a reuse process whose run planted links in its next run directories, when the next run has a bashblock, then the root-owned target is unchanged', async () => {
+        // A root-owned 0600 file of the host, and a reuse run that keeps planting links to it where
+        // the next run's code file will be (run-<n> of its home), from a thread that outlives the run.
+        const victim = join(secretDir, '..', `sandbox-victim-${language}-${process.pid}`);
+        writeFileSync(victim, 'ROOT ONLY\n', { mode: 0o600 });
+        const plant =
+          language === 'python'
+            ? `import os, threading, time
+VICTIM = ${JSON.stringify(victim)}
+def plant():
+    home = os.environ["HOME"].rsplit("/run-", 1)[0]
+    for _ in range(400):
+        for n in range(0, 8):
+            d = os.path.join(home, "run-%d" % n)
+            try:
+                os.makedirs(d, exist_ok=True)
+                os.symlink(VICTIM, os.path.join(d, "user_code.py"))
+            except OSError:
+                pass
+        time.sleep(0.005)
+def run(connection, payload, context):
+    threading.Thread(target=plant, daemon=True).start()
+    return {"home": os.environ["HOME"], "victim_visible": os.path.exists(VICTIM)}
+`
+            : `const fs = require('fs'); const path = require('path');
+const VICTIM = ${JSON.stringify(victim)};
+exports.run = () => {
+  const home = process.env.HOME.split('/run-')[0];
+  let left = 400;
+  const timer = setInterval(() => {
+    for (let n = 0; n < 8; n++) {
+      const d = path.join(home, 'run-' + n);
+      try { fs.mkdirSync(d, { recursive: true }); fs.symlinkSync(VICTIM, path.join(d, 'user_code.js')); } catch {}
+    }
+    if (--left === 0) clearInterval(timer);
+  }, 5);
+  timer.unref();
+  return { home: process.env.HOME, victim_visible: fs.existsSync(VICTIM) };
+};
+`;
+        const first = output(await runner.runOperator(request(language, plant, { reuse: true })));
+        expect(first.victim_visible, 'the host file is not even visible to the run').to.equal(false);
+        const second = await runner.runOperator(
+          request(language, language === 'python' ? 'def run(c, p, x):\n    return {"ok": True}\n' : 'exports.run = () => ({ ok: true });\n', {
+            reuse: true,
+            bashblock: { code: 'echo installing' },
+          }),
+        );
+        expect(second.status).to.be.oneOf(['success', 'error']);
+        expect(readFileSync(victim, 'utf8')).to.equal('ROOT ONLY\n');
+        expect(statSync(victim).uid).to.equal(0);
+        expect(statSync(victim).mode & 0o777).to.equal(0o600);
+        rmSync(victim, { force: true });
+      });
+
+      it('given DATA_DIR and the checkout, when a run looks for them, then neither is there (only the runtime files)', async () => {
+        const code =
+          language === 'python'
+            ? `import os
+def run(connection, payload, context):
+    return {"secret": os.path.exists(${JSON.stringify(secretDir)}) and os.listdir(${JSON.stringify(secretDir)}),
+            "package": os.path.exists(${JSON.stringify(join(process.cwd(), 'package.json'))}),
+            "root": sorted(os.listdir("/")), "uid": os.getuid(), "pid": os.getpid(),
+            "run_sockets": os.listdir("/run"), "home": os.path.exists("/root")}
+`
+            : `const fs = require('fs');
+exports.run = () => ({
+  secret: fs.existsSync(${JSON.stringify(secretDir)}) && fs.readdirSync(${JSON.stringify(secretDir)}),
+  package: fs.existsSync(${JSON.stringify(join(process.cwd(), 'package.json'))}),
+  root: fs.readdirSync('/').sort(), uid: process.getuid(), run_sockets: fs.readdirSync('/run'), home: fs.existsSync('/root'),
+});
+`;
+        const seen = output(await runner.runOperator(request(language, code)));
+        expect(seen.secret).to.satisfy((value: unknown) => value === false || (Array.isArray(value) && value.length === 0));
+        expect(seen.package).to.equal(false);
+        expect(seen.run_sockets).to.deep.equal([]);
+        expect(seen.home).to.equal(false);
+        expect(seen.uid).to.be.within(RANGE.uid, RANGE.uid + RANGE.count - 1);
+      });
+
+      it("given another run holding a secret in its argv and in /tmp and /dev/shm files, when a run lists processes and temp dirs, then it sees only its own", async () => {
+        const secret = `s3cr3t-${language}-${process.pid}`;
+        const holder =
+          language === 'python'
+            ? `import subprocess, time
+def run(connection, payload, context):
+    open("/tmp/${secret}", "w").write("x")
+    open("/dev/shm/${secret}", "w").write("x")
+    subprocess.Popen(["/bin/sleep", "20", "${secret}"])
+    time.sleep(3)
+    return {"ok": True}
+`
+            : `const fs = require('fs'); const { spawn } = require('child_process');
+exports.run = async () => {
+  fs.writeFileSync('/tmp/${secret}', 'x'); fs.writeFileSync('/dev/shm/${secret}', 'x');
+  spawn('/bin/sleep', ['20', '${secret}'], { stdio: 'ignore' });
+  await new Promise((r) => setTimeout(r, 3000));
+  return { ok: true };
+};
+`;
+        const looker =
+          language === 'python'
+            ? `import os
+def run(connection, payload, context):
+    argv = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                argv.append(open("/proc/%s/cmdline" % name, "rb").read().decode("latin1"))
+            except OSError:
+                pass
+    return {"argv": argv, "tmp": os.listdir("/tmp"), "shm": os.listdir("/dev/shm"), "pids": [n for n in os.listdir("/proc") if n.isdigit()]}
+`
+            : `const fs = require('fs');
+exports.run = () => {
+  const argv = [];
+  for (const name of fs.readdirSync('/proc')) if (/^\\d+$/.test(name)) { try { argv.push(fs.readFileSync('/proc/' + name + '/cmdline', 'latin1')); } catch {} }
+  return { argv, tmp: fs.readdirSync('/tmp'), shm: fs.readdirSync('/dev/shm'), pids: fs.readdirSync('/proc').filter((n) => /^\\d+$/.test(n)) };
+};
+`;
+        const holding = runner.runOperator(request(language, holder));
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        const seen = output(await runner.runOperator(request(language, looker)));
+        expect((seen.argv as string[]).join(' ')).not.to.include(secret);
+        expect(seen.tmp as string[]).not.to.include(secret);
+        expect(seen.shm as string[]).not.to.include(secret);
+        expect(seen.pids).to.deep.equal(['1']);
+        output(await holding);
+        await runner.cleanedUp();
+        // Nothing of it stays on the host either.
+        expect(existsSync(join('/tmp', secret))).to.equal(false);
+        expect(existsSync(join('/dev/shm', secret))).to.equal(false);
+        // And the next run with the same identity (a range of one) finds none of it.
+        const single = new ProcessCodeRunner({ runAs: { uid: RANGE.uid + RANGE.count, gid: RANGE.gid + RANGE.count, count: 1 }, poolSize: 0 });
+        try {
+          output(await single.runOperator(request(language, holder.replace('time.sleep(3)', 'pass').replace('setTimeout(r, 3000)', 'setTimeout(r, 1)'))));
+          const after = output(await single.runOperator(request(language, looker)));
+          expect(after.tmp as string[]).not.to.include(secret);
+          expect(after.shm as string[]).not.to.include(secret);
+        } finally {
+          await single.close();
+        }
+      });
+
+      it('given a run that starts 1,200 processes, when it passes the process limit, then it ends with an error naming WORKER_MAX_PROCESSES', async () => {
+        const code =
+          language === 'python'
+            ? `import subprocess
+def run(connection, payload, context):
+    started = []
+    for i in range(1200):
+        try:
+            started.append(subprocess.Popen(["/bin/sleep", "60"]))
+        except OSError:
+            pass
+    return {"started": len(started)}
+`
+            : `const { spawn } = require('child_process');
+exports.run = async () => {
+  let started = 0;
+  for (let i = 0; i < 1200; i++) { try { const c = spawn('/bin/sleep', ['60'], { stdio: 'ignore' }); c.on('error', () => {}); started++; } catch {} }
+  await new Promise((r) => setTimeout(r, 5000));
+  return { started };
+};
+`;
+        const message = errorOf(await runner.runOperator(request(language, code)));
+        expect(message).to.include('WORKER_MAX_PROCESSES=512');
+      });
+
+      it('given a run that writes 3 GiB into its directory, when its disk is full, then it ends with an error naming WORKER_DISK_MB and the space is back', async () => {
+        const code =
+          language === 'python'
+            ? `import os
+def run(connection, payload, context):
+    block = b"x" * (1 << 20)
+    with open("big", "wb") as out:
+        for _ in range(3 * 1024):
+            out.write(block)
+    return {"written": True}
+`
+            : `const fs = require('fs');
+exports.run = () => {
+  const block = Buffer.alloc(1 << 20, 120);
+  const fd = fs.openSync('big', 'w');
+  for (let i = 0; i < 3 * 1024; i++) fs.writeSync(fd, block);
+  return { written: true };
+};
+`;
+        // Memory above the disk limit: the tmpfs's pages count against the run's memory too.
+        const message = errorOf(await runner.runOperator(request(language, code, { limits: { timeoutMs: 120_000, memoryMb: 1600, maxOutputBytes: 64 * 1024 } })));
+        expect(message).to.include('WORKER_DISK_MB=1024');
+      });
+
+      it('given a run that leaves a 40-level tree of long names, when it ends, then it is gone and the next runs go on', async () => {
+        const code =
+          language === 'python'
+            ? `import os
+def run(connection, payload, context):
+    home = os.getcwd()
+    for i in range(40):
+        name = ("d%02d" % i) * 60
+        os.mkdir(name)
+        os.chdir(name)
+    os.chdir(home)
+    os.chmod(sorted(n for n in os.listdir(".") if n.startswith("d00"))[0], 0o500)
+    return {"depth": 40}
+`
+            : `const fs = require('fs'); const path = require('path');
+exports.run = () => {
+  const home = process.cwd();
+  for (let i = 0; i < 40; i++) { const name = ('d' + String(i).padStart(2, '0')).repeat(60); fs.mkdirSync(name); process.chdir(name); }
+  process.chdir(home);
+  fs.chmodSync(fs.readdirSync('.').find((n) => n.startsWith('d00')), 0o500);
+  return { depth: 40 };
+};
+`;
+        const before = readdirSync('/tmp').filter((name) => name.startsWith('coderun-')).length;
+        output(await runner.runOperator(request(language, code, { reuse: true })));
+        output(await runner.runOperator(request(language, code, { reuse: true })));
+        await runner.cleanedUp();
+        expect(readdirSync('/tmp').filter((name) => name.startsWith('coderun-')).length).to.be.at.most(before);
+      });
+    });
+  }
+});
+
