@@ -1,7 +1,9 @@
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Language, OperatorOutcome, OperatorRunRequest } from '../../shared/ports/CodeRunner.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
 import { sandboxLibraryBuilt } from './runSandbox.ts';
@@ -293,5 +295,55 @@ exports.run = () => {
       });
     });
   }
+  it('given a service (runner) SIGKILLed while sandboxed runs are busy with detached children, when it is gone, then no process of their uids is left', async () => {
+    // Another range than the runner above: only this service's processes can have these uids.
+    const range = { uid: RANGE.uid + 100, gid: RANGE.gid + 100, count: 8 };
+    const script = join(secretDir, 'killed-service.mts');
+    const runnerModule = fileURLToPath(new URL('./ProcessCodeRunner.ts', import.meta.url));
+    const js = "const { spawn } = require('child_process'); spawn('/bin/sleep', ['300'], { detached: true, stdio: 'ignore' }).unref(); exports.run = () => { for (;;) {} };";
+    const py = 'import subprocess\nsubprocess.Popen(["/bin/sleep", "300"], start_new_session=True)\ndef run(c, p, x):\n    while True:\n        pass\n';
+    writeFileSync(
+      script,
+      `import { ProcessCodeRunner } from ${JSON.stringify(runnerModule)};
+const runner = new ProcessCodeRunner({ poolSize: 1, runAs: ${JSON.stringify(range)}, prewarm: [{ language: 'python', memoryMb: 128 }, { language: 'javascript', memoryMb: 128 }] });
+const base = { connection: {}, payload: {}, context: {}, limits: { timeoutMs: 600_000, memoryMb: 128, maxOutputBytes: 65536 }, pollIntervalMs: 50, checkCompletionTimeoutMs: 1000, isCancelled: async () => false };
+void runner.runOperator({ ...base, codeblock: { language: 'javascript', code: ${JSON.stringify(js)} } });
+void runner.runOperator({ ...base, codeblock: { language: 'python', code: ${JSON.stringify(py)} } });
+setInterval(() => {}, 1000);
+`,
+    );
+    const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: 'ignore' });
+    // Busy: both runs and their detached sleeps exist (and the warm processes).
+    const busy = await waitFor(() => processesOf(range).length >= 4, 30_000);
+    expect(busy, `processes of the range: ${processesOf(range).length}`).to.equal(true);
+    child.kill('SIGKILL');
+    const gone = await waitFor(() => processesOf(range).length === 0, 15_000);
+    expect(processesOf(range), 'still running').to.deep.equal([]);
+    expect(gone).to.equal(true);
+  });
 });
 
+/** Processes whose real uid is in the range (their /proc/<pid>/status), as "pid: comm". */
+function processesOf(range: { uid: number; count: number }): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const status = readFileSync(`/proc/${name}/status`, 'utf8');
+      const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+      if (uid >= range.uid && uid < range.uid + range.count) found.push(`${name}: ${/^Name:\s+(.*)$/m.exec(status)?.[1] ?? ''}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return condition();
+}
