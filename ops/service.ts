@@ -241,8 +241,10 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   }
   const runner = new ProcessCodeRunner({
     poolSize: config.workerPoolSize,
-    // Every worker slot may be running a reuse operator at once.
+    // Every worker slot may be running the same reuse operator for the same user at once; all
+    // scopes together keep at most WORKER_REUSE_MAX_IDLE idle processes.
     maxIdleReusable: config.workerConcurrency,
+    maxIdleReusableTotal: config.workerReuseMaxIdle,
     nodeForkServer: config.workerNodeFork,
     maxRunsPerProcess: config.workerReuseMaxRuns,
     ...(sandbox.kind === 'run-as' ? { runAs: sandbox.range } : {}),
