@@ -5,48 +5,8 @@ import { join } from 'node:path';
 import type { Language, OperatorOutcome, ReuseScope } from '../../shared/ports/CodeRunner.ts';
 import { running, until } from '../../test/support/runtimeProcesses.ts';
 import { bareOperatorRequest } from './operatorRequests.ts';
+import { POISONS_JSON_DECODING as POISON, PROBES_POISON as PROBE } from './operatorSnippets.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
-
-/**
- * A reuse operator that poisons its interpreter on its first run: it wraps the function the runtime
- * decodes every request with (json.loads / JSON.parse, so it sees each run's decrypted connection)
- * and sets a global marker. Every run answers with its process, the marker as it found it (before
- * setting it) and what the wrapper has seen so far in that process.
- */
-const POISON: Record<Language, string> = {
-  python: `
-import builtins, json, os
-def run(connection, payload, context):
-    found = getattr(builtins, "reuse_marker", None)
-    if found is None:
-        builtins.reuse_marker = "poisoned"
-        builtins.reuse_seen = []
-        original = json.loads
-        def spy(text, *args, **kwargs):
-            builtins.reuse_seen.append(text if isinstance(text, str) else bytes(text).decode("utf-8", "replace"))
-            return original(text, *args, **kwargs)
-        json.loads = spy
-    return {"pid": os.getpid(), "marker": found, "seen": "\\n".join(builtins.reuse_seen)}
-`,
-  javascript: `
-exports.run = () => {
-  const found = globalThis.reuseMarker ?? null;
-  if (found === null) {
-    globalThis.reuseMarker = 'poisoned';
-    globalThis.reuseSeen = [];
-    const original = JSON.parse;
-    JSON.parse = (text, reviver) => { globalThis.reuseSeen.push(String(text)); return original(text, reviver); };
-  }
-  return { pid: process.pid, marker: found, seen: globalThis.reuseSeen.join('\\n') };
-};
-`,
-};
-
-/** Another operator of the same language: its process and the marker it finds. */
-const PROBE: Record<Language, string> = {
-  python: 'import builtins, os\ndef run(connection, payload, context):\n    return {"pid": os.getpid(), "marker": getattr(builtins, "reuse_marker", None), "seen": ""}\n',
-  javascript: 'exports.run = () => ({ pid: process.pid, marker: globalThis.reuseMarker ?? null, seen: "" });\n',
-};
 
 /** Marks its start with a file, then waits for a second file before it returns. */
 const WAITS: Record<Language, string> = {
@@ -127,6 +87,23 @@ describe('code runner: a reuse process serves one code item of one user (ReuseSc
         expect(again.pid).to.equal(first.pid);
         expect(again.marker).to.equal('poisoned');
         expect(again.seen).to.include(A_SECRET);
+        expect(again.seen).not.to.include(B_SECRET);
+      });
+
+      it('given user A\'s reuse action that poisoned its process, when user B runs the same action, then B gets another process; A\'s next run reuses A\'s', async () => {
+        const own = runner();
+        const act = async (actor: string, secret: string): Promise<Seen> => {
+          const outcome = await own.runAction({ codeblock: { language, code: POISON[language] }, connection: { password: secret }, actionVariables: {}, context: {}, limits: bareOperatorRequest(null).limits, reuse: true, reuseScope: scope(OPERATOR, actor) });
+          if (!outcome.ok) throw new Error(`action failed: ${JSON.stringify(outcome)}`);
+          await own.cleanedUp();
+          return outcome.result as Seen;
+        };
+        const first = await act('user-a', A_SECRET);
+        const other = await act('user-b', B_SECRET);
+        const again = await act('user-a', A_SECRET);
+        expect(other.pid).not.to.equal(first.pid);
+        expect(other.marker).to.equal(null);
+        expect(again.pid).to.equal(first.pid);
         expect(again.seen).not.to.include(B_SECRET);
       });
 
