@@ -193,11 +193,11 @@ export class WarmPool {
     // (what its runs left behind, warm module state included), which would end some later run as
     // out of memory rather than let it start in a fresh process.
     const worn = process.runs >= this.options.maxRunsPerProcess || process.residentGrowthMb() > process.memoryMb / 2;
-    const full = (this.used.get(k)?.length ?? 0) >= Math.max(1, this.options.maxIdleReusable);
-    if (this.closed || worn || full || !process.alive || process.tainted || this.retired.has(process)) return this.dispose(process);
+    const full = () => (this.used.get(k)?.length ?? 0) >= Math.max(1, this.options.maxIdleReusable);
+    if (this.closed || worn || full() || !process.alive || process.tainted || this.retired.has(process)) return this.dispose(process);
     if (!(await this.options.reset(process))) return this.dispose(process);
-    // Retired while it was being reset.
-    if (this.closed || this.retired.has(process)) return this.dispose(process);
+    // Retired while it was being reset, or its key filled up meanwhile.
+    if (this.closed || this.retired.has(process) || full()) return this.dispose(process);
     process.setBusy(false);
     // The total cap: the least recently used keys' oldest idle processes make room.
     const cap = Math.max(1, this.options.maxIdleReusableTotal);
