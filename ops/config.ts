@@ -72,6 +72,8 @@ export interface Config {
   workerShmMb: number;
   workerMaxProcesses: number;
   workerCpuWeight: number;
+  /** Idle reuse processes kept in all (every scope's together; WORKER_REUSE_MAX_IDLE, default 2 x WORKER_CONCURRENCY). */
+  workerReuseMaxIdle: number;
   reaperIntervalMs: number;
   /** Length of one SLA minute for running actions: 60,000 in production, shorter for drills and tests. */
   slaMinuteMs: number;
@@ -343,6 +345,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
   const role = parseRole(text(env, 'ROLE'));
   const bus = busConfig(env);
   assertRoleHasBus(role, bus);
+  const workerConcurrency = integer(env, 'WORKER_CONCURRENCY', 8, 1, 256);
   return {
     role,
     eventStore: eventStoreConfig(env),
@@ -370,7 +373,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       maxBytes: integer(env, 'LOG_RUN_MAX_BYTES', 1024 * 1024, 0, 1024 * 1024 * 1024),
       maxLineBytes: integer(env, 'LOG_LINE_MAX_BYTES', 16 * 1024, 256, 16 * 1024 * 1024),
     },
-    workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 8, 1, 256),
+    workerConcurrency,
     workerPollIntervalMs: integer(env, 'WORKER_POLL_INTERVAL_MS', 200, 10, 60_000),
     workerMemoryMb: integer(env, 'WORKER_MEMORY_MB', 512, 32, 65_536),
     workerTimeoutSeconds: integer(env, 'WORKER_TIMEOUT_SECONDS', 6 * 3600, 1, 7 * 24 * 3600),
@@ -382,6 +385,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     workerShmMb: integer(env, 'WORKER_SHM_MB', 64, 1, 64 * 1024),
     workerMaxProcesses: integer(env, 'WORKER_MAX_PROCESSES', 512, 8, 1_000_000),
     workerCpuWeight: integer(env, 'WORKER_CPU_WEIGHT', 100, 1, 10_000),
+    workerReuseMaxIdle: integer(env, 'WORKER_REUSE_MAX_IDLE', 2 * workerConcurrency, 1, 4096),
     reaperIntervalMs: integer(env, 'REAPER_INTERVAL_MS', 5000, 100, 3_600_000),
     slaMinuteMs: integer(env, 'SLA_MINUTE_MS', 60_000, 1, 60_000),
     workerRunAs: runAs(env),

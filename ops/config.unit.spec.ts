@@ -51,6 +51,13 @@ describe('configuration', () => {
     expect(() => loadConfig({ WORKER_NODE_FORK: 'sometimes' })).to.throw(/WORKER_NODE_FORK must be true or false/);
   });
 
+  it('given WORKER_REUSE_MAX_IDLE, when loaded, then that many idle reuse processes are kept in all; by default twice WORKER_CONCURRENCY', () => {
+    expect(loadConfig({}).workerReuseMaxIdle).to.equal(16);
+    expect(loadConfig({ WORKER_CONCURRENCY: '5' }).workerReuseMaxIdle).to.equal(10);
+    expect(loadConfig({ WORKER_REUSE_MAX_IDLE: '40' }).workerReuseMaxIdle).to.equal(40);
+    expect(() => loadConfig({ WORKER_REUSE_MAX_IDLE: '0' })).to.throw(/WORKER_REUSE_MAX_IDLE/);
+  });
+
   it('given WORKER_REUSE_MAX_RUNS, when loaded, then reuse processes serve that many runs; zero or a non-integer is refused', () => {
     expect(loadConfig({ WORKER_REUSE_MAX_RUNS: '250' }).workerReuseMaxRuns).to.equal(250);
     expect(() => loadConfig({ WORKER_REUSE_MAX_RUNS: '0' })).to.throw(/WORKER_REUSE_MAX_RUNS/);

@@ -44,6 +44,7 @@ import { reapStaleLeases } from '../command-side/task/reapStaleLeases.ts';
 import { EXECUTE_TASK, type TaskDeps } from '../command-side/task/taskDeps.ts';
 import type { ExecuteTaskMessage } from '../command-side/task/dispatchConnection.ts';
 import { ProcessCodeRunner } from './worker/ProcessCodeRunner.ts';
+import { followReuseRevocations } from '../command-side/task/reuseRevocation.ts';
 import { cronLiveness } from '../projections/cron/cronLiveness.ts';
 import { busCronOwnership, createCronScheduler } from '../command-side/cron/cronScheduler.ts';
 import { cronRoutes } from '../command-side/cron/routes.ts';
@@ -241,8 +242,10 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   }
   const runner = new ProcessCodeRunner({
     poolSize: config.workerPoolSize,
-    // Every worker slot may be running a reuse operator at once.
+    // Every worker slot may be running the same reuse operator for the same user at once; all
+    // scopes together keep at most WORKER_REUSE_MAX_IDLE idle processes.
     maxIdleReusable: config.workerConcurrency,
+    maxIdleReusableTotal: config.workerReuseMaxIdle,
     nodeForkServer: config.workerNodeFork,
     maxRunsPerProcess: config.workerReuseMaxRuns,
     ...(sandbox.kind === 'run-as' ? { runAs: sandbox.range } : {}),
@@ -443,6 +446,19 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   if (parts.api) await ensureAdmin(config, { users, userCommands, readModels, clock, announce });
   // Every role but the projector reads beats (the reaper, diagnose) or sends them (workers).
   if (parts.api || parts.worker || parts.scheduler) await relayedHeartbeats?.start(`${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`);
+  // Reuse processes die with their owner's rights (command-side/task/reuseRevocation.ts): every role
+  // that runs code (api: /action/run and hooks, worker, scheduler: pre-actions) follows the log from
+  // here on, before any run can start.
+  const revocations =
+    parts.api || parts.worker || parts.scheduler
+      ? await followReuseRevocations({
+          eventStore,
+          logger,
+          runner,
+          parentOf: async (laui) => (await items.peek(laui))?.parent_laui ?? null,
+          groupsOf: (laui) => groupsOfPrincipal(readStore, laui),
+        })
+      : null;
   // Workers and the lease reaper start once the read models are current: they read task state.
   const worker = parts.worker ? await bus.subscribe<ExecuteTaskMessage>({ topic: EXECUTE_TASK, group: 'workers', handler: executeTask(workerDeps) }) : null;
   let reaping = Promise.resolve(0);
@@ -495,6 +511,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       await publisher?.close();
       await bus.close();
       await reaping;
+      await revocations?.close();
       await runner.close();
       generationSessions.close();
       await projections?.stop();

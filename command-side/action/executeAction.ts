@@ -1,5 +1,5 @@
 import type { Clock } from '../../shared/clock.ts';
-import { isLaui } from '../../shared/ids.ts';
+import { isLaui, type Laui } from '../../shared/ids.ts';
 import { openSecretField } from '../../shared/item-types/secretFields.ts';
 import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
 import type { CodeRunner, RunLimits } from '../../shared/ports/CodeRunner.ts';
@@ -36,6 +36,11 @@ export interface ActionExecution {
   action: ItemDoc;
   /** Already opened (decrypted) connection content, or null. */
   connection: unknown;
+  /**
+   * The user the run acts as (the request's, a hook's run user): with the action, whose reuse
+   * process it may have (null: none, a fresh process).
+   */
+  actorLaui: Laui | null;
   actionVariables: Record<string, unknown>;
   /** What the action's `run` receives as its third argument; session_id is added. */
   context: Record<string, unknown>;
@@ -82,8 +87,10 @@ export const executeAction = async (deps: ActionRunDeps, run: ActionExecution): 
       actionVariables: run.actionVariables,
       context: { ...run.context, session_id: sessionId },
       limits: { ...deps.limits, timeoutMs: timeoutSeconds * 1000 },
-      // Actions opt into process reuse like operators (docs/decisions.md, Code runner).
+      // Actions opt into process reuse like operators (docs/decisions.md, Code runner): a process of
+      // this action and this user only.
       reuse: action.reuse_process === true,
+      reuseScope: run.actorLaui === null ? null : { itemLaui: action.laui, actorLaui: run.actorLaui },
       output: session.output(() => secretStringsOf(run.connection)),
     })
     .catch((error: unknown) => ({

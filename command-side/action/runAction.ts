@@ -159,6 +159,7 @@ export const runAction = async (
   const outcome = await executeAction(deps, {
     action,
     connection: openConnection(connection, deps.secrets),
+    actorLaui: principal.laui,
     actionVariables: renderTemplates(rawVariables, variables),
     context: { action_laui: action.laui, action_name: action.name, user_laui: principal.laui },
     sessionId,

@@ -145,6 +145,7 @@ const runHook = async (
   const outcome = await executeAction(deps, {
     action,
     connection: openConnection(connection, deps.secrets),
+    actorLaui: actor,
     actionVariables: renderTemplates(rawVariables, variables),
     context: {
       action_laui: action.laui,

@@ -33,6 +33,10 @@ class ScriptedRunner implements CodeRunner {
     if (code === 'timeout') return { ok: false, kind: 'timeout', message: 'time limit exceeded', ...log };
     return { ok: false, kind: 'invalid', message: `invalid code: ${code}`, ...log };
   }
+  reuseScopes(): [] {
+    return [];
+  }
+  async retire(): Promise<void> {}
   async close(): Promise<void> {}
   ran(): string[] {
     return this.requests.map((request) => String(request.context.action_name));

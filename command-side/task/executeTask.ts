@@ -155,8 +155,10 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
       checkCompletionTimeoutMs: settings.check_completion_timeout_seconds * 1000,
       isCancelled: async () => (await deps.items.peek(taskLaui))?.user_set_state === 'cancel',
       onHeartbeat: () => deps.heartbeats.beat(taskLaui, deps.clock.now()),
-      // An operator opts into process reuse (faster, less isolated: docs/decisions.md).
+      // An operator opts into process reuse (faster, less isolated: docs/decisions.md), in a process
+      // of its own and of the user the run acts as (a run without a user gets a fresh one).
       reuse: operator?.reuse_process === true,
+      reuseScope: operator && message.value.user_laui !== null ? { itemLaui: operator.laui, actorLaui: message.value.user_laui } : null,
       // Its stdout and stderr, line by line, in the session (the connection's secrets masked).
       output: session.output(() => secretStringsOf(opened)),
     });

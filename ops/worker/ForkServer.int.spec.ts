@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { ActionOutcome, ActionRunRequest, RunLimits } from '../../shared/ports/CodeRunner.ts';
 import { exists, NODE_IDENTITY, running, until, type NodeIdentity } from '../../test/support/runtimeProcesses.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
+import { REUSE } from './operatorRequests.ts';
 
 const LIMITS: RunLimits = { timeoutMs: 10_000, memoryMb: 128, maxOutputBytes: 64 * 1024 };
 
@@ -134,7 +135,7 @@ describe('Python fork server: a fresh forked process per run', function () {
   it('given a runner with pooled, busy and reused forked processes, when closed, then none of them nor the fork server is left, not even as a zombie', async () => {
     const own = runner();
     await own.warmUp('python', LIMITS.memoryMb);
-    await action(own, STATEFUL, { reuse: true });
+    await action(own, STATEFUL, { ...REUSE });
     const { pid: busy, outcome } = await startSleeper(own, 'close');
     const pids = [...own.processIds(), ...own.forkServerPids(), busy];
     expect(pids.length).to.be.at.least(4);

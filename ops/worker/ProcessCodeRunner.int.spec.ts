@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ActionRunRequest, Language, OperatorOutcome, OperatorRunRequest } from '../../shared/ports/CodeRunner.ts';
-import { bareOperatorRequest, LIMITS, operatorRequest } from './operatorRequests.ts';
+import { bareOperatorRequest, LIMITS, operatorRequest, REUSE } from './operatorRequests.ts';
 import { pollsUntilCancelled, succeedsOnThirdPoll } from './operatorSnippets.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
 
@@ -467,8 +467,8 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
       });
 
       it('given reuse, when two runs follow each other, then one process serves both, each in its own fresh directory', async () => {
-        const first = await action(language, code.whoAmI, { reuse: true });
-        const second = await action(language, code.whoAmI, { reuse: true });
+        const first = await action(language, code.whoAmI, { ...REUSE });
+        const second = await action(language, code.whoAmI, { ...REUSE });
         if (!first.ok || !second.ok) throw new Error(`action failed: ${JSON.stringify([first, second])}`);
         const [a, b] = [first.result, second.result] as [WhoAmI, WhoAmI];
         expect(b.pid).to.equal(a.pid);
@@ -607,7 +607,7 @@ describe('ProcessCodeRunner: operators and actions in sandboxed processes', func
     const pids = async (language: Language, code: string, runs: number, memoryMb = LIMITS.memoryMb) => {
       const seen: number[] = [];
       for (let i = 0; i < runs; i++) {
-        const outcome = await own.runAction({ codeblock: { language, code }, connection: {}, actionVariables: {}, context: {}, limits: { ...LIMITS, memoryMb }, reuse: true });
+        const outcome = await own.runAction({ codeblock: { language, code }, connection: {}, actionVariables: {}, context: {}, limits: { ...LIMITS, memoryMb }, ...REUSE });
         if (!outcome.ok) throw new Error(JSON.stringify(outcome));
         seen.push((outcome.result as { pid: number }).pid);
         await own.cleanedUp();

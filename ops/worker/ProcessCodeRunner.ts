@@ -12,6 +12,7 @@ import type {
   ModuleRunRequest,
   OperatorOutcome,
   OperatorRunRequest,
+  ReuseScope,
   RunLimits,
   RunOutputSink,
   SyntaxCheck,
@@ -74,8 +75,13 @@ export interface ProcessCodeRunnerOptions {
    * costs more than its fork: its first hundreds of runs are slower, see docs/decisions.md).
    */
   maxRunsPerProcess?: number;
-  /** Idle reuse processes kept per (language, memoryMb): the reuse runs expected at once. Default max(poolSize, 1). */
+  /**
+   * Idle reuse processes kept per reuse key (scope: code item and acting user; language, memoryMb):
+   * the reuse runs of one scope expected at once. Default max(poolSize, 1).
+   */
   maxIdleReusable?: number;
+  /** Idle reuse processes kept in all keys together (the least recently used go first). Default 2 x maxIdleReusable. */
+  maxIdleReusableTotal?: number;
   /**
    * Run user code (and bashblocks) as this unprivileged user, or (with `count` > 1) as one of
    * `count` consecutive uid/gid pairs, a distinct one per live process. Without it, user code has
@@ -214,11 +220,13 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
       if (!this.starter.forkServer) this.problems.python = 'Python runs need the Python fork server in the bubblewrap sandbox (it is turned off or python3 is missing)';
       if (!this.starter.forksNode) this.problems.javascript = 'JavaScript runs need the node fork server in the bubblewrap sandbox (it is turned off or the nodefork addon is not built)';
     }
+    const maxIdleReusable = options.maxIdleReusable ?? Math.max(options.poolSize ?? 2, 1);
     this.pool = new WarmPool({
       size: options.poolSize ?? 2,
       maxKeys,
       maxRunsPerProcess: options.maxRunsPerProcess ?? 10_000,
-      maxIdleReusable: options.maxIdleReusable ?? Math.max(options.poolSize ?? 2, 1),
+      maxIdleReusable,
+      maxIdleReusableTotal: options.maxIdleReusableTotal ?? 2 * maxIdleReusable,
       makeDir: (language, memoryMb) => (this.cgroups || this.starter.forkedBy(language, memoryMb) ? runDirName(this.tmpRoot) : makeRunDir(this.tmpRoot)),
       // The same answer as makeDir's, just before it in the same turn (launch runs in the constructor).
       start: (language, memoryMb, dir) => this.starter.startProcess(language, memoryMb, dir, this.starter.forkedBy(language, memoryMb)),
@@ -263,6 +271,14 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     await this.pool.settled();
   }
 
+  reuseScopes(): ReuseScope[] {
+    return this.pool.scopes();
+  }
+
+  async retire(match: (scope: ReuseScope) => boolean): Promise<void> {
+    await this.pool.retire(match);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await this.pool.close();
@@ -283,9 +299,14 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     return message;
   }
 
-  /** The run's process: one of its own (never pooled or reused) for code that needs an exec'd node, else the pool's. */
-  private async takeFor(codeblock: { language: Language; code: string }, memoryMb: number, reuse: boolean): Promise<{ proc: RuntimeProcess; reuse: boolean }> {
-    if (!this.starter.needsExecNode(codeblock)) return { proc: await this.pool.take(codeblock.language, memoryMb, reuse), reuse };
+  /**
+   * The run's process: one of its own (never pooled or reused) for code that needs an exec'd node,
+   * else the pool's: for a reuse run with a scope, one that only ever served that scope; without a
+   * scope there is no owner to bind a process to, so a fresh one, not reused either.
+   */
+  private async takeFor(codeblock: { language: Language; code: string }, memoryMb: number, request: { reuse?: boolean; reuseScope?: ReuseScope | null }): Promise<{ proc: RuntimeProcess; reuse: boolean }> {
+    const scope = request.reuse === true ? (request.reuseScope ?? null) : null;
+    if (!this.starter.needsExecNode(codeblock)) return { proc: await this.pool.take(codeblock.language, memoryMb, scope), reuse: scope !== null };
     return { proc: this.pool.takeOwn(() => this.starter.startProcess('javascript', memoryMb, runDirName(this.tmpRoot), this.starter.forkServer)), reuse: false };
   }
 
@@ -310,9 +331,9 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     control.watch(request.pollIntervalMs, () => request.isCancelled(), request.onHeartbeat);
     let proc: RuntimeProcess;
     try {
-      const taken = await this.takeFor(codeblock, limits.memoryMb, request.reuse === true);
+      const taken = await this.takeFor(codeblock, limits.memoryMb, request);
       proc = taken.proc;
-      // A process of its own is a fresh one, whatever the operator asked.
+      // A process of its own (or a run without a scope) is a fresh one, whatever the operator asked.
       request = { ...request, reuse: taken.reuse };
     } catch (error) {
       control.stop();
@@ -398,7 +419,7 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     const control = new RunControl(Date.now() + limits.timeoutMs);
     let proc: RuntimeProcess;
     try {
-      proc = (await this.takeFor(checked, limits.memoryMb, false)).proc;
+      proc = (await this.takeFor(checked, limits.memoryMb, {})).proc;
     } catch (error) {
       control.stop();
       return { checked: false, reason: `runner error: ${error instanceof Error ? error.message : String(error)}` };
@@ -434,7 +455,7 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     const control = new RunControl(Date.now() + limits.timeoutMs);
     let proc: RuntimeProcess;
     try {
-      const taken = await this.takeFor(codeblock, limits.memoryMb, request.reuse === true);
+      const taken = await this.takeFor(codeblock, limits.memoryMb, request);
       proc = taken.proc;
       request = { ...request, reuse: taken.reuse };
     } catch (error) {

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Language, OperatorOutcome, OperatorRunRequest } from '../../shared/ports/CodeRunner.ts';
-import { bareOperatorRequest, LIMITS, operatorRequest } from './operatorRequests.ts';
+import { bareOperatorRequest, LIMITS, operatorRequest, REUSE } from './operatorRequests.ts';
 import { pollsUntilCancelled, succeedsOnThirdPoll } from './operatorSnippets.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
 import { RuntimeProcess, runtimeArgs, type ExecEvent, type ExecEvents } from './RuntimeProcess.ts';
@@ -293,7 +293,7 @@ exports.run = (connection, payload) => {
           const runs: Seen[] = [];
           for (const version of [1, 2, 3, 4]) {
             const previous = runs.at(-1)?.cwd ?? null;
-            const { outcome } = await operate(protocol === 'exec' ? exec : steps, language, version === 4 ? changed : code, () => ({ reuse: true, payload: { version, previous } }));
+            const { outcome } = await operate(protocol === 'exec' ? exec : steps, language, version === 4 ? changed : code, () => ({ ...REUSE, payload: { version, previous } }));
             expect(outcome.status, JSON.stringify(outcome)).to.equal('success');
             runs.push(outcome.output as unknown as Seen);
           }
@@ -321,7 +321,7 @@ exports.run = (connection, payload) => {
         type Seen = { pid: number; cwd: string; home: string; entries: string[]; writable: boolean };
         const runs: Seen[] = [];
         for (const lock of [false, false, false, true, false, false]) {
-          const { outcome } = await operate(exec, language, code, () => ({ reuse: true, payload: { lock } }));
+          const { outcome } = await operate(exec, language, code, () => ({ ...REUSE, payload: { lock } }));
           expect(outcome.status, JSON.stringify(outcome)).to.equal('success');
           runs.push(outcome.output as unknown as Seen);
         }
@@ -338,7 +338,7 @@ exports.run = (connection, payload) => {
           const code = 'import os, pickle, sys\nclass Point:\n    def __init__(self, x):\n        self.x = x\ndef run(c, p, x):\n    return {"pid": os.getpid(), "size": len(pickle.dumps(Point(3))), "registered": sys.modules.get(__name__) is not None}\n';
           const runs = [];
           for (let i = 0; i < 2; i++) {
-            const { outcome } = await operate(exec, language, code, () => ({ reuse: true }));
+            const { outcome } = await operate(exec, language, code, () => ({ ...REUSE }));
             expect(outcome.status, JSON.stringify(outcome)).to.equal('success');
             runs.push(outcome.output as { pid: number; registered: boolean });
           }
@@ -354,7 +354,7 @@ exports.run = (connection, payload) => {
         }[language];
         const runs = [];
         for (let i = 0; i < 2; i++) {
-          const { outcome } = await operate(exec, language, code, () => ({ reuse: true, bashblock: { code: 'true' } }));
+          const { outcome } = await operate(exec, language, code, () => ({ ...REUSE, bashblock: { code: 'true' } }));
           expect(outcome.status, JSON.stringify(outcome)).to.equal('success');
           runs.push(outcome.output as { pid: number; n: number });
         }
@@ -367,8 +367,8 @@ exports.run = (connection, payload) => {
           python: 'import os\ndef run(c, p, x):\n    os.makedirs("locked/inner")\n    open("locked/inner/f", "w").close()\n    os.chmod("locked/inner", 0o500)\n    os.chmod("locked", 0o500)\n    return {"pid": os.getpid(), "cwd": os.getcwd(), "entries": sorted(os.listdir("."))}\n',
           javascript: "const fs = require('node:fs');\nexports.run = () => { fs.mkdirSync('locked/inner', { recursive: true }); fs.writeFileSync('locked/inner/f', ''); fs.chmodSync('locked/inner', 0o500); fs.chmodSync('locked', 0o500); return { pid: process.pid, cwd: process.cwd(), entries: fs.readdirSync('.').sort() }; };\n",
         }[language];
-        const first = await operate(exec, language, code, () => ({ reuse: true }));
-        const second = await operate(exec, language, code, () => ({ reuse: true }));
+        const first = await operate(exec, language, code, () => ({ ...REUSE }));
+        const second = await operate(exec, language, code, () => ({ ...REUSE }));
         expect([first.outcome.status, second.outcome.status], second.outcome.logs).to.deep.equal(['success', 'success']);
         type Seen = { pid: number; cwd: string; entries: string[] };
         const [a, b] = [first.outcome.output, second.outcome.output] as [Seen, Seen];

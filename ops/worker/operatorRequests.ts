@@ -32,3 +32,9 @@ export function bareOperatorRequest(codeblock: OperatorRunRequest['codeblock']):
     isCancelled: async () => false,
   };
 }
+
+/**
+ * A reuse run in specs where one code item runs for one user: reuse needs a scope (without one a
+ * run gets a fresh process all the same).
+ */
+export const REUSE: Pick<OperatorRunRequest, 'reuse' | 'reuseScope'> = { reuse: true, reuseScope: { itemLaui: 'spec-operator', actorLaui: 'spec-user' } };

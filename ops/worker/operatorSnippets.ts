@@ -72,3 +72,45 @@ export function check_completion(connection, payload, context) {
 `,
   };
 }
+
+/**
+ * A reuse operator that poisons its interpreter on its first run: it wraps the function the runtime
+ * decodes every request with (json.loads / JSON.parse, so it sees each run's decrypted connection)
+ * and sets a global marker. Every run answers with its process, the marker as it found it (before
+ * setting it) and what the wrapper has seen so far in that process. Whoever gets a process after it
+ * hands its requests (its decrypted connection) to the wrapper.
+ */
+export const POISONS_JSON_DECODING: Snippet = {
+  python: `
+import builtins, json, os
+def run(connection, payload, context):
+    found = getattr(builtins, "reuse_marker", None)
+    if found is None:
+        builtins.reuse_marker = "poisoned"
+        builtins.reuse_seen = []
+        original = json.loads
+        def spy(text, *args, **kwargs):
+            builtins.reuse_seen.append(text if isinstance(text, str) else bytes(text).decode("utf-8", "replace"))
+            return original(text, *args, **kwargs)
+        json.loads = spy
+    return {"pid": os.getpid(), "marker": found, "seen": "\\n".join(builtins.reuse_seen)}
+`,
+  javascript: `
+exports.run = () => {
+  const found = globalThis.reuseMarker ?? null;
+  if (found === null) {
+    globalThis.reuseMarker = 'poisoned';
+    globalThis.reuseSeen = [];
+    const original = JSON.parse;
+    JSON.parse = (text, reviver) => { globalThis.reuseSeen.push(String(text)); return original(text, reviver); };
+  }
+  return { pid: process.pid, marker: found, seen: globalThis.reuseSeen.join('\\n') };
+};
+`,
+};
+
+/** Another operator of the same language: its process and the marker it finds (POISONS_JSON_DECODING's). */
+export const PROBES_POISON: Snippet = {
+  python: 'import builtins, os\ndef run(connection, payload, context):\n    return {"pid": os.getpid(), "marker": getattr(builtins, "reuse_marker", None), "seen": ""}\n',
+  javascript: 'exports.run = () => ({ pid: process.pid, marker: globalThis.reuseMarker ?? null, seen: "" });\n',
+};

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { ActionRunRequest, Language, OperatorOutcome, OperatorRunRequest, RunOutputDropped, RunOutputLine } from '../../shared/ports/CodeRunner.ts';
-import { bareOperatorRequest, LIMITS } from './operatorRequests.ts';
+import { bareOperatorRequest, LIMITS, REUSE } from './operatorRequests.ts';
 import { ProcessCodeRunner, type ProcessCodeRunnerOptions } from './ProcessCodeRunner.ts';
 
 /** Prints one stdout and one stderr line in every step; check_completion twice (running, then success). */
@@ -198,8 +198,8 @@ describe('ProcessCodeRunner: a run\'s output line by line (RunOutput)', function
         const code = language === 'python' ? 'def run(c, p, x):\n    print("run line")\n' : 'export function run() { console.log("run line"); return null; }\n';
         const first = collector();
         const second = collector();
-        const a = await reusing.runOperator(operator(language, code, first.sink, { reuse: true }));
-        const b = await reusing.runOperator(operator(language, code, second.sink, { reuse: true }));
+        const a = await reusing.runOperator(operator(language, code, first.sink, { ...REUSE }));
+        const b = await reusing.runOperator(operator(language, code, second.sink, { ...REUSE }));
         expect([a.status, b.status]).to.deep.equal(['success', 'success']);
         expect(first.of('stdout')).to.deep.equal([['run', 'run line']]);
         expect(second.of('stdout')).to.deep.equal([['run', 'run line']]);

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Language, OperatorOutcome, OperatorRunRequest } from '../../shared/ports/CodeRunner.ts';
+import { REUSE } from './operatorRequests.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
 import { sandboxLibraryBuilt } from './runSandbox.ts';
 
@@ -111,11 +112,11 @@ exports.run = () => {
   return { home: process.env.HOME, victim_visible: fs.existsSync(VICTIM) };
 };
 `;
-        const first = output(await runner.runOperator(request(language, plant, { reuse: true })));
+        const first = output(await runner.runOperator(request(language, plant, { ...REUSE })));
         expect(first.victim_visible, 'the host file is not even visible to the run').to.equal(false);
         const second = await runner.runOperator(
           request(language, language === 'python' ? 'def run(c, p, x):\n    return {"ok": True}\n' : 'exports.run = () => ({ ok: true });\n', {
-            reuse: true,
+            ...REUSE,
             bashblock: { code: 'echo installing' },
           }),
         );
@@ -288,8 +289,8 @@ exports.run = () => {
 };
 `;
         const before = readdirSync('/tmp').filter((name) => name.startsWith('coderun-')).length;
-        output(await runner.runOperator(request(language, code, { reuse: true })));
-        output(await runner.runOperator(request(language, code, { reuse: true })));
+        output(await runner.runOperator(request(language, code, { ...REUSE })));
+        output(await runner.runOperator(request(language, code, { ...REUSE })));
         await runner.cleanedUp();
         expect(readdirSync('/tmp').filter((name) => name.startsWith('coderun-')).length).to.be.at.most(before);
       });

@@ -149,6 +149,8 @@ function noop(language: Language, reuse: boolean, code: Record<Language, string>
     checkCompletionTimeoutMs: 10_000,
     isCancelled: async () => false,
     reuse,
+    // Reuse runs need a scope: one operator of one user, as a task's reuse operator runs.
+    ...(reuse ? { reuseScope: { itemLaui: 'bench-operator', actorLaui: 'bench-user' } } : {}),
   };
 }
 

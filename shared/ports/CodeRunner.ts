@@ -1,3 +1,5 @@
+import type { Laui } from '../ids.ts';
+
 /**
  * Runs user code (operators and actions) in a sandboxed OS process. Callers normalise the
  * `content`/`code` keys of code blocks before calling (spec 2.3 note).
@@ -58,6 +60,17 @@ export interface RunLog {
   logsTruncated: boolean;
 }
 
+/**
+ * Whose a reuse process is: the code item (operator or action) it runs and the user its runs act
+ * as. A reuse process serves runs of one scope (and one language and memory limit) only: what one
+ * run leaves in the interpreter (a patched `json.loads`, a global) is seen by the next runs of the
+ * same code on behalf of the same user, never by another user's nor by other code.
+ */
+export interface ReuseScope {
+  itemLaui: Laui;
+  actorLaui: Laui;
+}
+
 export interface OperatorRunRequest {
   /** Null or undefined (missing codeblock) ends as `fail`. */
   codeblock: CodeBlock | null | undefined;
@@ -72,8 +85,10 @@ export interface OperatorRunRequest {
   isCancelled(): Promise<boolean>;
   /** Called about every pollIntervalMs while the run is alive. */
   onHeartbeat?(): void;
-  /** Allow a process that already served another run (faster, less isolated). */
+  /** Allow a process that already served another run of the same scope (faster, less isolated). */
   reuse?: boolean;
+  /** Whose process a reuse run may have; without one a reuse run gets a fresh process all the same. */
+  reuseScope?: ReuseScope | null;
   /** The run's output, line by line, as it is written (bounded per run by the runner). */
   output?: RunOutputSink;
 }
@@ -96,7 +111,9 @@ export interface ActionRunRequest {
   actionVariables: Record<string, unknown>;
   context: Record<string, unknown>;
   limits: RunLimits;
+  /** As for operators: a process of the same scope only, and a fresh one without a scope. */
   reuse?: boolean;
+  reuseScope?: ReuseScope | null;
   /** The run's output, line by line, as it is written (bounded per run by the runner). */
   output?: RunOutputSink;
 }
@@ -138,6 +155,14 @@ export interface SyntaxChecker {
 export interface CodeRunner {
   runOperator(request: OperatorRunRequest): Promise<OperatorOutcome>;
   runAction(request: ActionRunRequest): Promise<ActionOutcome>;
+  /** The scopes that hold reuse processes now (idle, being reset or running), each once. */
+  reuseScopes(): ReuseScope[];
+  /**
+   * Ends the reuse processes of every scope `match` accepts (the scope's user or item lost its
+   * rights): idle ones are killed now (resolves once they are gone), running ones are killed
+   * when their run ends instead of serving another. Later runs of the scope get new processes.
+   */
+  retire(match: (scope: ReuseScope) => boolean): Promise<void>;
   /** Kills pooled and running processes; later runs are refused. */
   close(): Promise<void>;
 }

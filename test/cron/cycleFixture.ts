@@ -65,6 +65,8 @@ export const recordingBus = (): MessageBus & { published: Array<{ topic: string;
 const noRunner: CodeRunner = {
   runOperator: () => Promise.reject(new Error('no operator runs in these tests')),
   runAction: () => Promise.reject(new Error('no action runs in these tests')),
+  reuseScopes: () => [],
+  retire: async () => undefined,
   close: async () => undefined,
 };
 const tokens: TokenSigner = {
