@@ -93,7 +93,8 @@ def run(connection, payload, context):
             builtins.reuse_seen.append(text if isinstance(text, str) else bytes(text).decode("utf-8", "replace"))
             return original(text, *args, **kwargs)
         json.loads = spy
-    return {"pid": os.getpid(), "marker": found, "seen": "\\n".join(builtins.reuse_seen)}
+    token = builtins.__dict__.setdefault("process_token", os.urandom(8).hex())
+    return {"pid": os.getpid(), "process": token, "marker": found, "seen": "\\n".join(builtins.reuse_seen)}
 `,
   javascript: `
 exports.run = () => {
@@ -104,13 +105,16 @@ exports.run = () => {
     const original = JSON.parse;
     JSON.parse = (text, reviver) => { globalThis.reuseSeen.push(String(text)); return original(text, reviver); };
   }
-  return { pid: process.pid, marker: found, seen: globalThis.reuseSeen.join('\\n') };
+  globalThis.processToken ??= require('node:crypto').randomBytes(8).toString('hex');
+  return { pid: process.pid, process: globalThis.processToken, marker: found, seen: globalThis.reuseSeen.join('\\n') };
 };
 `,
 };
 
 /** Another operator of the same language: its process and the marker it finds (POISONS_JSON_DECODING's). */
 export const PROBES_POISON: Snippet = {
-  python: 'import builtins, os\ndef run(connection, payload, context):\n    return {"pid": os.getpid(), "marker": getattr(builtins, "reuse_marker", None), "seen": ""}\n',
-  javascript: 'exports.run = () => ({ pid: process.pid, marker: globalThis.reuseMarker ?? null, seen: "" });\n',
+  python:
+    'import builtins, os\ndef run(connection, payload, context):\n    token = builtins.__dict__.setdefault("process_token", os.urandom(8).hex())\n    return {"pid": os.getpid(), "process": token, "marker": getattr(builtins, "reuse_marker", None), "seen": ""}\n',
+  javascript:
+    'exports.run = () => { globalThis.processToken ??= require("node:crypto").randomBytes(8).toString("hex"); return { pid: process.pid, process: globalThis.processToken, marker: globalThis.reuseMarker ?? null, seen: "" }; };\n',
 };
