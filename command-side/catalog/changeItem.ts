@@ -13,7 +13,7 @@ import { parseAccessPatch } from './parseAccessPatch.ts';
 import { typeFields, type CatalogDeps } from './catalogDeps.ts';
 import { UNIQUE_KEY_EXISTS } from './createItem.ts';
 import { itemDecider } from './decide.ts';
-import { itemStream, type ItemState } from './item.ts';
+import { actorOf, itemStream, type ItemState } from './item.ts';
 import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 import { linkDecider, linkKey, linkStream } from './link.ts';
 import { referenceChecker } from '../task/checkTaskReferences.ts';
@@ -65,6 +65,7 @@ export const updateItem = async (deps: CatalogDeps, principal: Principal, reques
       decider: itemDecider,
       command: {
         kind: 'update',
+        actor: actorOf(principal),
         laui: item.laui,
         changes: sealSecretFields(item.item_type, changes, deps.secrets, item),
         versionedFields: definition.versionedFields,
@@ -113,7 +114,7 @@ export const deleteItem = async (
     eventStore: deps.eventStore,
     streamId: itemStream(item.laui),
     decider: itemDecider,
-    command: request.hard_delete ? { kind: 'hard-delete', laui: item.laui, at: metadata.at } : { kind: 'soft-delete', laui: item.laui, at: metadata.at },
+    command: { kind: request.hard_delete ? 'hard-delete' : 'soft-delete', actor: actorOf(principal), laui: item.laui, at: metadata.at },
     metadata,
   });
   const key = uniqueKeyOf(item.item_type, item);
@@ -124,6 +125,6 @@ export const deleteItem = async (
 /** POST /catalog/restore/{item_laui}: DELETE on the item; a hard-deleted item is gone (404). */
 export const restoreItem = async (deps: CatalogDeps, principal: Principal, itemLaui: Laui, metadata: EventMetadata): Promise<Position | null> => {
   const item = await deps.access.require(principal, itemLaui, 'DELETE');
-  const result = await handleCommand({ eventStore: deps.eventStore, streamId: itemStream(item.laui), decider: itemDecider, command: { kind: 'restore', laui: item.laui, at: metadata.at }, metadata });
+  const result = await handleCommand({ eventStore: deps.eventStore, streamId: itemStream(item.laui), decider: itemDecider, command: { kind: 'restore', actor: actorOf(principal), laui: item.laui, at: metadata.at }, metadata });
   return result.position;
 };
