@@ -94,6 +94,12 @@ describe('system configs: only administrators write them, on every catalog write
     const laui = await sharedSystemConfig('shared-settings-2');
     expectDenied(await her.post('/delete', { item_laui: laui }));
     expectDenied(await her.post('/delete', { item_laui: laui, hard_delete: true }));
+    // With parent_laui the delete also removes a link: refused before that, so the link stays.
+    const linked = await admin.post('/create/link', { parent_laui: hers.folders.config, child_laui: laui });
+    expect(linked.status, linked.text).to.equal(200);
+    expectDenied(await her.post('/delete', { item_laui: laui, parent_laui: hers.folders.config }));
+    const links = await admin.get({ item_laui: hers.folders.config, parent_or_child: 'child' });
+    expect(links.text).to.include(laui);
     expect(await item(laui)).to.include({ deleted_at: null });
     const deleted = await admin.post('/delete', { item_laui: laui });
     expect(deleted.status, deleted.text).to.equal(200);
