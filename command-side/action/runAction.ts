@@ -9,7 +9,8 @@ import { renderTemplates, templateVariables } from '../../shared/task/templating
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { createItem } from '../catalog/createItem.ts';
 import { NO_RUNNABLE_CODE, runnableCodeBlock } from './codeBlocks.ts';
-import { loadSystemSettings, type TaskDeps } from '../task/taskDeps.ts';
+import type { TaskDeps } from '../task/taskDeps.ts';
+import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
 import { connectionNotFound, executeAction, loadConnection, openConnection, type ActionRunDeps } from './executeAction.ts';
 
 export const ITEM_TYPE_MUST_BE_ACTION = "Request item_type must be 'action'";
@@ -150,7 +151,7 @@ export const runAction = async (
     action = doc;
   }
 
-  const settings = await loadSystemSettings(deps.items);
+  const settings = await loadSystemSettings(deps);
   const timeoutSeconds = settings.action_timeout_seconds;
   const now = deps.clock.now();
   const variables = templateVariables(body, null, now);

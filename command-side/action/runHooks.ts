@@ -4,7 +4,7 @@ import { effectiveActionTimeout } from '../../shared/task/systemSettings.ts';
 import { renderString, renderTemplates, templateVariables } from '../../shared/task/templating.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { mergedConfigOf } from '../task/mergedConfig.ts';
-import { loadSystemSettings } from '../task/taskDeps.ts';
+import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
 import { referenceChecker } from '../task/checkTaskReferences.ts';
 import { connectionNotFound, executeAction, loadConnection, openConnection, type ActionRunDeps } from './executeAction.ts';
 
@@ -69,7 +69,7 @@ export const runHookList = async (
 ): Promise<HookListOutcome> => {
   const references = hookReferences(task, kind);
   if (references.length === 0) return { allPassed: true, statuses: [] };
-  const settings = await loadSystemSettings(deps.items);
+  const settings = await loadSystemSettings(deps);
   const merged = parameters !== undefined ? (parameters ?? {}) : (await mergedConfigOf(deps.items, task as ItemDoc)).config.parameters;
   const statuses: ActionStatusEntry[] = [];
   let allPassed = true;

@@ -59,6 +59,8 @@ describe('task hooks: runHookList (spec 2.5, rule 7) with a scripted runner', ()
   let logger: MemoryLogger;
   let secrets: AesSecretBox;
   const USER = '65a000000000000000000001';
+  /** The only administrator: system settings count only when an administrator owns them. */
+  const ADMIN = '65a000000000000000000002';
   const metadata = metadataFor(USER, NOW, 'corr-1');
 
   const put = async (fields: Partial<ItemDoc> & { item_type: string; name: string }): Promise<string> => {
@@ -101,7 +103,11 @@ describe('task hooks: runHookList (spec 2.5, rule 7) with a scripted runner', ()
     const items = new MemoryReadStore().collection<ItemDoc>(ITEMS, itemsProjection.indexes);
     deps = {
       items,
-      access: createAccessControl({ items, groupsOf: async () => new Set() }),
+      access: createAccessControl({
+        items,
+        groupsOf: async () => new Set(),
+        users: { peek: async (laui) => ([USER, ADMIN].includes(laui) ? { laui, username: laui, is_admin: laui === ADMIN, must_change_password: false } : null) },
+      }),
       secrets,
       runner,
       logger,
@@ -211,7 +217,7 @@ describe('task hooks: runHookList (spec 2.5, rule 7) with a scripted runner', ()
   });
 
   it('given reference timeouts below and above action_timeout_seconds, when run, then the limit is the larger one', async () => {
-    await put({ item_type: 'config', name: 'system', config_type: 'system', content: { action_timeout_seconds: 20 } });
+    await put({ item_type: 'config', name: 'system', config_type: 'system', content: { action_timeout_seconds: 20 }, access: { owners: { [ADMIN]: 'true' }, editors: {}, viewers: {} } });
     const echo = await action('echo', 'echo');
     await runHookList(deps, taskWith('post_actions', [{ laui: echo, timeout: 5 }, { laui: echo, timeout: 45 }, { laui: echo }]), 'post_actions', metadata, {});
     expect(runner.requests.map((request) => request.limits)).to.deep.equal([

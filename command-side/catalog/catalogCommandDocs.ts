@@ -27,6 +27,9 @@ const invalidItem = json(
   'The list form (each entry with expected_format), or an object: {message, item_type_passed, allowed_item_types} for a type the parent does not allow, {summary, validation_context}',
   anyDetailSchema,
 );
+/** The rule on system configs, named by every route that writes an item (docs/decisions.md). */
+const SYSTEM_CONFIGS = ' A config of config_type system is created, changed, deleted or restored by administrators only (403 otherwise).';
+
 const common = {
   400: detail('Invalid argument: <description>'),
   403: detail('Access denied'),
@@ -45,7 +48,7 @@ export const catalogCommandDocs: RouteDocs = {
       method: 'POST',
       path: '/api/v1/catalog/create',
       summary: 'Create an item',
-      description: 'parent_laui is required unless is_root is true (then it is forbidden). Needs EDIT on the parent; the creator owns the item unless access_patch says otherwise.',
+      description: 'parent_laui is required unless is_root is true (then it is forbidden). Needs EDIT on the parent; the creator owns the item unless access_patch says otherwise.' + SYSTEM_CONFIGS,
       body: { schema: createBodySchema },
       responses: { 200: json('Created', created), ...common, 409: detail('Item already exists with the same unique key'), 422: invalidItem },
     },
@@ -74,7 +77,7 @@ export const catalogCommandDocs: RouteDocs = {
       method: 'POST',
       path: '/api/v1/catalog/delete',
       summary: 'Delete an item (soft unless hard_delete)',
-      description: 'Needs DELETE on the item. parent_laui also removes the link.',
+      description: 'Needs DELETE on the item. parent_laui also removes the link.' + SYSTEM_CONFIGS,
       body: { schema: deleteSchema },
       responses: { 200: json('Deleted', messageSchema), ...common },
     },
@@ -82,6 +85,7 @@ export const catalogCommandDocs: RouteDocs = {
       method: 'POST',
       path: '/api/v1/catalog/restore/:item_laui',
       summary: 'Restore a soft-deleted item',
+      description: 'Needs DELETE on the item.' + SYSTEM_CONFIGS,
       params: { path: restorePathSchema },
       responses: { 200: json('Restored', messageSchema), ...common },
     },
@@ -89,7 +93,7 @@ export const catalogCommandDocs: RouteDocs = {
       method: 'POST',
       path: '/api/v1/catalog/update',
       summary: "Change an item's fields",
-      description: 'The whole resulting item is validated against its schema. expected_version makes it conditional (409 when the item moved on).',
+      description: 'The whole resulting item is validated against its schema. expected_version makes it conditional (409 when the item moved on).' + SYSTEM_CONFIGS,
       body: { schema: updateBodySchema },
       responses: {
         200: json('Updated', objectOf({ item_laui: lauiSchema, version: { type: ['integer', 'null'] } })),

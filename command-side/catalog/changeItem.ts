@@ -12,8 +12,8 @@ import { applyAccessPatch } from '../group/applyAccessPatch.ts';
 import { parseAccessPatch } from './parseAccessPatch.ts';
 import { typeFields, type CatalogDeps } from './catalogDeps.ts';
 import { UNIQUE_KEY_EXISTS } from './createItem.ts';
-import { itemDecider } from './decide.ts';
-import { itemStream, type ItemState } from './item.ts';
+import { itemDecider, requireSystemConfigRight } from './decide.ts';
+import { actorOf, itemStream, type ItemState } from './item.ts';
 import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 import { linkDecider, linkKey, linkStream } from './link.ts';
 import { referenceChecker } from '../task/checkTaskReferences.ts';
@@ -43,6 +43,8 @@ export const updateItem = async (deps: CatalogDeps, principal: Principal, reques
   if (!definition) throw unprocessable(`Item type ${item.item_type} is no longer supported`);
   const changes = typeFields(request);
   if (request.name !== undefined) changes.name = request.name;
+  // The decider refuses it too; checked first as well, or a refused rename would have reserved and released its new key.
+  requireSystemConfigRight(actorOf(principal), item.item_type, item, changes);
   const merged = { ...typeFields(item), ...changes, item_type: item.item_type, name: changes.name ?? item.name, parent_laui: item.parent_laui };
   const entries = validateItem(item.item_type, merged, 'create');
   if (entries.length > 0) throw unprocessable(entries);
@@ -65,6 +67,7 @@ export const updateItem = async (deps: CatalogDeps, principal: Principal, reques
       decider: itemDecider,
       command: {
         kind: 'update',
+        actor: actorOf(principal),
         laui: item.laui,
         changes: sealSecretFields(item.item_type, changes, deps.secrets, item),
         versionedFields: definition.versionedFields,
@@ -97,6 +100,8 @@ export const deleteItem = async (
   metadata: EventMetadata,
 ): Promise<Position | null> => {
   const item = await deps.access.require(principal, request.item_laui, 'DELETE');
+  // The decider refuses it below; checked first as well, or a refused delete would have removed the link.
+  requireSystemConfigRight(actorOf(principal), item.item_type, item);
   let unlinked: CommandResult<unknown, unknown> | null = null;
   if (request.parent_laui !== undefined) {
     const [link] = await deps.links.find({ where: { parent_laui: request.parent_laui, child_laui: item.laui, true_parent: false }, limit: 1 });
@@ -113,7 +118,7 @@ export const deleteItem = async (
     eventStore: deps.eventStore,
     streamId: itemStream(item.laui),
     decider: itemDecider,
-    command: request.hard_delete ? { kind: 'hard-delete', laui: item.laui, at: metadata.at } : { kind: 'soft-delete', laui: item.laui, at: metadata.at },
+    command: { kind: request.hard_delete ? 'hard-delete' : 'soft-delete', actor: actorOf(principal), laui: item.laui, at: metadata.at },
     metadata,
   });
   const key = uniqueKeyOf(item.item_type, item);
@@ -124,6 +129,6 @@ export const deleteItem = async (
 /** POST /catalog/restore/{item_laui}: DELETE on the item; a hard-deleted item is gone (404). */
 export const restoreItem = async (deps: CatalogDeps, principal: Principal, itemLaui: Laui, metadata: EventMetadata): Promise<Position | null> => {
   const item = await deps.access.require(principal, itemLaui, 'DELETE');
-  const result = await handleCommand({ eventStore: deps.eventStore, streamId: itemStream(item.laui), decider: itemDecider, command: { kind: 'restore', laui: item.laui, at: metadata.at }, metadata });
+  const result = await handleCommand({ eventStore: deps.eventStore, streamId: itemStream(item.laui), decider: itemDecider, command: { kind: 'restore', actor: actorOf(principal), laui: item.laui, at: metadata.at }, metadata });
   return result.position;
 };

@@ -22,10 +22,10 @@ import { itemCreationEvents } from './itemCreatedEvent.ts';
 import { parseAccessPatch } from './parseAccessPatch.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { typeFields, type CatalogDeps } from './catalogDeps.ts';
-import { itemNotFound, itemStream } from './item.ts';
+import { actorOf, itemNotFound, itemStream } from './item.ts';
 import type { ImportedFrom, ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 import { itemStatesOf } from './itemStates.ts';
-import { itemDecider } from './decide.ts';
+import { itemDecider, requireSystemConfigRight } from './decide.ts';
 import { initialScheduleChanges } from '../cron/scheduleChanges.ts';
 import { referenceChecker } from '../task/checkTaskReferences.ts';
 
@@ -79,6 +79,9 @@ export const planItem = async (deps: CatalogDeps, principal: Principal, body: Re
   const owner: AccessMaps = { ...emptyAccess(), owners: { [principal.laui]: 'true' } };
   const access = body.access_patch === undefined ? owner : applyAccessPatch(owner, parseAccessPatch(body.access_patch));
   const fields = applyDefaults(definition.type, typeFields(body));
+  // The decider refuses it too (create decides before it writes anything); checked here as well so
+  // that validate answers as create would.
+  requireSystemConfigRight(actorOf(principal), definition.type, fields);
   // A task hands its connection to its operator's code: its author must VIEW all it references.
   if (definition.base === 'task') await referenceChecker(deps).require(principal, fields);
   // Spec 2.4: a scheduled task's logical_date starts at its start_date (floored to the cron
@@ -119,6 +122,7 @@ export const createItem = async (
     access: plan.access,
     metadata,
     ...(options.importedFrom ? { importedFrom: options.importedFrom } : {}),
+    actor: actorOf(principal),
   });
   const result =
     plan.uniqueKey === null

@@ -1,11 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
 import { assertNever } from '../../shared/assertNever.ts';
-import { badRequest, conflict, notFound } from '../../shared/errors.ts';
+import { badRequest, conflict, forbidden, notFound } from '../../shared/errors.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
 import { decideTaskChange, type TaskLifecycle } from '../task/decide.ts';
 import { evolveItem, initialItemState } from './evolve.ts';
-import { itemNotFound, type ItemCommand, type ItemState } from './item.ts';
+import { itemNotFound, type ItemActor, type ItemCommand, type ItemState } from './item.ts';
+import { isSystemConfig } from '../../shared/task/systemSettings.ts';
 import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 
 const isTask = (state: Extract<ItemState, { laui: string }>): boolean => resolveItemType(state.itemType)?.base === 'task';
@@ -46,10 +47,24 @@ const decideUpdate = (command: Extract<ItemCommand, { kind: 'update' }>, state: 
   return events;
 };
 
-/** Pure decisions on one item; schema, hierarchy and access checks happen before, in the handler. */
+/**
+ * A system config's content is every user's settings (a timeout one user sets ends another's runs),
+ * so only administrators create one, turn a config into one, or change, delete or restore one: 403
+ * `Access denied` for anyone else, whatever their rights on the item (docs/decisions.md). Each of
+ * `fieldSets` is one view of the item (as it is, as it would be); any of them being a system config counts.
+ */
+export const requireSystemConfigRight = (actor: ItemActor, itemType: string, ...fieldSets: ReadonlyArray<Record<string, unknown>>): void => {
+  if (!actor.isAdmin && fieldSets.some((fields) => isSystemConfig(itemType, fields))) throw forbidden();
+};
+
+/**
+ * Pure decisions on one item; schema, hierarchy and access checks happen before, in the handler. The
+ * system-config rule is here, on the stream's state, so that every route and any later one obeys it.
+ */
 export const decideItem = (command: ItemCommand, state: ItemState): ItemEvent[] => {
   if (command.kind === 'create') {
     if (state.status !== 'none') throw conflict('Item already exists');
+    requireSystemConfigRight(command.actor, command.itemType, command.fields);
     return [
       {
         type: 'ItemCreated',
@@ -72,6 +87,7 @@ export const decideItem = (command: ItemCommand, state: ItemState): ItemEvent[] 
     ];
   }
   if (state.status === 'none' || state.status === 'hard_deleted') throw notFound(itemNotFound(command.laui));
+  requireSystemConfigRight(command.actor, state.itemType, state.fields, command.kind === 'update' ? command.changes : {});
   switch (command.kind) {
     case 'update':
       if (state.status === 'deleted') throw badRequest('Invalid argument: the item is deleted; restore it before updating');

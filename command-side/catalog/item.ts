@@ -1,5 +1,6 @@
 import type { AccessMaps } from '../../shared/access/permissions.ts';
 import type { Laui } from '../../shared/ids.ts';
+import type { Principal } from '../../shared/ports/Principal.ts';
 import { isItemChangeType } from '../../shared/catalog/itemChanges.ts';
 import type { TaskChangeReason } from '../task/decide.ts';
 import type { ImportedFrom, ItemEvent, ItemChangeEvent } from '../../shared/domain-events/itemEvents.ts';
@@ -17,9 +18,27 @@ export type ItemState =
       version: number;
     };
 
+/**
+ * Who asks for a change. The decider needs only whether they administer the service: a config item
+ * of config_type `system` is service-wide settings, written by administrators alone (docs/decisions.md).
+ */
+export interface ItemActor {
+  isAdmin: boolean;
+}
+
+/**
+ * The changes of a task's lifecycle and of a project's cron status (changeTask, the scheduler, cron
+ * manage), whoever caused them: they touch tasks and projects, never configs, so they carry no
+ * administrator's rights, and a system config reached through them would be refused.
+ */
+export const SERVICE_ACTOR: ItemActor = Object.freeze({ isAdmin: false });
+
+export const actorOf = (principal: Principal): ItemActor => ({ isAdmin: principal.isAdmin });
+
 export type ItemCommand =
   | {
       kind: 'create';
+      actor: ItemActor;
       laui: Laui;
       itemType: string;
       name: string;
@@ -35,6 +54,7 @@ export type ItemCommand =
     }
   | {
       kind: 'update';
+      actor: ItemActor;
       laui: Laui;
       /** Top-level fields to set, `name` and `description` included. */
       changes: Record<string, unknown>;
@@ -50,9 +70,9 @@ export type ItemCommand =
        */
       trigger?: TaskChangeReason;
     }
-  | { kind: 'soft-delete'; laui: Laui; at: string }
-  | { kind: 'hard-delete'; laui: Laui; at: string }
-  | { kind: 'restore'; laui: Laui; at: string };
+  | { kind: 'soft-delete'; actor: ItemActor; laui: Laui; at: string }
+  | { kind: 'hard-delete'; actor: ItemActor; laui: Laui; at: string }
+  | { kind: 'restore'; actor: ItemActor; laui: Laui; at: string };
 
 export const itemStream = (laui: Laui): string => `item-${laui}`;
 export const itemNotFound = (laui: Laui): string => `Item not found with laui: ${laui}`;

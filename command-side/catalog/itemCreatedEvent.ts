@@ -3,6 +3,7 @@ import { newLaui, type Laui } from '../../shared/ids.ts';
 import type { AccessMaps } from '../../shared/access/permissions.ts';
 import { applyDefaults } from '../../shared/item-types/itemTypes.ts';
 import { itemDecider } from './decide.ts';
+import { type ItemActor } from './item.ts';
 import type { ImportedFrom } from '../../shared/domain-events/itemEvents.ts';
 
 interface NewItem {
@@ -15,6 +16,8 @@ interface NewItem {
   metadata: EventMetadata;
   /** A marketplace import's source (recorded on ItemCreated). */
   importedFrom?: ImportedFrom;
+  /** Who creates it (a system config needs an administrator). */
+  actor: ItemActor;
 }
 
 /**
@@ -28,6 +31,7 @@ export const itemCreationEvents = (item: NewItem): EventToAppend[] => {
     .decide(
       {
         kind: 'create',
+        actor: item.actor,
         laui: item.laui,
         itemType: item.itemType,
         name: item.name,
@@ -48,10 +52,11 @@ export const itemCreationEvents = (item: NewItem): EventToAppend[] => {
 /**
  * The ItemCreated event catalog create decides for an item (defaults applied, no checks), for code
  * that seeds a log directly: benchmarks and fixtures writing thousands of items in bulk. Made by the
- * decider itself, so a seeded log is exactly what the API would have written.
+ * decider itself, so a seeded log is exactly what the API would have written. No checks means no
+ * rights either: it decides as an administrator would (a fixture may seed a system config).
  */
-export const itemCreatedEvent = (item: NewItem): EventToAppend => {
-  const [event] = itemCreationEvents({ ...item, fields: applyDefaults(item.itemType, item.fields) });
+export const itemCreatedEvent = (item: Omit<NewItem, 'actor'>): EventToAppend => {
+  const [event] = itemCreationEvents({ ...item, fields: applyDefaults(item.itemType, item.fields), actor: { isAdmin: true } });
   if (!event) throw new Error('catalog create decided no event');
   return event;
 };

@@ -1,7 +1,7 @@
 import { metadataFor } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
 import { isCronHeartbeatDead, projectSchedulerInterval } from '../../shared/task/systemSettings.ts';
-import { loadSystemSettings } from '../task/taskDeps.ts';
+import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
 import { changeCronStatus } from './changeCronStatus.ts';
 import { ACTIVE_CRON_STATUSES, cronStatusOf, type CronCommand } from './cronLifecycle.ts';
 import { newLoopMemory, schedulerCycle, type CronDeps } from './schedulerCycle.ts';
@@ -86,7 +86,7 @@ export class ProjectCronLoop {
     const deps = this.deps;
     const project = await deps.items.get(this.projectLaui);
     if (!project || project.is_deleted || project.item_type !== 'folder.project') return null;
-    const settings = await loadSystemSettings(deps.items);
+    const settings = await loadSystemSettings(deps);
     const intervalSeconds = projectSchedulerInterval(settings, project.name);
     const now = deps.clock.now();
     const beat = await deps.liveness.last(this.projectLaui);

@@ -6,7 +6,7 @@ import type { Decider } from '../kernel/Decider.ts';
 import { handleCommand } from '../kernel/handleCommand.ts';
 import { cronEventOf } from '../../shared/task/cronEvents.ts';
 import { itemDecider } from '../catalog/decide.ts';
-import { itemStream, type ItemState } from '../catalog/item.ts';
+import { itemStream, SERVICE_ACTOR, type ItemState } from '../catalog/item.ts';
 import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 import { cronStatusOf, decideCron, type CronCommand, type CronContext, type FolderMetadata } from './cronLifecycle.ts';
 
@@ -34,6 +34,7 @@ const cronStatusDecider: Decider<ItemState, CronStatusCommand, ItemEvent> = {
     const decided = itemDecider.decide(
       {
         kind: 'update',
+        actor: SERVICE_ACTOR,
         laui: state.laui,
         changes: { folder_metadata: { ...current, ...patch } },
         versionedFields: [],

@@ -7,7 +7,7 @@ import type { Decider } from '../kernel/Decider.ts';
 import { handleCommand } from '../kernel/handleCommand.ts';
 import { itemStatesOf } from '../catalog/itemStates.ts';
 import { itemDecider } from '../catalog/decide.ts';
-import { itemStream, type ItemState } from '../catalog/item.ts';
+import { itemStream, SERVICE_ACTOR, type ItemState } from '../catalog/item.ts';
 import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 
 /**
@@ -40,6 +40,7 @@ export const claimDecider: Decider<ItemState, ClaimCommand, ItemEvent> = {
     return itemDecider.decide(
       {
         kind: 'update',
+        actor: SERVICE_ACTOR,
         laui: state.laui,
         changes: { state: 'queued_for_connection', last_system_updated_date: command.at },
         versionedFields: [],
@@ -104,6 +105,7 @@ const releaseDecider: Decider<ItemState, { previousState: string; revisionLaui: 
     return itemDecider.decide(
       {
         kind: 'update',
+        actor: SERVICE_ACTOR,
         laui: state.laui,
         changes: { state: command.previousState },
         versionedFields: [],

@@ -5,7 +5,7 @@ import { metadataFor } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
 import { isCronHeartbeatDead, projectSchedulerInterval } from '../../shared/task/systemSettings.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
-import { loadSystemSettings } from '../task/taskDeps.ts';
+import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
 import { changeCronStatus } from './changeCronStatus.ts';
 import { ACTIVE_CRON_STATUSES, cronStatusOf } from './cronLifecycle.ts';
 import { ProjectCronLoop } from './ProjectCronLoop.ts';
@@ -160,7 +160,7 @@ export const createCronScheduler = (deps: CronDeps, options: CronSchedulerOption
   const supervise = async (): Promise<void> => {
     if (!(await joinOwnership())) return;
     releaseDisowned();
-    const settings = await loadSystemSettings(deps.items);
+    const settings = await loadSystemSettings(deps);
     const projects = await deps.items.find({ where: { item_type: 'folder.project', is_deleted: false } });
     for (const project of projects) {
       if (!started) return;

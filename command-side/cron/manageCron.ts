@@ -4,7 +4,7 @@ import type { Position } from '../../shared/event-store/EventStore.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
 import { projectSchedulerInterval } from '../../shared/task/systemSettings.ts';
 import { lauiSchema, validateRequest } from '../../shared/validation/validateRequest.ts';
-import { loadSystemSettings } from '../task/taskDeps.ts';
+import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
 import { changeCronStatus, type CronStatusChange } from './changeCronStatus.ts';
 import type { CronScheduler } from './cronScheduler.ts';
 import type { CronDeps } from './schedulerCycle.ts';
@@ -57,7 +57,7 @@ export const manageCron = async (
   const project = await deps.items.get(body.project_laui);
   if (!project || project.is_deleted || project.item_type !== 'folder.project') throw notFound('Item not found');
   if (!(await deps.access.can(principal, project, 'OWN'))) throw forbidden();
-  const settings = await loadSystemSettings(deps.items);
+  const settings = await loadSystemSettings(deps);
   const now = new Date(metadata.at);
   const context = { now, liveBeat: (await deps.liveness.last(project.laui))?.at ?? null, intervalSeconds: projectSchedulerInterval(settings, project.name) };
   const change = await changeCronStatus(deps.eventStore, project.laui, { kind: body.action === 'START' ? 'start' : 'stop' }, context, metadata);

@@ -5,7 +5,7 @@ import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
 import { decideOnCache, handleCommand, inSequence, loadRevision } from '../kernel/handleCommand.ts';
 import type { CompanionAppend } from '../kernel/CompanionAppend.ts';
 import { itemDecider } from '../catalog/decide.ts';
-import { itemStream, type ItemState } from '../catalog/item.ts';
+import { itemStream, SERVICE_ACTOR, type ItemState } from '../catalog/item.ts';
 import { itemStatesOf } from '../catalog/itemStates.ts';
 import type { TaskChangeReason } from './decide.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
@@ -43,6 +43,7 @@ const taskCommands = (taskLaui: Laui, changes: TaskChanges, metadata: EventMetad
   const versionedFields = resolveItemType('task')?.versionedFields ?? [];
   return (Array.isArray(changes) ? changes : [changes]).map((change: Record<string, unknown>) => ({
     kind: 'update' as const,
+    actor: SERVICE_ACTOR,
     laui: taskLaui,
     changes: change,
     versionedFields,

@@ -12,7 +12,8 @@ import { installStep, normaliseCodeBlock } from '../action/codeBlocks.ts';
 import { dispatchConnection, type ExecuteTaskMessage } from './dispatchConnection.ts';
 import { mergedConfigOf } from './mergedConfig.ts';
 import { runRefusal } from './checkTaskReferences.ts';
-import { loadSystemSettings, type TaskDeps } from './taskDeps.ts';
+import type { TaskDeps } from './taskDeps.ts';
+import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
 import type { TaskHeartbeats } from './HeartbeatStore.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 import { runSessionLog } from './runSessionLog.ts';
@@ -105,7 +106,7 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
     deps.heartbeats.beat(taskLaui, started);
     log('info', 'CELERY', 'pickup', `Worker ${EXECUTOR} picked up task ${task.name}`, { state: 'running' });
 
-    const settings = await loadSystemSettings(deps.items);
+    const settings = await loadSystemSettings(deps);
     const [operator, connection, merged] = await Promise.all([
       deps.items.peek(String(task.operator_laui)),
       deps.items.peek(connectionLaui),

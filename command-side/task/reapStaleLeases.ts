@@ -4,7 +4,7 @@ import { failureChanges, fromStatesOf } from '../../shared/task/transitions.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import { changeTask } from './changeTask.ts';
 import { dispatchConnection } from './dispatchConnection.ts';
-import { loadSystemSettings } from './taskDeps.ts';
+import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
 import type { WorkerDeps } from './executeTask.ts';
 
 /**
@@ -13,7 +13,7 @@ import type { WorkerDeps } from './executeTask.ts';
  * its task becomes `error` (retry_number + 1, so the retry rule applies), and the slot goes on.
  */
 export const reapStaleLeases = async (deps: WorkerDeps, connections: Iterable<Laui>): Promise<number> => {
-  const settings = await loadSystemSettings(deps.items);
+  const settings = await loadSystemSettings(deps);
   const now = deps.clock.now();
   let reaped = 0;
   for (const connectionLaui of connections) {

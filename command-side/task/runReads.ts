@@ -1,7 +1,8 @@
 import type { Laui } from '../../shared/ids.ts';
 import type { SystemSettings } from '../../shared/task/systemSettings.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
-import { loadSystemSettings, type TaskDeps } from './taskDeps.ts';
+import type { TaskDeps } from './taskDeps.ts';
+import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
 
 /**
  * Catalog reads a run makes that are the same for every run of a batch (the system settings, the
@@ -13,11 +14,11 @@ export interface RunReads {
   item(laui: Laui): Promise<ItemDoc | null>;
 }
 
-export const runReads = (deps: Pick<TaskDeps, 'items'>, settings?: SystemSettings): RunReads => {
+export const runReads = (deps: Pick<TaskDeps, 'items' | 'access' | 'logger'>, settings?: SystemSettings): RunReads => {
   let loaded: Promise<SystemSettings> | null = settings ? Promise.resolve(settings) : null;
   const items = new Map<Laui, Promise<ItemDoc | null>>();
   return {
-    settings: () => (loaded ??= loadSystemSettings(deps.items)),
+    settings: () => (loaded ??= loadSystemSettings(deps)),
     item(laui) {
       let found = items.get(laui);
       if (!found) {

@@ -28,7 +28,7 @@ import { createItem, planItem } from '../../command-side/catalog/createItem.ts';
 import { itemStream } from '../../command-side/catalog/item.ts';
 import { itemCreatedEvent } from '../../command-side/catalog/itemCreatedEvent.ts';
 import { queueHandler } from '../../command-side/queue/handler.ts';
-import { loadSystemSettings } from '../../command-side/task/taskDeps.ts';
+import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import { loadConfig } from '../config.ts';
 import { openSqliteEventStore } from '../event-store/sqlite/SqliteEventStore.ts';
@@ -285,7 +285,7 @@ export const benchCycle = async (root: string, shape: CycleShape): Promise<Cycle
 
     const project = await items.get(tree.project_laui);
     if (!project) throw new Error('project missing');
-    const settings = await loadSystemSettings(items);
+    const settings = await loadSystemSettings(deps);
     const memory = newLoopMemory();
     const beat = () => deps.liveness.beat(tree.project_laui, clock.now(), 'bench');
     const findStarted = performance.now();

@@ -219,6 +219,7 @@ describe('Bad input never gets a 500', () => {
         fields: { content: { x: JSON.parse(nestedArrays(DEEP)) as unknown } },
         access: { owners: { [me.laui]: 'true' }, editors: {}, viewers: {} },
         metadata: metadataFor(me.laui, new Date(), 'old-log'),
+        actor: { isAdmin: false },
       });
       const { position } = await svc.service.eventStore.append(itemStream(laui), events, 'no_stream');
       expect(await svc.service.readModels.waitFor(position, 20_000)).to.equal(true);

@@ -6,7 +6,8 @@ import { lauiSchema, validateRequest } from '../../shared/validation/validateReq
 import type { AccessControl } from '../../projections/catalog/accessControl.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { CronLiveness } from '../../projections/cron/cronLiveness.ts';
-import { cronViewOf, systemSettingsOf } from './cronView.ts';
+import { cronViewOf } from './cronView.ts';
+import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
 
 export interface CronStatusDeps {
   items: Collection<ItemDoc>;
@@ -27,7 +28,7 @@ export const cronStatusRoutes = (deps: CronStatusDeps): Router<AppState> => {
   router.get('/status/:project_laui', async (ctx) => {
     const { project_laui } = validateRequest<{ project_laui: string }>(CRON_STATUS_PATH, { project_laui: ctx.params.project_laui }, 'path');
     const project = await deps.access.require(principalOf(ctx), project_laui, 'VIEW');
-    ctx.body = await cronViewOf({ liveness: deps.liveness, now: deps.clock.now(), settings: await systemSettingsOf(deps.items) }, project);
+    ctx.body = await cronViewOf({ liveness: deps.liveness, now: deps.clock.now(), settings: await loadSystemSettings(deps) }, project);
   });
   return router;
 };

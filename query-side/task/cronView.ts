@@ -1,14 +1,6 @@
-import type { Collection } from '../../shared/read-store/ReadStore.ts';
-import { isCronHeartbeatDead, projectSchedulerInterval, resolveSystemSettings, type SystemSettings } from '../../shared/task/systemSettings.ts';
+import { isCronHeartbeatDead, projectSchedulerInterval, type SystemSettings } from '../../shared/task/systemSettings.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { latestBeat, type CronLiveness } from '../../projections/cron/cronLiveness.ts';
-
-/** System settings as the command side reads them (config items of config_type `system`, docs/decisions.md). */
-export const systemSettingsOf = async (items: Collection<ItemDoc>): Promise<SystemSettings> => {
-  const configs = await items.find({ where: { item_type: 'config', config_type: 'system', is_deleted: false } });
-  return resolveSystemSettings(configs.map((doc) => ({ name: doc.name, content: (doc.content as Record<string, unknown>) ?? {}, config_type: 'system' })))
-    .settings;
-};
 
 export interface CronView {
   project_laui: string;

@@ -10,7 +10,8 @@ import { lauiSchema, validateRequest } from '../../shared/validation/validateReq
 import type { AccessControl } from '../../projections/catalog/accessControl.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { CronLiveness } from '../../projections/cron/cronLiveness.ts';
-import { cronViewOf, systemSettingsOf } from './cronView.ts';
+import { cronViewOf } from './cronView.ts';
+import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
 import { diagnoseTask, type CheckResult } from './diagnoseTask.ts';
 import { workflowStateOf } from './readyToRunRoutes.ts';
 
@@ -58,7 +59,7 @@ export const diagnoseRoutes = (deps: DiagnoseDeps): Router<AppState> => {
       return;
     }
     const now = deps.clock.now();
-    const settings = await systemSettingsOf(deps.items);
+    const settings = await loadSystemSettings(deps);
     const items = new Map<string, ReferencedItem>();
     for (const { laui } of referencedItems(task)) {
       const item = await deps.items.peek(laui);

@@ -58,6 +58,9 @@ export const DEFAULT_SYSTEM_SETTINGS: Readonly<SystemSettings> = Object.freeze({
   extra: {},
 });
 
+/** A config item of config_type `system`: service-wide settings, written by administrators only. */
+export const isSystemConfig = (itemType: string, fields: Readonly<Record<string, unknown>>): boolean => itemType === 'config' && fields.config_type === 'system';
+
 export interface SystemConfigItem {
   name: string;
   content: Record<string, unknown>;

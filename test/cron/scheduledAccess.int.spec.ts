@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { metadataFor } from '../../shared/events.ts';
 import { newLaui, type Laui } from '../../shared/ids.ts';
 import type { AccessMaps } from '../../shared/access/permissions.ts';
-import { loadSystemSettings } from '../../command-side/task/taskDeps.ts';
+import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
 import { itemStream } from '../../command-side/catalog/item.ts';
 import { itemCreatedEvent } from '../../command-side/catalog/itemCreatedEvent.ts';
 import { newLoopMemory, schedulerCycle, type CronDeps, type LoopMemory } from '../../command-side/cron/schedulerCycle.ts';
@@ -29,7 +29,7 @@ describe('scheduler cycle: scheduled runs act with the task creator\'s rights (i
   const cycle = async (deps: CronDeps) => {
     const project = await bed.items.get(bed.project);
     if (!project) throw new Error('project missing');
-    return schedulerCycle(deps, project, await loadSystemSettings(bed.items), memory, async () => undefined);
+    return schedulerCycle(deps, project, await loadSystemSettings(deps), memory, async () => undefined);
   };
   const viewers = (who: Laui | null): AccessMaps => ({ owners: {}, editors: {}, viewers: who ? { [who]: 'true' } : {} });
   /** An item written by USER (its created_by), readable by `reader`. */

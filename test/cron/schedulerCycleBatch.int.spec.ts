@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Laui } from '../../shared/ids.ts';
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
-import { loadSystemSettings } from '../../command-side/task/taskDeps.ts';
+import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
 import { queueHandler } from '../../command-side/queue/handler.ts';
 import { queueOrder } from '../../command-side/queue/decide.ts';
 import { queueStream } from '../../command-side/queue/queue.ts';
@@ -27,7 +27,7 @@ describe('scheduler cycle: due tasks batched per connection', function () {
   const cycle = async (deps: CronDeps) => {
     const project = await bed.items.get(bed.project);
     if (!project) throw new Error('project missing');
-    return schedulerCycle(deps, project, await loadSystemSettings(bed.items), newLoopMemory(), async () => undefined);
+    return schedulerCycle(deps, project, await loadSystemSettings(deps), newLoopMemory(), async () => undefined);
   };
   const claimsOf = async (laui: Laui) =>
     (await bed.store.readStream(itemStream(laui))).filter((event) => (event.data as Changes).changes?.state === 'queued_for_connection').length;
