@@ -131,7 +131,9 @@ export class ProcessStarter {
    * otherwise spawned.
    */
   private launch(language: Language, memoryMb: number, dir: string, server: ForkServer | null, runAs: RunAs | undefined, events: ProcessEvents): ProcessHandle {
-    const executable = this.executables[language] ?? 'python3';
+    // Never a name looked up on PATH (README, Security): no interpreter, no process.
+    const executable = this.executables[language];
+    if (!executable) return failedStart(events, `no ${language === 'python' ? 'python3' : 'node'} executable on this worker`);
     const execNode = language === 'javascript' && server !== null && server === this.forkServer;
     if (this.bwrap && (server === null || execNode)) {
       // A spawned runtime's pid would be bubblewrap's (no interrupt, no watchdog), and an exec'd node
