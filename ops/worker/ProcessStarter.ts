@@ -131,9 +131,9 @@ export class ProcessStarter {
    * otherwise spawned.
    */
   private launch(language: Language, memoryMb: number, dir: string, server: ForkServer | null, runAs: RunAs | undefined, events: ProcessEvents): ProcessHandle {
-    // Never a name looked up on PATH (README, Security): no interpreter, no process.
+    // Never a name looked up on PATH (README, Security): no interpreter, no process (runs check first).
     const executable = this.executables[language];
-    if (!executable) return failedStart(events, `no ${language === 'python' ? 'python3' : 'node'} executable on this worker`);
+    if (!executable) return failedStart(events, `no ${language} interpreter`);
     const execNode = language === 'javascript' && server !== null && server === this.forkServer;
     if (this.bwrap && (server === null || execNode)) {
       // A spawned runtime's pid would be bubblewrap's (no interrupt, no watchdog), and an exec'd node
