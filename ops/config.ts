@@ -1,4 +1,4 @@
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import type { LoginThrottleSettings } from './auth/rateLimiterThrottles.ts';
 import type { LogQuerySettings } from '../query-side/logs/queryLogs.ts';
 import type { QuerySettings } from '../query-side/query/queryRoute.ts';
@@ -88,6 +88,12 @@ export interface Config {
    * fails at start without it) or `none` (code runs with the service's rights; warned at every start).
    */
   workerSandbox: 'auto' | 'none' | 'bwrap';
+  /**
+   * WORKER_PYTHON: the Python interpreter of the runs, an absolute path (checked at start: an
+   * executable only root or the service's user can change), or null: the first python3 in the
+   * system directories (ops/worker/systemPrograms.ts). Never looked up on PATH.
+   */
+  workerPython: string | null;
   /** The message bus: in the process (embedded mode) or Kafka (distributed mode). */
   bus: BusConfig;
   /**
@@ -330,6 +336,13 @@ const marketplaceUrl = (env: NodeJS.ProcessEnv): string | null => {
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 };
 
+/** WORKER_PYTHON: an absolute path (whether it is a usable interpreter is checked at start). */
+const workerPython = (env: NodeJS.ProcessEnv): string | null => {
+  const raw = text(env, 'WORKER_PYTHON');
+  if (raw !== null && !isAbsolute(raw)) throw new Error(`WORKER_PYTHON must be an absolute path, got "${raw}"`);
+  return raw;
+};
+
 const sandbox = (env: NodeJS.ProcessEnv): 'auto' | 'none' | 'bwrap' => {
   const raw = (text(env, 'WORKER_SANDBOX') ?? 'auto').toLowerCase();
   if (raw !== 'auto' && raw !== 'none' && raw !== 'bwrap') throw new Error(`WORKER_SANDBOX must be auto, bwrap or none, got "${env.WORKER_SANDBOX}"`);
@@ -390,6 +403,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     slaMinuteMs: integer(env, 'SLA_MINUTE_MS', 60_000, 1, 60_000),
     workerRunAs: runAs(env),
     workerSandbox: sandbox(env),
+    workerPython: workerPython(env),
     bus,
     trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 10),
     throttle: throttleConfig(env),

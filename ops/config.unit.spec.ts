@@ -34,6 +34,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ WORKER_SANDBOX: 'off' })).to.throw(/WORKER_SANDBOX must be auto, bwrap or none/);
   });
 
+  it('given WORKER_PYTHON, when loaded, then an absolute path is kept, unset is null and a bare name (a PATH lookup) is refused', () => {
+    expect(loadConfig({ WORKER_PYTHON: '/opt/venv/bin/python3' }).workerPython).to.equal('/opt/venv/bin/python3');
+    expect(loadConfig({}).workerPython).to.equal(null);
+    expect(() => loadConfig({ WORKER_PYTHON: 'python3' })).to.throw(/WORKER_PYTHON must be an absolute path/);
+  });
+
   it('given WORKER_RUN_AS_COUNT with an identity, when loaded, then it is a range of that many; without an identity it is refused', () => {
     expect(loadConfig({ WORKER_RUN_AS_UID: '70000', WORKER_RUN_AS_GID: '70000', WORKER_RUN_AS_COUNT: '64' }).workerRunAs).to.deep.equal({ uid: 70000, gid: 70000, count: 64 });
     expect(() => loadConfig({ WORKER_RUN_AS_COUNT: '64' })).to.throw(/WORKER_RUN_AS_COUNT needs WORKER_RUN_AS_UID/);

@@ -90,7 +90,7 @@ import { logsQueryRoutes } from '../query-side/logs/queryRoute.ts';
 import { EventStreams } from '../query-side/events/EventStreams.ts';
 import { startDomainEventPublishing } from './bus/kafka/DomainEventPublisher.ts';
 import { nodeForkAddonLoads } from './worker/nodeForkProgram.ts';
-import { decideSandbox, probeBwrap } from './worker/sandbox.ts';
+import { decideSandbox, probeBwrap, resolvePython } from './worker/sandbox.ts';
 import { queryRoutes } from '../query-side/query/queryRoute.ts';
 import { queryTargetFactory } from './query/queryTargets.ts';
 import { marketplaceRoutes } from '../command-side/marketplace/routes.ts';
@@ -241,6 +241,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     announce(`WARNING: ${sandbox.message}`);
   }
   const runner = new ProcessCodeRunner({
+    // WORKER_PYTHON (checked: a bad one fails the start) or the system python3; never one on PATH.
+    pythonPath: resolvePython(config.workerPython),
     poolSize: config.workerPoolSize,
     // Every worker slot may be running the same reuse operator for the same user at once; all
     // scopes together keep at most WORKER_REUSE_MAX_IDLE idle processes.

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { systemProgram } from '../worker/systemPrograms.ts';
 import { lowLoadLatency } from './latencyFigures.ts';
 import { FINISHED, openBed } from './taskBench.ts';
 
@@ -11,7 +12,7 @@ const kafkaScript = (command: 'start' | 'stop' | 'status' | 'brokers' | 'pid'): 
   try {
     // Only `brokers` answers on stdout; the others' progress goes to stderr, away from the bench's JSON lines.
     const stdout = command === 'brokers' || command === 'pid' ? 'pipe' : 2;
-    return { ok: true, output: (execFileSync('bash', [KAFKA_SCRIPT, command], { encoding: 'utf8', stdio: ['ignore', stdout, 'inherit'] }) ?? '').trim() };
+    return { ok: true, output: (execFileSync(systemProgram('bash'), [KAFKA_SCRIPT, command], { encoding: 'utf8', stdio: ['ignore', stdout, 'inherit'] }) ?? '').trim() };
   } catch {
     return { ok: false, output: '' };
   }

@@ -9,6 +9,7 @@ import { BoundedLineReader, TailBuffer } from './boundedOutput.ts';
 import { endingOnce, OUTPUT_DRAIN_MS, type ProcessEvents, type ProcessHandle } from './processHandle.ts';
 import { socketPeerPid } from './nodeForkProgram.ts';
 import { bwrapArgs, killGroup, scrubbedEnv, type BwrapLayout, type RunAs } from './sandbox.ts';
+import { systemProgram } from './systemPrograms.ts';
 
 const FORK_SERVER_SCRIPT = fileURLToPath(new URL('./runtime/forkserver.py', import.meta.url));
 /** Control messages are a few hundred bytes; anything longer is a broken fork server. */
@@ -290,7 +291,7 @@ class Zygote {
     const args = options.program?.args ?? ['-I', '-u', '-B', FORK_SERVER_SCRIPT];
     const command = [options.executable, ...args, socketPath, ...runAs];
     const sandbox = options.bwrap ? { ...options.bwrap, writable: [...options.bwrap.writable, dir] } : null;
-    this.child = spawn(sandbox ? 'bwrap' : options.executable, sandbox ? [...bwrapArgs(sandbox), '--chdir', dir, '--', ...command] : command.slice(1), {
+    this.child = spawn(sandbox ? systemProgram('bwrap') : options.executable, sandbox ? [...bwrapArgs(sandbox), '--chdir', dir, '--', ...command] : command.slice(1), {
       cwd: dir,
       // CODERUN_PARENT_PID: the fork server dies with this process (parent-death signal), and exits at
       // once if this process was gone before it could ask for that. In a bubblewrap sandbox its

@@ -46,6 +46,7 @@ import { makeRunDir, pythonFor, resolvePython, runDirName, RunIdentities, type B
 import { sandboxLayout } from './sandboxLayout.ts';
 import { RunCgroups } from './runCgroups.ts';
 import { DEFAULT_RUN_SANDBOX, SANDBOX_LIBRARY, sandboxLayoutLines, sandboxLibraryBuilt, type RunSandboxLimits } from './runSandbox.ts';
+import { findSystemProgram } from './systemPrograms.ts';
 import { startRun, type Started } from './startRun.ts';
 import { StepDriver } from './StepDriver.ts';
 import { syntaxCheck } from './syntaxCheck.ts';
@@ -58,7 +59,7 @@ export interface ProcessCodeRunnerOptions {
   maxPoolKeys?: number;
   /** Pools to start now rather than at their first run. */
   prewarm?: Array<{ language: Language; memoryMb: number }>;
-  /** Real python3 executable; default: resolved once from `python3` on PATH. */
+  /** Python interpreter (absolute); default: the first python3 in the system directories (sandbox.ts, resolvePython). */
   pythonPath?: string | null;
   /** node executable; default: the current one. */
   nodePath?: string;
@@ -188,9 +189,10 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     if (runAs && this.executables.python) {
       // The run user must be able to read the interpreter's standard library (a pyenv one under a
       // 0700 /root cannot: lazy imports would fail after the privilege drop): else the system one.
-      const usable = pythonFor([this.executables.python, '/usr/bin/python3'], runAs);
+      const candidates = [...new Set([this.executables.python, findSystemProgram('python3')].filter((python) => python !== null))];
+      const usable = pythonFor(candidates, runAs);
       if (!usable) {
-        this.problems.python = `no python3 that the run user (uid ${runAs.uid}) can use: ${this.executables.python} and /usr/bin/python3 are not readable or do not start as that user`;
+        this.problems.python = `no python3 that the run user (uid ${runAs.uid}) can use (tried ${candidates.join(', ')}: not readable by that user, or does not start as it)`;
       }
       this.executables.python = usable;
     }

@@ -154,7 +154,9 @@ export class ProcessStarter {
    * otherwise spawned.
    */
   private launch(language: Language, memoryMb: number, dir: string, server: ForkServer | null, runAs: RunAs | undefined, events: ProcessEvents, sandbox?: SandboxSpec): ProcessHandle {
-    const executable = this.executables[language] ?? 'python3';
+    // Never a name looked up on PATH (README, Security): no interpreter, no process (runs check first).
+    const executable = this.executables[language];
+    if (!executable) return failedStart(events, `no ${language} interpreter`);
     const execNode = language === 'javascript' && server !== null && server === this.forkServer;
     if (this.bwrap && (server === null || execNode)) {
       // A spawned runtime's pid would be bubblewrap's (no interrupt, no watchdog), and an exec'd node

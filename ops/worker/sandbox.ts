@@ -1,17 +1,20 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, chownSync, existsSync, mkdtempSync, openSync, readFileSync, readSync } from 'node:fs';
-import { chmod, rm, rmdir } from 'node:fs/promises';
+import { chmod, lstat, readdir, rm, rmdir } from 'node:fs/promises';
 import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { checkedProgramPath, findSystemProgram, RUN_PATH } from './systemPrograms.ts';
 
 /**
  * The only environment user code (and its install step) sees: no service secrets, a private
- * HOME and TMPDIR inside the run's working directory.
+ * HOME and TMPDIR inside the run's working directory, and RUN_PATH, never the service's PATH (which
+ * `npm start` prefixes with node_modules/.bin of every parent directory): it is also where a spawn
+ * given this environment looks a program name up.
  */
 export function scrubbedEnv(dir: string): Record<string, string> {
   return {
-    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    PATH: RUN_PATH,
     HOME: dir,
     LANG: process.env.LANG ?? 'C.UTF-8',
     TMPDIR: dir,
@@ -57,9 +60,17 @@ export async function removeRunDir(dir: string): Promise<void> {
   }
 }
 
+/**
+ * u+rwx on `dir` and every directory under it (what removing their entries needs), with fs calls:
+ * never a `chmod` program, which would be looked up by name. Links are not followed (lstat), as
+ * chmod -R does not.
+ */
 async function makeWritable(dir: string): Promise<void> {
-  await chmod(dir, 0o700);
-  execFileSync('chmod', ['-R', 'u+rwx', dir], { stdio: 'ignore' });
+  const info = await lstat(dir);
+  if (!info.isDirectory()) return;
+  await chmod(dir, (info.mode & 0o7777) | 0o700);
+  const entries = await readdir(dir, { withFileTypes: true });
+  await Promise.all(entries.filter((entry) => entry.isDirectory()).map((entry) => makeWritable(join(dir, entry.name)).catch(() => {})));
 }
 
 /** SIGKILL to the whole process group led by `pid` (children are spawned detached). */
@@ -128,13 +139,15 @@ export class ResidentReader {
   }
 }
 
-/** Absolute path of the real python3 (not a pyenv shim, which needs the parent's environment). */
-export function resolvePython(): string | null {
-  try {
-    return execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8', timeout: 10_000 }).trim() || null;
-  } catch {
-    return null;
-  }
+/**
+ * The Python interpreter of the runs: `configured` (WORKER_PYTHON) when given, checked
+ * (checkedProgramPath: absolute, executable, no one but root or the service's user can replace it;
+ * throws otherwise), else the first python3 in the system directories (systemPrograms.ts), or null.
+ * Never `python3` looked up on the service's PATH (README, Security).
+ */
+export function resolvePython(configured?: string | null): string | null {
+  if (configured) return checkedProgramPath(configured, 'WORKER_PYTHON');
+  return findSystemProgram('python3');
 }
 
 /**
@@ -210,7 +223,7 @@ export function decideSandbox(input: { isRoot: boolean; setting: SandboxSetting;
     }
     return input.bwrapUsable
       ? { kind: 'bwrap' }
-      : { kind: 'refused', message: 'WORKER_SANDBOX=bwrap, but bubblewrap is not usable here (`bwrap` on PATH, unprivileged user namespaces allowed, the nodefork addon built)' };
+      : { kind: 'refused', message: 'WORKER_SANDBOX=bwrap, but bubblewrap is not usable here (`bwrap` in /usr/bin or another system directory, unprivileged user namespaces allowed, the nodefork addon built)' };
   }
   if (input.runAs) return { kind: 'run-as', range: input.runAs };
   if (input.isRoot) return { kind: 'run-as', range: { ...DEFAULT_RUN_AS } };
@@ -218,7 +231,7 @@ export function decideSandbox(input: { isRoot: boolean; setting: SandboxSetting;
   return {
     kind: 'refused',
     message:
-      'code runs are disabled: the service does not run as root and bubblewrap is not usable here, so run processes cannot be kept from the service\'s rights (install bubblewrap (`bwrap` on PATH, unprivileged user namespaces allowed), set WORKER_RUN_AS_UID/GID with CAP_SETUID/CAP_SETGID, run the service as root, or set WORKER_SANDBOX=none to run code with the service\'s rights)',
+      'code runs are disabled: the service does not run as root and bubblewrap is not usable here, so run processes cannot be kept from the service\'s rights (install bubblewrap (`bwrap` in /usr/bin or another system directory, unprivileged user namespaces allowed), set WORKER_RUN_AS_UID/GID with CAP_SETUID/CAP_SETGID, run the service as root, or set WORKER_SANDBOX=none to run code with the service\'s rights)',
   };
 }
 
@@ -226,12 +239,18 @@ export function decideSandbox(input: { isRoot: boolean; setting: SandboxSetting;
 const BWRAP_NAMESPACES = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--new-session'];
 
 /**
- * Whether bubblewrap works here as this user: `bwrap` on PATH, user and pid namespaces allowed,
- * and the nodefork addon built (the runner learns the real pids of processes forked inside the
- * sandbox's pid namespace through it). A spawn (~5-20 ms): once, at start, off the request path.
+ * Whether bubblewrap works here as this user: `bwrap` in the system directories
+ * (systemPrograms.ts), user and pid namespaces allowed, and the nodefork addon built (the runner
+ * learns the real pids of processes forked inside the sandbox's pid namespace through it). A spawn
+ * (~5-20 ms): once, at start, off the request path.
  */
 export function probeBwrap(addonLoads: () => boolean): boolean {
-  const probe = spawnSync('bwrap', [...BWRAP_NAMESPACES, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'], {
+  const bwrap = findSystemProgram('bwrap');
+  const done = findSystemProgram('true');
+  if (bwrap === null || done === null) return false;
+  // `true` by its path (bubblewrap would look a name up on the PATH it is given).
+  const probe = spawnSync(bwrap, [...BWRAP_NAMESPACES, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', done], {
+    env: { PATH: RUN_PATH },
     stdio: 'ignore',
     timeout: 20_000,
   });
@@ -284,7 +303,7 @@ export function pythonReachable(python: string, runAs: RunAs): boolean {
       uid: runAs.uid,
       gid: runAs.gid,
       cwd: '/',
-      env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' },
+      env: { PATH: RUN_PATH, LANG: 'C.UTF-8' },
       stdio: 'ignore',
       timeout: 20_000,
     });

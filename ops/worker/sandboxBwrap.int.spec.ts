@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { execFileSync, spawn } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,7 @@ import type { Language } from '../../shared/ports/CodeRunner.ts';
 import { secureDataDir } from '../secureDataDir.ts';
 import { bareOperatorRequest } from './operatorRequests.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
+import { findSystemProgram, SYSTEM_DIRS } from './systemPrograms.ts';
 
 /**
  * The bubblewrap path (issue 19, not root): a process of an unprivileged uid (the "service")
@@ -137,11 +138,26 @@ function bwrapInstalled(): boolean {
   }
 }
 
-/** Runs a script as UID; its exit code, stdout and stderr. */
-async function runAs(script: string, scratch: string, env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    uid: UID,
-    gid: UID,
+/**
+ * The command that runs `command` as UID in a mount namespace of its own in which every bwrap of the
+ * system directories is /dev/null (no program): the host's bubblewrap stays as it is for everyone
+ * else. Null when this process cannot make mount namespaces (not root, or a container without
+ * CAP_SYS_ADMIN).
+ */
+function withoutBwrap(command: string[]): string[] | null {
+  const [unshare, mount, setpriv] = [findSystemProgram('unshare'), findSystemProgram('mount'), findSystemProgram('setpriv')];
+  if (!unshare || !mount || !setpriv || spawnSync(unshare, ['--mount', '--', mount, '--make-rprivate', '/']).status !== 0) return null;
+  const hidden = [...new Set(SYSTEM_DIRS.map((dir) => join(dir, 'bwrap')).filter((path) => existsSync(path)).map((path) => realpathSync(path)))];
+  const mounts = hidden.map((path) => `${mount} --bind /dev/null ${path}`).join(' && ');
+  return [unshare, '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', `${mounts || 'true'} && exec "$0" "$@"`, setpriv, `--reuid=${UID}`, `--regid=${UID}`, '--clear-groups', '--', ...command];
+}
+
+/** Runs a script as UID (through `wrap` when given: it drops to UID itself); its exit code, stdout and stderr. */
+async function runAs(script: string, scratch: string, env: Record<string, string>, wrap?: (command: string[]) => string[]): Promise<{ code: number | null; out: string; err: string }> {
+  const command = [process.execPath, '--import', 'tsx', script];
+  const [file, ...args] = wrap ? wrap(command) : command;
+  const child = spawn(file ?? process.execPath, args, {
+    ...(wrap ? {} : { uid: UID, gid: UID }),
     cwd: WORKTREE,
     env: {
       PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
@@ -343,11 +359,18 @@ describe('Sandbox (not root): bubblewrap', function () {
     expect(seen.announced.join('\n')).not.to.include('WARNING');
   });
 
-  it('given WORKER_SANDBOX=bwrap and no bubblewrap on PATH, when the service starts, then it refuses to start, saying why', async () => {
+  it('given WORKER_SANDBOX=bwrap and no bubblewrap in the system directories, when the service starts, then it refuses to start, saying why', async function () {
+    // Not on PATH is not enough (bwrap is never looked up there: README, Security): hidden in a
+    // mount namespace of the service's own.
+    const wrapped = withoutBwrap(['probe']);
+    if (wrapped === null) {
+      console.log('    (skipped: no mount namespace can be made here to hide bwrap)');
+      this.skip();
+    }
     const serviceData = join(scratch, 'service-data-refused');
     mkdirSync(serviceData);
     chownSync(serviceData, UID, UID);
-    const run = await runAs(SERVICE_SCRIPT, scratch, { BWRAP_SPEC_DATA_DIR: serviceData, WORKER_SANDBOX: 'bwrap', PATH: join(scratch, 'empty-path') });
+    const run = await runAs(SERVICE_SCRIPT, scratch, { BWRAP_SPEC_DATA_DIR: serviceData, WORKER_SANDBOX: 'bwrap' }, (command) => withoutBwrap(command) ?? command);
     expect(run.code).to.not.equal(0);
     expect(run.err).to.include('bubblewrap is not usable');
   });

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { systemProgram } from '../../worker/systemPrograms.ts';
 
 const SCRIPT = fileURLToPath(new URL('../../../.ci/mongo-double', import.meta.url));
 const run = promisify(execFile);
@@ -21,13 +22,13 @@ const MISSING_TOOLS = 3;
  */
 export const startMongoDouble = async (): Promise<MongoDouble | { missing: string }> => {
   try {
-    const { stdout } = await run('bash', [SCRIPT, 'start'], { timeout: 300_000 });
+    const { stdout } = await run(systemProgram('bash'), [SCRIPT, 'start'], { timeout: 300_000 });
     const [state, url] = stdout.trim().split(/\s+/).slice(-2);
     if (!url) throw new Error(`.ci/mongo-double start printed no url: ${stdout}`);
     return {
       url,
       release: async () => {
-        if (state === 'started') await run('bash', [SCRIPT, 'stop']);
+        if (state === 'started') await run(systemProgram('bash'), [SCRIPT, 'stop']);
       },
     };
   } catch (error) {
