@@ -1,6 +1,7 @@
 import { chownSync } from 'node:fs';
 import type { Language } from '../../shared/ports/CodeRunner.ts';
 import { failedStart, ForkServer } from './ForkServer.ts';
+import { IdentityHolders } from './identityHandle.ts';
 import { nodeForkAddonLoads, nodeForkProgram } from './nodeForkProgram.ts';
 import { SpawnedProcess, type ProcessEvents, type ProcessHandle } from './processHandle.ts';
 import { RuntimeProcess, runtimeArgs } from './RuntimeProcess.ts';
@@ -10,7 +11,7 @@ export interface ProcessStarterOptions {
   executables: Readonly<Record<Language, string | null>>;
   /** The run user (the fork servers drop their children to it), when there is one. */
   runAs: RunAs | undefined;
-  /** Identities handed to processes, one per live process (null: the service's own). */
+  /** Identities handed to processes, one per live process, never shared (null: the service's own). */
   identities: RunIdentities | null;
   /** The bubblewrap sandbox of every fork server (undefined: none). */
   bwrap: BwrapLayout | undefined;
@@ -33,7 +34,8 @@ export class ProcessStarter {
   private readonly nodeForkServers: Map<number, ForkServer> | null;
   private readonly executables: Readonly<Record<Language, string | null>>;
   private readonly runAs: RunAs | undefined;
-  private readonly identities: RunIdentities | null;
+  /** Who holds the identities (null: processes run as the service's own). */
+  private readonly holders: IdentityHolders | null;
   private readonly bwrap: BwrapLayout | undefined;
   private readonly headroomMb: number;
   private readonly maxNodeForkServers: number;
@@ -42,7 +44,7 @@ export class ProcessStarter {
   constructor(options: ProcessStarterOptions) {
     this.executables = options.executables;
     this.runAs = options.runAs;
-    this.identities = options.identities;
+    this.holders = options.identities ? new IdentityHolders(options.identities) : null;
     this.bwrap = options.bwrap;
     this.headroomMb = options.memoryHeadroomMb;
     this.maxNodeForkServers = options.maxNodeForkServers;
@@ -69,22 +71,32 @@ export class ProcessStarter {
     await Promise.all([this.forkServer?.close(), ...[...(this.nodeForkServers?.values() ?? [])].map((server) => server.close())]);
   }
 
-  /** One runtime process in `dir`, started through `server` (null: spawned), with an identity of its own. */
+  /**
+   * One runtime process in `dir`, started through `server` (null: spawned), with an identity of its
+   * own. When every identity is held, the process is made at once and starts when one is released
+   * (IdentityHandle): a run that takes it waits for that (identityArrival) within its time limit.
+   */
   startProcess(language: Language, memoryMb: number, dir: string, server: ForkServer | null): RuntimeProcess {
-    const runAs = this.identities?.take();
-    if (runAs && server === null) chownSync(dir, runAs.uid, runAs.gid);
-    const proc = new RuntimeProcess({
-      language,
-      memoryMb,
-      dir,
-      memoryHeadroomMb: this.headroomMb,
-      makesOwnDir: server !== null,
-      ...(runAs ? { runAs } : {}),
-      launch: (events) => this.launch(language, memoryMb, dir, server, runAs, events),
+    const common = { language, memoryMb, dir, memoryHeadroomMb: this.headroomMb, makesOwnDir: server !== null };
+    const holders = this.holders;
+    if (!holders) return new RuntimeProcess({ ...common, launch: (events) => this.launch(language, memoryMb, dir, server, undefined, events) });
+    return holders.start(common, (runAs, events) => {
+      if (server === null) chownSync(dir, runAs.uid, runAs.gid);
+      return this.launch(language, memoryMb, dir, server, runAs, events);
     });
-    // Back to the free identities once the process (and, through its cgroup, all it started) is gone.
-    if (runAs) void proc.exited.then(() => this.identities?.release(runAs));
-    return proc;
+  }
+
+  /**
+   * For a process still in line for its identity: resolves true once it has one (it is starting),
+   * false when it ended first. Null when it needs no wait.
+   */
+  identityArrival(proc: RuntimeProcess): Promise<boolean> | null {
+    return this.holders?.arrival(proc) ?? null;
+  }
+
+  /** The identities (null: processes run as the service's own). */
+  get identities(): RunIdentities | null {
+    return this.holders?.identities ?? null;
   }
 
   /**
