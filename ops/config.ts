@@ -2,6 +2,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import type { LoginThrottleSettings } from './auth/rateLimiterThrottles.ts';
 import type { LogQuerySettings } from '../query-side/logs/queryLogs.ts';
 import type { QuerySettings } from '../query-side/query/queryRoute.ts';
+import { DEFAULT_RUN_IDENTITY_REGISTRY } from './worker/runIdentityRegistry.ts';
 
 /**
  * Every setting comes from the environment; the README's configuration table lists them all.
@@ -83,6 +84,12 @@ export interface Config {
    * running as root uses 64000-64999 (ops/worker/sandbox.ts, decideSandbox).
    */
   workerRunAs: { uid: number; gid: number; count: number } | null;
+  /**
+   * WORKER_RUN_AS_REGISTRY: the host-wide directory in which live instances running as root claim
+   * their identity ranges (ops/worker/runIdentityRegistry.ts); an instance whose range overlaps a
+   * live one's refuses to start.
+   */
+  workerRunAsRegistry: string;
   /**
    * WORKER_SANDBOX: `auto` (default: see decideSandbox), `bwrap` (bubblewrap required: the service
    * fails at start without it) or `none` (code runs with the service's rights; warned at every start).
@@ -402,6 +409,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     reaperIntervalMs: integer(env, 'REAPER_INTERVAL_MS', 5000, 100, 3_600_000),
     slaMinuteMs: integer(env, 'SLA_MINUTE_MS', 60_000, 1, 60_000),
     workerRunAs: runAs(env),
+    workerRunAsRegistry: resolve(text(env, 'WORKER_RUN_AS_REGISTRY') ?? DEFAULT_RUN_IDENTITY_REGISTRY),
     workerSandbox: sandbox(env),
     workerPython: workerPython(env),
     bus,

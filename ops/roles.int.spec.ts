@@ -28,7 +28,9 @@ describe('roles: what one process of each role serves', function () {
   });
 
   const start = async (role: Role): Promise<HttpClient> => {
-    const config = { ...loadConfig({ PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'admin-password-1', SQLITE_SYNCHRONOUS: 'normal', WORKER_POOL_SIZE: '0' }), role };
+    // As root the run identities are claimed in a registry (ops/worker/runIdentityRegistry.ts): the test's, not the host's.
+    const registry = join(dataDir, 'run-uids');
+    const config = { ...loadConfig({ PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'admin-password-1', SQLITE_SYNCHRONOUS: 'normal', WORKER_POOL_SIZE: '0', WORKER_RUN_AS_REGISTRY: registry }), role };
     service = await startService(config, { passwords: scryptPasswords(2 ** 10), announce: () => undefined });
     return new HttpClient(service.url);
   };

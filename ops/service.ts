@@ -91,6 +91,7 @@ import { EventStreams } from '../query-side/events/EventStreams.ts';
 import { startDomainEventPublishing } from './bus/kafka/DomainEventPublisher.ts';
 import { nodeForkAddonLoads } from './worker/nodeForkProgram.ts';
 import { decideSandbox, probeBwrap, resolvePython } from './worker/sandbox.ts';
+import { claimRunIdentities } from './worker/runIdentityRegistry.ts';
 import { queryRoutes } from '../query-side/query/queryRoute.ts';
 import { queryTargetFactory } from './query/queryTargets.ts';
 import { marketplaceRoutes } from '../command-side/marketplace/routes.ts';
@@ -169,6 +170,10 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   if (config.workerSandbox === 'bwrap' && sandbox.kind !== 'bwrap') {
     throw new Error(sandbox.kind === 'refused' ? sandbox.message : 'WORKER_SANDBOX=bwrap: bubblewrap is not usable here');
   }
+  // Two instances on one host must never hand out the same uid (RunIdentities keeps them apart within
+  // one): as root the range is claimed host-wide, and a range overlapping a live instance's refuses
+  // the start (README, Security). Not root (WORKER_RUN_AS_* with CAP_SETUID): /run is not ours; no claim.
+  const identityClaim = sandbox.kind === 'run-as' && isRoot ? claimRunIdentities(sandbox.range, config.workerRunAsRegistry) : null;
   secureDataDir(config.dataDir);
   // The one logs root (LOG_DIR, default DATA_DIR/logs): the logger writes under it, the logs routes read it.
   const logsRoot = config.logDir;
@@ -515,6 +520,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       await reaping;
       await revocations?.close();
       await runner.close();
+      // Its processes are gone: the range is free for another instance.
+      identityClaim?.release();
       generationSessions.close();
       await projections?.stop();
       await readStore.close();

@@ -255,6 +255,12 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     return this.pool.pids();
   }
 
+  /** Run identities held by live processes, and processes in line for one (null: no identities); for diagnostics and tests. */
+  runIdentities(): { held: number; waiting: number } | null {
+    const identities = this.starter.identities;
+    return identities ? { held: identities.held, waiting: identities.waiting.all } : null;
+  }
+
   /** Process id of the Python fork server, when one runs; for diagnostics and tests. */
   forkServerPids(): number[] {
     return this.starter.forkServer?.pids() ?? [];
@@ -346,6 +352,8 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     const helpers: RuntimeProcess[] = [];
     try {
       const args = [request.connection, request.payload, request.context];
+      const waited = await this.identityFor(proc, limits, control);
+      if (waited) return await done(operatorFailure(waited));
       const started = await startRun({ oneShot: this.oneShot, invoke: this.invoke }, proc, codeblock, request.bashblock, limits, control, log);
       if ('kind' in started) return await done(operatorFailure(started));
       const driver = this.driver(proc, started, codeblock.code, 'operator', args, request, control);
@@ -427,6 +435,8 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
       return { checked: false, reason: `runner error: ${error instanceof Error ? error.message : String(error)}` };
     }
     try {
+      const waited = await this.identityFor(proc, limits, control);
+      if (waited) return { checked: false, reason: waited.kind === 'cancelled' ? 'cancelled' : waited.message };
       return await syntaxCheck({ invoke: this.invoke }, proc, checked, executable, limits, control);
     } catch (error) {
       return { checked: false, reason: `runner error: ${error instanceof Error ? error.message : String(error)}` };
@@ -469,6 +479,8 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
         const reported = failure.kind === 'cancelled' ? { kind: 'error' as const, message: 'cancelled' } : failure;
         return done({ ok: false, kind: reported.kind, message: reported.message });
       };
+      const waited = await this.identityFor(proc, limits, control);
+      if (waited) return await fail(waited);
       const started = await startRun({ oneShot: this.oneShot, invoke: this.invoke }, proc, codeblock, request.bashblock, limits, control, log);
       if ('kind' in started) return await fail(started);
       const driver = this.driver(proc, started, codeblock.code, 'action', args, request, control);
@@ -524,6 +536,28 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     return new ExecDriver(proc, message, request.reuse === true, control, this.interruptGraceMs);
   }
 
+
+  /**
+   * A run's process still in line for its identity (every identity of the range held by a live
+   * process: RunIdentities) is waited for, within the run's time limit, like a worker slot; it
+   * starts once an identity is released to it (its chown and install step need it). Null once it
+   * has one; otherwise the failure, the process killed (never reused).
+   */
+  private async identityFor(proc: RuntimeProcess, limits: RunLimits, control: RunControl): Promise<Failure | null> {
+    const arrival = this.starter.identityArrival(proc);
+    if (!arrival) return null;
+    const outcome = await control.race(arrival);
+    if (outcome === true) return null;
+    const count = this.starter.identities?.range.count ?? 0;
+    const failure: Failure =
+      outcome === 'cancelled'
+        ? { kind: 'cancelled' }
+        : outcome === 'deadline'
+          ? { kind: 'timeout', message: `time limit of ${limits.timeoutMs} ms exceeded while waiting for a free run identity: all ${count} (WORKER_RUN_AS_COUNT) were held by live run processes` }
+          : { kind: 'error', message: 'the run process ended while waiting for a free run identity' };
+    proc.kill('killed');
+    return failure;
+  }
 
   /** Why no run can start now (closed runner, missing interpreter), or null. */
   private unavailable(language: Language): string | null {

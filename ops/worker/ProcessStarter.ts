@@ -1,10 +1,11 @@
 import { chownSync } from 'node:fs';
 import type { Language } from '../../shared/ports/CodeRunner.ts';
 import { failedStart, ForkServer, type SandboxSpec } from './ForkServer.ts';
+import { IdentityHolders } from './identityHandle.ts';
 import { nodeForkAddonLoads, nodeForkProgram } from './nodeForkProgram.ts';
 import { SpawnedProcess, type ProcessEvents, type ProcessHandle } from './processHandle.ts';
 import { RuntimeProcess, runtimeArgs } from './RuntimeProcess.ts';
-import type { RunCgroups } from './runCgroups.ts';
+import type { RunCgroup, RunCgroups } from './runCgroups.ts';
 import { sandboxSpec, type RunSandboxLimits } from './runSandbox.ts';
 import type { BwrapLayout, RunAs, RunIdentities } from './sandbox.ts';
 
@@ -19,7 +20,7 @@ export interface ProcessStarterOptions {
   executables: Readonly<Record<Language, string | null>>;
   /** The run user (the fork servers drop their children to it), when there is one. */
   runAs: RunAs | undefined;
-  /** Identities handed to processes, one per live process (null: the service's own). */
+  /** Identities handed to processes, one per live process, never shared (null: the service's own). */
   identities: RunIdentities | null;
   /** The bubblewrap sandbox of every fork server (undefined: none). */
   bwrap: BwrapLayout | undefined;
@@ -44,7 +45,8 @@ export class ProcessStarter {
   private readonly nodeForkServers: Map<number, ForkServer> | null;
   private readonly executables: Readonly<Record<Language, string | null>>;
   private readonly runAs: RunAs | undefined;
-  private readonly identities: RunIdentities | null;
+  /** Who holds the identities (null: processes run as the service's own). */
+  private readonly holders: IdentityHolders | null;
   private readonly bwrap: BwrapLayout | undefined;
   private readonly headroomMb: number;
   private readonly maxNodeForkServers: number;
@@ -55,7 +57,7 @@ export class ProcessStarter {
     this.sandbox = options.sandbox;
     this.executables = options.executables;
     this.runAs = options.runAs;
-    this.identities = options.identities;
+    this.holders = options.identities ? new IdentityHolders(options.identities) : null;
     this.bwrap = options.bwrap;
     this.headroomMb = options.memoryHeadroomMb;
     this.maxNodeForkServers = options.maxNodeForkServers;
@@ -82,32 +84,47 @@ export class ProcessStarter {
     await Promise.all([this.forkServer?.close(), ...[...(this.nodeForkServers?.values() ?? [])].map((server) => server.close())]);
   }
 
-  /** One runtime process in `dir`, started through `server` (null: spawned), with an identity of its own. */
+  /**
+   * One runtime process in `dir`, started through `server` (null: spawned), with an identity of its
+   * own. When every identity is held, the process is made at once and starts when one is released
+   * (IdentityHandle): a run that takes it waits for that (identityArrival) within its time limit.
+   */
   startProcess(language: Language, memoryMb: number, dir: string, server: ForkServer | null): RuntimeProcess {
-    const runAs = this.identities?.take();
     // As root every run process is forked into a sandbox of its own: never a spawned one.
-    const sandboxed = this.sandbox !== undefined && runAs !== undefined && server !== null;
-    if (runAs && server === null && !this.sandbox) chownSync(dir, runAs.uid, runAs.gid);
-    const cgroup = sandboxed ? this.sandbox?.cgroups.take() ?? null : null;
-    const proc = new RuntimeProcess({
-      language,
-      memoryMb,
-      dir,
-      memoryHeadroomMb: this.headroomMb,
-      makesOwnDir: server !== null,
-      inSandbox: sandboxed,
-      ...(runAs ? { runAs } : {}),
-      launch: (events) =>
-        this.sandbox && !sandboxed
-          ? failedStart(events, 'as root, run processes start only from their fork servers, each in a sandbox of its own (the Python fork server is turned off or python3 is missing)')
-          : this.launch(language, memoryMb, dir, server, runAs, events, sandboxed && this.sandbox ? sandboxSpec(this.sandbox.layout, this.sandbox.limits, cgroup) : undefined),
+    const sandboxed = this.sandbox !== undefined && this.holders !== null && server !== null;
+    const common = { language, memoryMb, dir, memoryHeadroomMb: this.headroomMb, makesOwnDir: server !== null, inSandbox: sandboxed };
+    const holders = this.holders;
+    if (!holders) return new RuntimeProcess({ ...common, launch: (events) => this.launch(language, memoryMb, dir, server, undefined, events) });
+    let cgroup: RunCgroup | null = null;
+    const proc = holders.start(common, (runAs, events) => {
+      if (this.sandbox && !sandboxed) {
+        return failedStart(events, 'as root, run processes start only from their fork servers, each in a sandbox of its own (the Python fork server is turned off or python3 is missing)');
+      }
+      if (!sandboxed || !this.sandbox) {
+        if (server === null) chownSync(dir, runAs.uid, runAs.gid);
+        return this.launch(language, memoryMb, dir, server, runAs, events);
+      }
+      // The run's pids and cpu cgroups: taken when its OS process starts, back to the pool once it is gone.
+      cgroup = this.sandbox.cgroups.take();
+      return this.launch(language, memoryMb, dir, server, runAs, events, sandboxSpec(this.sandbox.layout, this.sandbox.limits, cgroup));
     });
-    // Back to the free identities once the process (and, through its cgroup, all it started) is gone.
     void proc.exited.then(() => {
-      if (runAs) this.identities?.release(runAs);
       if (cgroup) this.sandbox?.cgroups.release(cgroup);
     });
     return proc;
+  }
+
+  /**
+   * For a process still in line for its identity: resolves true once it has one (it is starting),
+   * false when it ended first. Null when it needs no wait.
+   */
+  identityArrival(proc: RuntimeProcess): Promise<boolean> | null {
+    return this.holders?.arrival(proc) ?? null;
+  }
+
+  /** The identities (null: processes run as the service's own). */
+  get identities(): RunIdentities | null {
+    return this.holders?.identities ?? null;
   }
 
   /**

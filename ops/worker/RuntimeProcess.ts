@@ -167,7 +167,8 @@ export class RuntimeProcess {
   /** `home` is made by the process itself: it exists once the process is ready. */
   readonly makesOwnDir: boolean;
   readonly inSandbox: boolean;
-  readonly runAs: RunAs | undefined;
+  /** Set later (once) for a process that waited in line for its identity (ProcessStarter, IdentityHandle). */
+  runAs: RunAs | undefined;
   /** Interrupted, killed or otherwise suspect: never handed to another run. */
   tainted = false;
   runs = 0;

@@ -5,6 +5,7 @@ import { chmod, lstat, readdir, rm, rmdir } from 'node:fs/promises';
 import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkedProgramPath, findSystemProgram, RUN_PATH } from './systemPrograms.ts';
+import { DEFAULT_RUN_AS, type RunAsRange } from './runIdentities.ts';
 
 /**
  * The only environment user code (and its install step) sees: no service secrets, a private
@@ -150,45 +151,7 @@ export function resolvePython(configured?: string | null): string | null {
   return findSystemProgram('python3');
 }
 
-/**
- * The default identity range for user code when the service runs as root: uids and gids
- * 64000-64999 (no account in /etc/passwd needs to exist; Debian leaves 60000-64999 unassigned
- * locally, and the range stays below 65536, inside the default mapping of a user-namespaced container).
- */
-export const DEFAULT_RUN_AS = { uid: 64_000, gid: 64_000, count: 1000 } as const;
-
-/** A range of identities: `count` consecutive uids from `uid`, each with the gid of the same offset from `gid`. */
-export interface RunAsRange extends RunAs {
-  count: number;
-}
-
-/**
- * One identity per live runtime process, so that a run cannot signal, ptrace or read /proc of
- * another run's process (which may hold another user's decrypted connection): processes of
- * different uids are out of each other's reach. Free identities are handed out least recently
- * released first, so that a uid comes back as late as possible. With a range of one, every process
- * shares that identity. When all are taken (more live processes than the range), the
- * least recently taken one is shared.
- */
-export class RunIdentities {
-  private readonly free: RunAs[] = [];
-  private readonly taken = new Set<number>();
-
-  constructor(private readonly range: RunAsRange) {
-    for (let i = 0; i < range.count; i += 1) this.free.push({ uid: range.uid + i, gid: range.gid + i });
-  }
-
-  take(): RunAs {
-    const identity = this.free.shift() ?? { uid: this.range.uid, gid: this.range.gid };
-    if (this.range.count > 1) this.taken.add(identity.uid);
-    return identity;
-  }
-
-  release(identity: RunAs): void {
-    if (this.range.count <= 1 || !this.taken.delete(identity.uid)) return;
-    this.free.push(identity);
-  }
-}
+export { DEFAULT_RUN_AS, RunIdentities, type RunAsRange } from './runIdentities.ts';
 
 export type SandboxSetting = 'auto' | 'none' | 'bwrap';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { bwrapArgs, decideSandbox, DEFAULT_RUN_AS, RunIdentities } from './sandbox.ts';
+import { bwrapArgs, decideSandbox } from './sandbox.ts';
 
 describe('decideSandbox: how run processes are kept from the service\'s rights', () => {
   it('given a service running as root and nothing configured, when decided, then every run process drops to the default identity range', () => {
@@ -48,27 +48,5 @@ describe('bwrapArgs: what a bubblewrap sandbox shows of the host', () => {
     const pairs = args.join(' ');
     expect(pairs).to.include('--ro-bind / /');
     expect(pairs).to.include('--tmpfs /srv/app --tmpfs /tmp/x/data --ro-bind /srv/app/runtime /srv/app/runtime --bind /tmp/x /tmp/x --tmpfs /tmp/x/data');
-  });
-});
-
-describe('RunIdentities: one identity per live process', () => {
-  it('given a range, when identities are taken, then they are distinct until released, and a released one comes back last', () => {
-    const identities = new RunIdentities({ uid: 100, gid: 200, count: 3 });
-    const [a, b, c] = [identities.take(), identities.take(), identities.take()];
-    expect([a, b, c]).to.deep.equal([{ uid: 100, gid: 200 }, { uid: 101, gid: 201 }, { uid: 102, gid: 202 }]);
-    identities.release(b);
-    identities.release(a);
-    expect(identities.take()).to.deep.equal({ uid: 101, gid: 201 });
-    expect(identities.take()).to.deep.equal({ uid: 100, gid: 200 });
-  });
-
-  it('given a range used up, when one more is taken, then the first identity is shared rather than none', () => {
-    const identities = new RunIdentities({ uid: 100, gid: 100, count: 1 });
-    expect(identities.take()).to.deep.equal({ uid: 100, gid: 100 });
-    expect(identities.take()).to.deep.equal({ uid: 100, gid: 100 });
-  });
-
-  it('given the default range, when counted, then it stays below 65536 (the uids a user-namespaced container maps by default)', () => {
-    expect(DEFAULT_RUN_AS.uid + DEFAULT_RUN_AS.count).to.be.at.most(65_536);
   });
 });

@@ -81,15 +81,21 @@ describe('roles as processes on one data directory and a live Kafka broker', fun
       ...(process.getuid?.() === 0 ? {} : { WORKER_SANDBOX: 'none' }),
       ...(process.env.CI ? { CI: process.env.CI } : {}),
     };
+    // As root, processes on one host need run identity ranges of their own (the second with the
+    // same range refuses to start): 100 each, claimed in a registry of this test's, not the host's.
+    const identities = (n: number): Record<string, string> =>
+      process.getuid?.() === 0
+        ? { WORKER_RUN_AS_UID: String(64_000 + n * 100), WORKER_RUN_AS_GID: String(64_000 + n * 100), WORKER_RUN_AS_COUNT: '100', WORKER_RUN_AS_REGISTRY: join(dataDir, 'run-uids') }
+        : {};
     // The first process makes the keys and the admin; the others find them in DATA_DIR.
-    const api1 = await startRole('api', env);
+    const api1 = await startRole('api', { ...env, ...identities(0) });
     processes.push(api1);
     const [api2, worker1, worker2, scheduler1, scheduler2] = await Promise.all([
-      startRole('api', env),
-      startRole('worker', env),
-      startRole('worker', env),
-      startRole('scheduler', env),
-      startRole('scheduler', env),
+      startRole('api', { ...env, ...identities(1) }),
+      startRole('worker', { ...env, ...identities(2) }),
+      startRole('worker', { ...env, ...identities(3) }),
+      startRole('scheduler', { ...env, ...identities(4) }),
+      startRole('scheduler', { ...env, ...identities(5) }),
     ]);
     processes.push(api2, worker1, worker2, scheduler1, scheduler2);
     for (const process of processes) expect((await new HttpClient(process.url).get('/healthz')).json).to.deep.equal({ status: 'ok', role: process.role });

@@ -28,7 +28,22 @@ export const startTestService = async (env: Record<string, string> = {}, overrid
   // Not root (a developer's machine): code runs would be refused (ops/worker/sandbox.ts, decideSandbox);
   // the suite runs them with the test process's rights instead. CI runs as root: the real default.
   const sandbox = process.getuid?.() === 0 ? {} : { WORKER_SANDBOX: 'none' };
-  const config = loadConfig({ PORT: '0', DATA_DIR: dir, ADMIN_PASSWORD: ADMIN.password, SQLITE_SYNCHRONOUS: 'normal', ...sandbox, ...env });
+  // As root a service claims its run identities host-wide (ops/worker/runIdentityRegistry.ts): a test
+  // service claims them in a registry of its own, never in the real one (a real instance on this
+  // host, other test processes) nor in one shared with other test services, unless `env` names one.
+  const registry = env.WORKER_RUN_AS_REGISTRY === undefined ? mkdtempSync(join(tmpdir(), 'run-uids-')) : null;
+  const config = loadConfig({
+    PORT: '0',
+    DATA_DIR: dir,
+    ADMIN_PASSWORD: ADMIN.password,
+    SQLITE_SYNCHRONOUS: 'normal',
+    ...sandbox,
+    ...(registry ? { WORKER_RUN_AS_REGISTRY: registry } : {}),
+    ...env,
+  });
+  const removeRegistry = () => {
+    if (registry) rmSync(registry, { recursive: true, force: true });
+  };
   const mailer = new CapturingMailer();
   const announced: string[] = [];
   const service = await startService(config, {
@@ -36,6 +51,11 @@ export const startTestService = async (env: Record<string, string> = {}, overrid
     passwords: scryptPasswords(2 ** 10),
     announce: (message) => announced.push(message),
     ...overrides,
+  }).catch((error: unknown) => {
+    // A start refused (a test may expect that): nothing of it is left behind.
+    removeRegistry();
+    if (dataDir === undefined) rmSync(dir, { recursive: true, force: true });
+    throw error;
   });
   const test: TestService = {
     service,
@@ -47,6 +67,7 @@ export const startTestService = async (env: Record<string, string> = {}, overrid
     login: (username = ADMIN.username, password = ADMIN.password) => signIn(service.url, username, password),
     async stop(options = {}) {
       await service.close();
+      removeRegistry();
       if (!options.keepData) rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -35,6 +35,7 @@ describe('an api and a projector on one MongoDB read store (wire-protocol double
   let double: MongoDouble | null = null;
   let dataDir = '';
   const services: Service[] = [];
+  const registries: string[] = [];
 
   before(async function () {
     double = await requireMongoDouble(this);
@@ -44,11 +45,16 @@ describe('an api and a projector on one MongoDB read store (wire-protocol double
   after(async () => {
     for (const service of services.splice(0).reverse()) await service.close();
     await double?.release();
+    for (const registry of registries.splice(0)) rmSync(registry, { recursive: true, force: true });
     if (dataDir !== '') rmSync(dataDir, { recursive: true, force: true });
   });
 
   const start = async (role: Role, database: string, extra: Record<string, string> = {}): Promise<Service> => {
-    const env = { PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'admin-password-1', SQLITE_SYNCHRONOUS: 'normal', WORKER_POOL_SIZE: '0', MONGO_URL: double!.url, MONGO_DATABASE: database, ...extra };
+    // Two services in this one process, both with the default run identities as root: each claims
+    // them in a registry of its own (test/support/testService.ts), not in the host's.
+    const registry = mkdtempSync(join(tmpdir(), 'run-uids-'));
+    registries.push(registry);
+    const env = { PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'admin-password-1', SQLITE_SYNCHRONOUS: 'normal', WORKER_POOL_SIZE: '0', MONGO_URL: double!.url, MONGO_DATABASE: database, WORKER_RUN_AS_REGISTRY: registry, ...extra };
     const service = await startService({ ...loadConfig(env), role }, { passwords: scryptPasswords(2 ** 10), announce: () => undefined });
     services.push(service);
     return service;
