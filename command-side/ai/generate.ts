@@ -5,10 +5,12 @@ import { AiModuleError, type AiModule, type AiReply } from '../../shared/ports/A
 import type { RunLimits, SyntaxChecker } from '../../shared/ports/CodeRunner.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
 import { generationMessages, type GuideTexts } from './generatePrompt.ts';
-import { parseGenerateRequest } from './generateRequest.ts';
+import { parseGenerateRequest, type GenerateRequest } from './generateRequest.ts';
 import { REQUIRED_FIELDS, REQUIRED_FUNCTIONS, type GeneratedContent } from './generationFields.ts';
 import { sessionKey, type GenerationSessions } from './generationSessions.ts';
-import { internalError, loadChat, type LoadChatDeps } from './loadChat.ts';
+import { loadChat, type LoadChatDeps, type LoadedChat } from './loadChat.ts';
+import { logAiCall, meteredModule, providerFailure, type MeteredModule } from './aiCallLog.ts';
+import { summarised } from '../../shared/validation/boundedDetail.ts';
 import { generatedField, parseGeneration } from './parseGeneration.ts';
 import { recordChatHistory, type ChatHistoryDeps } from './recordChatHistory.ts';
 import { validateGeneratedCode, type ValidationResult } from './validateGeneratedCode.ts';
@@ -52,8 +54,10 @@ const MAX_SESSION_MESSAGES = 100;
  *   the fields written to their end kept, the others completed false with empty content.
  * - Otherwise 200; operators and actions get their codeblock validated (validateGeneratedCode), and a
  *   complete codeblock is kept as the session's temporary module (temp_file_path).
- * - Any other module failure: 500 `Internal server error: <the provider's or module's message>`.
- * A known caller's call is recorded as a chat_history item (recordChatHistory).
+ * - Any other module failure: 500 `Internal server error: <the provider's or module's message>`,
+ *   summarised (providerFailure: one line, at most 200 characters).
+ * Every call that reaches the module is logged with its tokens (logAiCall); a known caller's is also
+ * recorded as a chat_history item (recordChatHistory).
  */
 export const generate = async (
   deps: GenerateDeps,
@@ -65,6 +69,29 @@ export const generate = async (
   const request = parseGenerateRequest(body);
   const loaded = await loadChat(deps, caller, request);
   const sessionId = request.session_id ?? newSessionId(deps.clock.now());
+  const metered = meteredModule(deps.aiModule);
+  const call = { route: 'generate', caller, chatLaui: loaded.chat.laui, connectionLaui: loaded.connectionLaui, sessionId, correlationId: metadata.correlation_id, metered } as const;
+  try {
+    const outcome = await generateWith({ ...deps, aiModule: metered.module }, caller, request, loaded, sessionId, metadata, metered, signal);
+    logAiCall(deps.logger, { ...call, outcome: { status: outcome.status } });
+    return outcome;
+  } catch (error) {
+    logAiCall(deps.logger, { ...call, outcome: { error } });
+    throw error;
+  }
+};
+
+/** generate's steps once the chat is loaded: every module call goes through `deps.aiModule` (metered). */
+const generateWith = async (
+  deps: GenerateDeps,
+  caller: Principal | null,
+  request: GenerateRequest,
+  loaded: LoadedChat,
+  sessionId: string,
+  metadata: EventMetadata,
+  metered: MeteredModule,
+  signal?: AbortSignal,
+): Promise<GenerateOutcome> => {
   const key = sessionKey(caller?.laui ?? null, loaded.chat.laui, sessionId);
   // Only a known caller continues a session (generationSessions.ts, sessionKey).
   const session = request.session_id === null || caller === null ? undefined : deps.sessions.get(key);
@@ -86,7 +113,7 @@ export const generate = async (
     reply = await deps.aiModule.invoke({ codeblock: loaded.codeblock, connection: loaded.connection, messages, sessionId, ...(signal ? { signal } : {}) });
   } catch (error) {
     if (!(error instanceof AiModuleError)) throw error;
-    if (error.kind !== 'token_limit') throw internalError(error.message);
+    if (error.kind !== 'token_limit') throw providerFailure(error.message);
     refusal = error;
   }
   const partial = refusal !== null || reply?.finish_reason === 'length';
@@ -106,7 +133,7 @@ export const generate = async (
   const tempFilePath = await deps.sessions.put(key, { messages: conversation, generatedContent: generated }, module);
 
   const message = partial
-    ? `Generation stopped at the token limit${refusal ? ` (${refusal.message})` : ''}: ${done.length} of ${fields.length} fields complete${done.length > 0 ? ` (${done.join(', ')})` : ''}`
+    ? `Generation stopped at the token limit${refusal ? ` (${summarised(refusal.message)})` : ''}: ${done.length} of ${fields.length} fields complete${done.length > 0 ? ` (${done.join(', ')})` : ''}`
     : (parsed.message ?? (done.length === fields.length ? `Generated ${fields.join(', ')} for the ${request.item_type}` : `The reply had ${done.length} of the ${fields.length} fields (${fields.join(', ')})`));
   const response: AIResponse = {
     message,
@@ -126,6 +153,8 @@ export const generate = async (
       connection_name: loaded.connectionName,
       messages: [...earlier, { role: 'user', content: request.prompt }, { role: 'assistant', content: reply?.content ?? message }],
       generated_content: generated,
+      chat_laui: loaded.chat.laui,
+      token_usage: metered.usage(),
     },
     metadata,
   );

@@ -27,7 +27,7 @@ const sessionHeader = { 'X-Session-Id': 'The generation session: send it back as
 export const generateDocs: RouteDocs = {
   tag: 'AI',
   description:
-    "Generation and the conversational agent, run by a chat item's AI module with its LLM credentials. Public; a caller who presents a token acts as themselves (VIEW on the chat). PUBLIC_ROUTES_REQUIRE_AUTH=true asks for a token.",
+    "Generation and the conversational agent, run by a chat item's AI module with its LLM credentials. Public; a caller who presents a token acts as themselves (VIEW on the chat); a caller without one may use only a chat shared with everyone (viewer 000000000000000000000000). Every call is logged with its tokens. PUBLIC_ROUTES_REQUIRE_AUTH=true asks for a token.",
   auth: 'optional',
   guarded: true,
   schemas: { GenerateRequest: generateSchema, AIResponse: aiResponseSchema },
@@ -40,8 +40,11 @@ export const generateDocs: RouteDocs = {
       responses: {
         200: json('Generated', aiResponseSchema, sessionHeader),
         206: json('Cut at the token or context limit: unfinished fields have completed false', aiResponseSchema, sessionHeader),
+        401: detail(
+          'User not authenticated: no token or cookie was presented and the chat (or connection_laui) is not shared with everyone; or one was presented and is not valid; or PUBLIC_ROUTES_REQUIRE_AUTH=true and none was',
+        ),
         403: detail('Access denied (the chat or connection is not visible to the caller)'),
-        500: detail('Internal server error: <provider error>, chat item not found, LLM credentials missing'),
+        500: detail('Internal server error: <provider error, summarised: one line, at most 200 characters>, chat item not found, LLM credentials missing'),
       },
     },
   ],

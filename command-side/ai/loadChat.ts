@@ -1,4 +1,4 @@
-import { AppError, forbidden } from '../../shared/errors.ts';
+import { AppError, forbidden, unauthorized } from '../../shared/errors.ts';
 import type { AiInvocation } from '../../shared/ports/AiModule.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
 import type { SecretBox } from '../../shared/ports/SecretBox.ts';
@@ -32,28 +32,43 @@ const isObject = (value: unknown): value is Record<string, unknown> => value !==
 const baseOf = (doc: ItemDoc): string | undefined => resolveItemType(doc.item_type)?.base;
 
 /**
+ * VIEW on an item for whoever calls: a known caller's own rights (403 without), an anonymous
+ * caller's are what the item grants EVERYONE (401 without: signing in may help). An anonymous
+ * caller learns nothing of an item it may not use, not even whether it exists: 401 as well.
+ */
+const requireUse = async (deps: LoadChatDeps, caller: Principal | null, item: ItemDoc | null, missing: () => AppError): Promise<ItemDoc> => {
+  if (caller === null) {
+    if (item === null || !(await deps.access.canAnonymously(item, 'VIEW'))) throw unauthorized();
+    return item;
+  }
+  if (item === null) throw missing();
+  if (!(await deps.access.can(caller, item, 'VIEW'))) throw forbidden();
+  return item;
+};
+
+/**
  * Loads the chat item of /ai/generate and /ai/agent (spec 4.11) with its LLM connection opened:
  * - chat_laui must name a live `chat` item, else 500 `Internal server error: chat item not found: <laui>`;
- * - a known caller (a token or frontend_token cookie was sent) needs VIEW on it, else 403;
+ * - a known caller (a token or frontend_token cookie was sent) needs VIEW on it, else 403; an
+ *   anonymous caller may use it only when it is shared with everyone (EVERYONE a viewer of it or of a
+ *   folder above), else 401 (a missing chat too): the chat's provider key is its owner's;
  * - connection_laui overrides the chat's connection: a `connection` item's content or another chat's
  *   connection. The override's decrypted credentials reach the chat's module, which may be anybody's
- *   code: so it needs a known caller with VIEW on that item (403 otherwise, anonymous callers
- *   included), as an action's connection does;
+ *   code: so it needs VIEW on that item by the same rule (403 known, 401 anonymous), as an action's
+ *   connection does;
  * - no connection at all, or (built-in module) no `model` / no `api_key` without a `base_url`: 500
  *   naming what is missing. A chat's own module gets its connection as it is.
  */
 export const loadChat = async (deps: LoadChatDeps, caller: Principal | null, request: { chat_laui: string; connection_laui?: string | null }): Promise<LoadedChat> => {
-  const chat = await deps.items.get(request.chat_laui);
-  if (!chat || chat.is_deleted || baseOf(chat) !== 'chat') throw internalError(`chat item not found: ${request.chat_laui}`);
-  if (caller !== null && !(await deps.access.can(caller, chat, 'VIEW'))) throw forbidden();
+  const found = await deps.items.get(request.chat_laui);
+  const live = found && !found.is_deleted && baseOf(found) === 'chat' ? found : null;
+  const chat = await requireUse(deps, caller, live, () => internalError(`chat item not found: ${request.chat_laui}`));
   let source: ItemDoc = chat;
   let sealed: unknown = chat.connection;
   if (request.connection_laui) {
-    const item = await deps.items.get(request.connection_laui);
-    if (!item || item.is_deleted || (baseOf(item) !== 'connection' && baseOf(item) !== 'chat')) {
-      throw internalError(`connection item not found: ${request.connection_laui}`);
-    }
-    if (caller === null || !(await deps.access.can(caller, item, 'VIEW'))) throw forbidden();
+    const override = await deps.items.get(request.connection_laui);
+    const usable = override && !override.is_deleted && (baseOf(override) === 'connection' || baseOf(override) === 'chat') ? override : null;
+    const item = await requireUse(deps, caller, usable, () => internalError(`connection item not found: ${request.connection_laui}`));
     source = item;
     sealed = baseOf(item) === 'connection' ? item.content : item.connection;
   }

@@ -2,6 +2,7 @@ import type { EventMetadata } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { Logger } from '../../shared/ports/Logger.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
+import type { TokenUsage } from '../../shared/ports/AiModule.ts';
 import { createItem } from '../catalog/createItem.ts';
 import { userFolderOf, type UserFolderDeps } from './userFolder.ts';
 
@@ -17,6 +18,9 @@ export interface ChatHistoryRecord {
   connection_name: string | null;
   messages: Array<{ role: string; content: string; name?: string }>;
   generated_content: Record<string, unknown> | null;
+  /** The chat item used, and the tokens the call's module calls reported (null: none reported). */
+  chat_laui?: string;
+  token_usage?: TokenUsage | null;
   /** Default: the item type and the first words of the conversation's first user message. */
   name?: string;
 }
@@ -34,8 +38,8 @@ const nameOf = (record: ChatHistoryRecord): string => {
  * Records one AI call (/ai/generate, /ai/agent) as a `chat_history` item in the caller's user
  * folder (userFolder.ts), through the catalog's create (schema, hierarchy, rights), and waits until
  * the read models have it. An anonymous call (no token: the AI routes are public, spec 5.1) is not
- * recorded: there is no user whose folder it would belong to, and a chat's folder cannot hold it
- * (spec 2.2). Never throws: the call's answer does not depend on its record; a failure is logged
+ * recorded here: there is no user whose folder it would belong to, and a chat's folder cannot hold it
+ * (spec 2.2); its log line (aiCallLog.ts) is its record. Never throws: the call's answer does not depend on its record; a failure is logged
  * (category API) and gives null.
  */
 export const recordChatHistory = async (

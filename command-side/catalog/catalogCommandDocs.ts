@@ -48,7 +48,7 @@ export const catalogCommandDocs: RouteDocs = {
       method: 'POST',
       path: '/api/v1/catalog/create',
       summary: 'Create an item',
-      description: 'parent_laui is required unless is_root is true (then it is forbidden). Needs EDIT on the parent; the creator owns the item unless access_patch says otherwise.' + SYSTEM_CONFIGS,
+      description: 'parent_laui is required unless is_root is true (then it is forbidden). Needs EDIT on the parent and VIEW on the project_laui and account_laui the body names (any item type); the creator owns the item unless access_patch says otherwise. access_patch may make 000000000000000000000000 (everyone) a viewer, nothing else.' + SYSTEM_CONFIGS,
       body: { schema: createBodySchema },
       responses: { 200: json('Created', created), ...common, 409: detail('Item already exists with the same unique key'), 422: invalidItem },
     },
@@ -93,7 +93,7 @@ export const catalogCommandDocs: RouteDocs = {
       method: 'POST',
       path: '/api/v1/catalog/update',
       summary: "Change an item's fields",
-      description: 'The whole resulting item is validated against its schema. expected_version makes it conditional (409 when the item moved on).' + SYSTEM_CONFIGS,
+      description: 'EDIT on the item (OWN for access_patch); changing project_laui or account_laui needs VIEW on the new one. The whole resulting item is validated against its schema. expected_version makes it conditional (409 when the item moved on).' + SYSTEM_CONFIGS,
       body: { schema: updateBodySchema },
       responses: {
         200: json('Updated', objectOf({ item_laui: lauiSchema, version: { type: ['integer', 'null'] } })),

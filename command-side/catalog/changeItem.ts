@@ -17,6 +17,7 @@ import { actorOf, itemStream, type ItemState } from './item.ts';
 import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 import { linkDecider, linkKey, linkStream } from './link.ts';
 import { referenceChecker } from '../task/checkTaskReferences.ts';
+import { requirePlacementRights } from './placementRights.ts';
 
 /** Fields fixed at creation: moving an item or changing its type is not an update. */
 const IMMUTABLE = ['item_type', 'parent_laui', 'is_root', 'laui', 'created_at', 'created_by', 'version', 'pk'];
@@ -48,6 +49,8 @@ export const updateItem = async (deps: CatalogDeps, principal: Principal, reques
   const merged = { ...typeFields(item), ...changes, item_type: item.item_type, name: changes.name ?? item.name, parent_laui: item.parent_laui };
   const entries = validateItem(item.item_type, merged, 'create');
   if (entries.length > 0) throw unprocessable(entries);
+  // Moving it to another project or account needs VIEW there, as creating it there does.
+  await requirePlacementRights(deps, principal, changes, item);
   // The task as it will be: whoever changes it must VIEW everything it will reference, or an editor
   // could point its owner's scheduled runs (which act with the owner's rights) at what they cannot see.
   if (definition.base === 'task') await referenceChecker(deps).require(principal, merged);

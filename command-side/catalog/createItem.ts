@@ -28,6 +28,7 @@ import { itemStatesOf } from './itemStates.ts';
 import { itemDecider, requireSystemConfigRight } from './decide.ts';
 import { initialScheduleChanges } from '../cron/scheduleChanges.ts';
 import { referenceChecker } from '../task/checkTaskReferences.ts';
+import { requirePlacementRights } from './placementRights.ts';
 
 export const UNIQUE_KEY_EXISTS = 'Item already exists with the same unique key';
 
@@ -46,7 +47,8 @@ export interface PlannedItem {
 /**
  * Everything create checks before it writes, shared with POST /catalog/validate so that both give
  * the same answer: schema (422 list), root rules, parent existence (404) and type (422 object),
- * EDIT on the parent (403), access_patch, and whether the unique key is free (409).
+ * EDIT on the parent (403), access_patch, VIEW on the project and account it names (403), a task's
+ * references (403), and whether the unique key is free (409).
  */
 export const planItem = async (deps: CatalogDeps, principal: Principal, body: Record<string, unknown>): Promise<PlannedItem> => {
   const itemType = body.item_type;
@@ -82,6 +84,9 @@ export const planItem = async (deps: CatalogDeps, principal: Principal, body: Re
   // The decider refuses it too (create decides before it writes anything); checked here as well so
   // that validate answers as create would.
   requireSystemConfigRight(actorOf(principal), definition.type, fields);
+  // The project and account it names: VIEW on each, or anyone could file items (and take task
+  // names) in a stranger's project.
+  await requirePlacementRights(deps, principal, fields);
   // A task hands its connection to its operator's code: its author must VIEW all it references.
   if (definition.base === 'task') await referenceChecker(deps).require(principal, fields);
   // Spec 2.4: a scheduled task's logical_date starts at its start_date (floored to the cron

@@ -1,4 +1,5 @@
 import { AiModuleError, type AiReply, type AiToolCall } from '../../shared/ports/AiModule.ts';
+import { tokenUsageOf } from './tokenUsage.ts';
 
 const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
@@ -16,8 +17,9 @@ const toolCallOf = (value: unknown, index: number): AiToolCall => {
 
 /**
  * What a user AI module's `run` returned, as the port's reply: a string is the reply itself; an
- * object gives content (null: empty), finish_reason (`length`: cut at the token limit) and
- * tool_calls. Anything else is the module's failure.
+ * object gives content (null: empty), finish_reason (`length`: cut at the token limit),
+ * tool_calls and, optionally, usage (OpenAI's token counts, recorded with the call). Anything else
+ * is the module's failure.
  */
 export const aiReplyOf = (value: unknown): AiReply => {
   if (typeof value === 'string') return { content: value, finish_reason: null, tool_calls: [] };
@@ -26,9 +28,11 @@ export const aiReplyOf = (value: unknown): AiReply => {
   if (content !== undefined && content !== null && typeof content !== 'string') throw new AiModuleError('module', `${CONTRACT}: content must be a string`);
   if (finishReason !== undefined && finishReason !== null && typeof finishReason !== 'string') throw new AiModuleError('module', `${CONTRACT}: finish_reason must be a string or null`);
   if (toolCalls !== undefined && toolCalls !== null && !Array.isArray(toolCalls)) throw new AiModuleError('module', `${CONTRACT}: tool_calls must be a list`);
+  const usage = tokenUsageOf(value.usage);
   return {
     content: content ?? '',
     finish_reason: finishReason ?? null,
     tool_calls: (toolCalls ?? []).map(toolCallOf),
+    ...(usage === null ? {} : { usage }),
   };
 };

@@ -26,6 +26,16 @@ describe('AI module: what a module returned (aiReplyOf)', () => {
     });
   });
 
+  it('given an object with OpenAI\'s usage, when mapped, then the token counts are kept (a missing total is the sum; no usage, no key)', () => {
+    expect(aiReplyOf({ content: 'x', usage: { prompt_tokens: 7, completion_tokens: 3 } })).to.deep.equal({
+      content: 'x',
+      finish_reason: null,
+      tool_calls: [],
+      usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 },
+    });
+    expect(aiReplyOf({ content: 'x', usage: 'many' })).to.deep.equal({ content: 'x', finish_reason: null, tool_calls: [] });
+  });
+
   it('given anything else, when mapped, then a module error naming the contract', () => {
     for (const value of [42, null, ['x'], { content: 1 }, { finish_reason: 3 }, { tool_calls: 'x' }, { tool_calls: [{}] }]) {
       expect(() => aiReplyOf(value), JSON.stringify(value)).to.throw(AiModuleError, /the AI module must return a string or an object/);

@@ -2,6 +2,8 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUse
 import { AiModuleError, type AiInvocation, type AiModule, type AiReply } from '../../shared/ports/AiModule.ts';
 import { missingLlmCredentials } from '../../command-side/ai/aiModuleOf.ts';
 import { isTokenLimitError } from './isTokenLimitError.ts';
+import { summarised } from '../../shared/validation/boundedDetail.ts';
+import { tokenUsageOf } from './tokenUsage.ts';
 import { toOpenAiMessages, type RememberedToolCall } from './toOpenAiMessages.ts';
 
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -93,6 +95,7 @@ export const builtinAiModule = (settings: BuiltinAiSettings): AiModule => {
           content: choice.message.content ?? choice.message.refusal ?? '',
           finish_reason: choice.finish_reason ?? null,
           tool_calls: calls.map((call) => ({ name: call.name, arguments: call.arguments })),
+          usage: tokenUsageOf(completion.usage),
         };
       } catch (error) {
         throw providerFailure(error, baseURL, settings.timeoutMs, deadline);
@@ -101,7 +104,13 @@ export const builtinAiModule = (settings: BuiltinAiSettings): AiModule => {
   };
 };
 
-/** A failed call as the port's error: `token_limit` for a token or context limit, else `provider` with the provider's message. */
+/**
+ * A failed call as the port's error: `token_limit` for a token or context limit, else `provider`.
+ * An HTTP error is its status and, when the body is an OpenAI-style `{error: {message}}`, that
+ * message summarised (at most 200 characters, one line); any other body is not quoted at all. The
+ * base_url is the chat's, so it may point at any server the service can reach: the openai client's
+ * own message would relay that server's whole answer (an internal page, up to the detail bound).
+ */
 const providerFailure = (error: unknown, baseURL: string, timeoutMs: number, deadline: AbortSignal): AiModuleError => {
   if (error instanceof AiModuleError) return error;
   if (error instanceof APIUserAbortError) {
@@ -110,7 +119,7 @@ const providerFailure = (error: unknown, baseURL: string, timeoutMs: number, dea
   if (error instanceof APIConnectionTimeoutError) return new AiModuleError('provider', `no answer from the provider within ${timeoutMs / 1000} s`);
   if (error instanceof APIConnectionError) {
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
-    return new AiModuleError('provider', `could not reach the provider at ${baseURL}${cause}`);
+    return new AiModuleError('provider', summarised(`could not reach the provider at ${baseURL}${cause}`));
   }
   if (error instanceof APIError) {
     const body = (error.error ?? {}) as { message?: unknown; type?: unknown; code?: unknown };
@@ -120,7 +129,9 @@ const providerFailure = (error: unknown, baseURL: string, timeoutMs: number, dea
       type: error.type ?? (typeof body.type === 'string' ? body.type : null),
       status: error.status ?? null,
     };
-    return new AiModuleError(isTokenLimitError(details) ? 'token_limit' : 'provider', error.message);
+    const status = error.status ?? 'error';
+    const said = typeof body.message === 'string' && body.message.trim() !== '' ? summarised(`${status} ${body.message}`) : `${status} (the provider's answer had no error message; it is not shown)`;
+    return new AiModuleError(isTokenLimitError(details) ? 'token_limit' : 'provider', said);
   }
-  return new AiModuleError('provider', error instanceof Error ? error.message : String(error));
+  return new AiModuleError('provider', summarised(error instanceof Error ? error.message : String(error)));
 };

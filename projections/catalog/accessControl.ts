@@ -1,19 +1,24 @@
 import { forbidden, notFound } from '../../shared/errors.ts';
-import { grants, type AccessMaps, type Permission } from '../../shared/access/permissions.ts';
+import { EVERYONE, grants, type AccessMaps, type Permission } from '../../shared/access/permissions.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 
+/** Who an anonymous caller is: EVERYONE, and nobody else. */
+const ANONYMOUS: ReadonlySet<Laui> = new Set([EVERYONE]);
+
 /** Parent chains are short in practice; the bound stops a corrupted (cyclic) chain. */
 const MAX_DEPTH = 64;
 
 export interface AccessControl {
-  /** The caller and every group it belongs to (transitively). */
+  /** The caller, every group it belongs to (transitively) and EVERYONE. */
   principals(principal: Principal): Promise<Set<Laui>>;
   /** Access maps of the item, then of each true ancestor, nearest first. */
   chain(item: ItemDoc): Promise<AccessMaps[]>;
   can(principal: Principal, item: ItemDoc, permission: Permission, principals?: Set<Laui>): Promise<boolean>;
+  /** The permission of a caller who presented no credential: what the item grants EVERYONE. */
+  canAnonymously(item: ItemDoc, permission: Permission): Promise<boolean>;
   /** The live or soft-deleted item, or 404 `Item not found with laui: <laui>`; 403 without the permission. */
   require(principal: Principal, itemLaui: Laui, permission: Permission): Promise<ItemDoc>;
   /**
@@ -45,6 +50,8 @@ export const createAccessControl = (deps: {
     async principals(principal) {
       const set = await deps.groupsOf(principal.laui);
       set.add(principal.laui);
+      // What is shared with everyone is shared with every signed-in caller too.
+      set.add(EVERYONE);
       return set;
     },
     async chain(item) {
@@ -61,6 +68,9 @@ export const createAccessControl = (deps: {
     async can(principal, item, permission, principals) {
       if (principal.isAdmin) return true;
       return grants(principals ?? (await control.principals(principal)), await control.chain(item), permission);
+    },
+    async canAnonymously(item, permission) {
+      return grants(ANONYMOUS, await control.chain(item), permission);
     },
     async require(principal, itemLaui, permission) {
       const item = await deps.items.get(itemLaui);

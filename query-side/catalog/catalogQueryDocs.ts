@@ -85,7 +85,7 @@ export const catalogQueryDocs: RouteDocs = {
       path: '/api/v1/catalog/get',
       summary: 'Read an item, its children or ancestors, or the root items',
       description:
-        'item_laui alone: the item itself (flat). Otherwise a page of items, each with its children (parent_or_child child, depth levels) or its ancestors nearest first (parent). is_root=true lists root items and cannot be combined with item_laui, item_type or parent_or_child.',
+        'item_laui alone: the item itself (flat, no access check). Otherwise (VIEW on item_laui) a page of the items the caller may VIEW, each with its children (parent_or_child child, depth levels) or its ancestors nearest first (parent). is_root=true lists the root items the caller may VIEW and cannot be combined with item_laui, item_type or parent_or_child.',
       params: { query: getSchema },
       responses: {
         200: json('The item (item_laui alone), or a page of items', { oneOf: [catalogItemSchema, nestedItemsPage] }),
@@ -121,7 +121,7 @@ export const catalogQueryDocs: RouteDocs = {
       method: 'POST',
       path: '/api/v1/catalog/search',
       summary: 'Search items (item_filter) or links (link_filter)',
-      description: 'Exactly one of item_filter and link_filter. item_filter takes further keys to match (state, project_laui...). Only items the caller may VIEW are returned.',
+      description: 'Exactly one of item_filter and link_filter. item_filter takes further keys to match (state, project_laui...). Only items the caller may VIEW are returned, and only links whose parent and child the caller may both VIEW.',
       body: { schema: searchSchema },
       responses: { 200: json('One page', itemsPage), 422: invalid('Both or neither filter, a bad page_token, a filter value that is not a scalar, or the list form of the schema') },
     },

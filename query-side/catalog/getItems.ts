@@ -79,7 +79,8 @@ export const flatReadLaui = (querystring: string): Laui | null => {
 
 /**
  * GET /catalog/get. `item_laui` alone returns the flat item; with any other parameter it needs VIEW
- * and traverses children (default) or ancestors; `is_root` lists the roots the caller can view.
+ * and traverses children (default) or ancestors, listing only what the caller can VIEW; `is_root`
+ * lists the roots the caller can view.
  */
 export const getItems = async (deps: GetDeps, principal: Principal, query: GetQuery, given: ReadonlySet<string>) => {
   checkGetQuery(query, given);
@@ -89,6 +90,10 @@ export const getItems = async (deps: GetDeps, principal: Principal, query: GetQu
   }
   const principals = await deps.access.principals(principal);
   const filter = buildFilter(deps, principal, principals, query);
+  // Ancestors and soft-linked children are not reached through access inheritance: each is listed
+  // only when the caller can VIEW it, so that no listing names a stranger's items (true children of
+  // a viewable item are viewable anyway).
+  const viewable: Filter = (doc) => deps.access.can(principal, doc, 'VIEW', principals);
   const offset = query.page_token !== undefined ? (decodePageToken(query.page_token) ?? 0) : (query.page - 1) * query.per_page;
   let page: ItemDoc[];
   let hasNext: boolean;
@@ -107,18 +112,18 @@ export const getItems = async (deps: GetDeps, principal: Principal, query: GetQu
         parent = doc.parent_laui;
       }
       const kept: ItemDoc[] = [];
-      for (const doc of ancestors) if (await filter(doc)) kept.push(doc);
+      for (const doc of ancestors) if ((await viewable(doc)) && (await filter(doc))) kept.push(doc);
       page = kept.slice(offset, offset + query.per_page);
       hasNext = kept.length > offset + query.per_page;
     } else {
-      ({ page, hasNext } = await childrenPage(deps, anchor.laui, query, filter, offset));
+      ({ page, hasNext } = await childrenPage(deps, anchor.laui, query, filter, viewable, offset));
     }
   }
   const items = [];
   for (const doc of page) {
     const view = itemView(doc, await readerOf(deps.access, principal, doc, principals));
     if (query.parent_or_child !== 'parent' && query.is_root !== true && query.depth > 1) {
-      view.children = await nestedChildren(deps, doc.laui, query, filter, query.depth - 1, principal, principals);
+      view.children = await nestedChildren(deps, doc.laui, query, filter, viewable, query.depth - 1, principal, principals);
     }
     items.push(view);
   }
@@ -177,7 +182,7 @@ const pageOf = async (collection: Collection<ItemDoc>, baseWhere: FindOptions['w
   return { page: kept.slice(offset, offset + query.per_page), hasNext: kept.length > offset + query.per_page };
 };
 
-const childrenPage = async (deps: GetDeps, parentLaui: Laui, query: GetQuery, filter: Filter, offset: number) => {
+const childrenPage = async (deps: GetDeps, parentLaui: Laui, query: GetQuery, filter: Filter, viewable: Filter, offset: number) => {
   const where: FindOptions['where'] = { parent_laui: parentLaui };
   if (query.item_type !== undefined) where.item_type = query.item_type;
   if (query.item_permission === 'is_true_parent') return pageOf(deps.items, where, query, filter, offset);
@@ -187,7 +192,7 @@ const childrenPage = async (deps: GetDeps, parentLaui: Laui, query: GetQuery, fi
   const linked: ItemDoc[] = [];
   for (const link of softLinks) {
     const doc = await deps.items.get(link.child_laui);
-    if (doc && (await filter(doc))) linked.push(doc);
+    if (doc && (await viewable(doc)) && (await filter(doc))) linked.push(doc);
   }
   const all = await pageOf(deps.items, where, { ...query, per_page: Number.MAX_SAFE_INTEGER - 1 }, filter, 0);
   const field = query.sort_by ?? 'created_seq';
@@ -200,15 +205,16 @@ const nestedChildren = async (
   parentLaui: Laui,
   query: GetQuery,
   filter: Filter,
+  viewable: Filter,
   depth: number,
   principal: Principal,
   principals: Set<Laui>,
 ): Promise<unknown[]> => {
-  const { page } = await childrenPage(deps, parentLaui, { ...query, per_page: NESTED_LIMIT, page_token: undefined }, filter, 0);
+  const { page } = await childrenPage(deps, parentLaui, { ...query, per_page: NESTED_LIMIT, page_token: undefined }, filter, viewable, 0);
   const result = [];
   for (const doc of page) {
     const view = itemView(doc, await readerOf(deps.access, principal, doc, principals));
-    if (depth > 1) view.children = await nestedChildren(deps, doc.laui, query, filter, depth - 1, principal, principals);
+    if (depth > 1) view.children = await nestedChildren(deps, doc.laui, query, filter, viewable, depth - 1, principal, principals);
     result.push(view);
   }
   return result;

@@ -4,6 +4,7 @@ import type { Principal } from '../../shared/ports/Principal.ts';
 import type { FindOptions } from '../../shared/read-store/ReadStore.ts';
 import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
+import type { LinkDoc } from '../../shared/read-models/LinkDoc.ts';
 import type { GetDeps } from './getItems.ts';
 import { decodePageToken, encodePageToken, itemView } from './itemView.ts';
 
@@ -80,8 +81,24 @@ const itemWhere = (filter: Record<string, unknown>): { where: FindOptions['where
 };
 
 /**
- * POST /catalog/search. Items the caller cannot VIEW are left out (admins see all): the spec has
- * no route-level check, but a search must not list other tenants' items (docs/decisions.md).
+ * The first `wanted` documents of a sorted query that pass `keep`, read in batches: the store cannot
+ * filter on access, so a page is cut from what survives, never from what the store returned.
+ */
+const keptInOrder = async <T>(find: (skip: number, limit: number) => Promise<T[]>, keep: (doc: T) => Promise<boolean>, wanted: number): Promise<T[]> => {
+  const kept: T[] = [];
+  const batch = Math.max(wanted, 100);
+  for (let skip = 0; kept.length < wanted; skip += batch) {
+    const found = await find(skip, batch);
+    for (const doc of found) if (await keep(doc)) kept.push(doc);
+    if (found.length < batch) break;
+  }
+  return kept;
+};
+
+/**
+ * POST /catalog/search. Items the caller cannot VIEW are left out (admins see all), and so are links
+ * unless the caller can VIEW both their ends: the spec has no route-level check, but a search must
+ * not list other tenants' items, nor their LAUIs through the links between them (docs/decisions.md).
  */
 export const searchItems = async (deps: GetDeps, principal: Principal, body: SearchBody) => {
   const hasItem = body.item_filter !== undefined;
@@ -92,16 +109,21 @@ export const searchItems = async (deps: GetDeps, principal: Principal, body: Sea
   // Creation order is log order (`created_seq`), the order created_at reflects, without ties.
   const sort = { field: 'created_seq', direction: body.pagination.sort_order } as const;
   const wanted = offset + perPage + 1;
+  const principals = await deps.access.principals(principal);
+  const visible = async (doc: ItemDoc | null) => doc !== null && (await deps.access.can(principal, doc, 'VIEW', principals));
   let views: Record<string, unknown>[];
   if (body.link_filter) {
     const where = Object.fromEntries(Object.entries(body.link_filter).filter(([, value]) => value !== undefined)) as FindOptions['where'];
-    const links = await deps.links.find({ where, sort, skip: offset, limit: perPage + 1 });
+    // An end that is gone (hard-deleted) cannot be viewed: only administrators see such a link.
+    const bothEnds = async (link: LinkDoc) =>
+      principal.isAdmin || ((await visible(await deps.items.peek(link.parent_laui))) && (await visible(await deps.items.peek(link.child_laui))));
+    const links = principal.isAdmin
+      ? await deps.links.find({ where, sort, skip: offset, limit: perPage + 1 })
+      : (await keptInOrder((skip, limit) => deps.links.find({ where, sort, skip, limit }), bothEnds, wanted)).slice(offset);
     views = links.map(({ id: _id, _position: _p, created_seq: _seq, ...link }) => ({ laui: link.link_laui, ...link }));
   } else {
     const { where, lauis } = itemWhere(body.item_filter ?? {});
-    const principals = await deps.access.principals(principal);
-    const visible = async (doc: ItemDoc) => deps.access.can(principal, doc, 'VIEW', principals);
-    const kept: ItemDoc[] = [];
+    let kept: ItemDoc[] = [];
     if (lauis !== null) {
       for (const laui of lauis) {
         const doc = await deps.items.get(laui);
@@ -109,12 +131,7 @@ export const searchItems = async (deps: GetDeps, principal: Principal, body: Sea
       }
       kept.sort((a, b) => (sort.direction === 'asc' ? 1 : -1) * (a.created_seq - b.created_seq));
     } else {
-      const batch = Math.max(wanted, 100);
-      for (let skip = 0; kept.length < wanted; skip += batch) {
-        const found = await deps.items.find({ where, sort, skip, limit: batch });
-        for (const doc of found) if (await visible(doc)) kept.push(doc);
-        if (found.length < batch) break;
-      }
+      kept = await keptInOrder((skip, limit) => deps.items.find({ where, sort, skip, limit }), visible, wanted);
     }
     views = kept.slice(offset).map((doc) => project(itemView(doc), body.projection));
   }

@@ -10,6 +10,7 @@ import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { AccessControl } from '../../projections/catalog/accessControl.ts';
 import { openSecretField } from '../../shared/item-types/secretFields.ts';
 import { requireObjectBody, validateRequest, lauiSchema } from '../../shared/validation/validateRequest.ts';
+import { summarised } from '../../shared/validation/boundedDetail.ts';
 import { checkStatement, DEFAULT_LEADING_WORDS, type StatementRules } from '../../shared/query/checkStatement.ts';
 import { resolveConnection, type QueryMode } from '../../shared/query/resolveConnection.ts';
 
@@ -89,7 +90,9 @@ export const queryRoutes = (deps: QueryRouteDeps): Router<AppState> => {
         signal: gone.signal,
       });
     } catch (error) {
-      if (error instanceof QueryTargetError) throw new AppError(STATUS[error.kind], error.message);
+      // An unreachable or slow target's failure is summarised (one line, at most 200 characters):
+      // the host is the connection's, so it may be any server the service can reach.
+      if (error instanceof QueryTargetError) throw new AppError(STATUS[error.kind], STATUS[error.kind] >= 500 ? summarised(error.message) : error.message);
       throw error;
     } finally {
       ctx.res.off('close', onClose);

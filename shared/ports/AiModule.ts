@@ -26,11 +26,20 @@ export interface AiToolCall {
   arguments: unknown;
 }
 
+/** Tokens one call used, as the provider counted them (OpenAI's `usage`). */
+export interface TokenUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
 export interface AiReply {
   content: string;
   /** `length`: cut by the token limit (206 on /ai/generate). Null when the module returned a bare string. */
   finish_reason: string | null;
   tool_calls: AiToolCall[];
+  /** What the call cost, when the module knows (the built-in module always does; a chat's own module may return it). */
+  usage?: TokenUsage | null;
 }
 
 export interface AiInvocation {

@@ -55,3 +55,19 @@ export const quoted = (value: unknown): string => {
   if (typeof value === 'string') return truncate(value, INPUT_BOUNDS.chars);
   return JSON.stringify(bounded(value)) ?? 'undefined';
 };
+
+/** The longest summary of another system's failure an answer carries (summarised). */
+export const UPSTREAM_MESSAGE_CHARS = 200;
+
+/**
+ * Another system's failure (an AI provider, a query target, a chat's own module) as an answer may
+ * quote it: control and format characters (newlines, escapes, bidi overrides) become spaces, runs of
+ * spaces one, and the whole is cut to `chars` characters (an ellipsis included), by code point. That
+ * system may be one the caller pointed the service at (a chat's base_url, a connection's host): its
+ * answer is never relayed beyond this summary.
+ */
+export const summarised = (text: string, chars: number = UPSTREAM_MESSAGE_CHARS): string => {
+  const clean = text.replace(/[\p{Cc}\p{Cf}\u2028\u2029]+/gu, ' ').replace(/\s+/g, ' ').trim();
+  const points = Array.from(clean);
+  return points.length <= chars ? clean : `${points.slice(0, chars - 1).join('')}…`;
+};

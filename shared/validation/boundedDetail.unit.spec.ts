@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { bounded, boundedDetail, quoted } from './boundedDetail.ts';
+import { bounded, boundedDetail, quoted, summarised } from './boundedDetail.ts';
 
 describe('boundedDetail', () => {
   it('given a 422 list whose entries echo big inputs, when bounded, then each input is summarised and the rest kept', () => {
@@ -28,5 +28,17 @@ describe('boundedDetail', () => {
 
   it('given an input nested far deeper than the bound, when bounded, then it is cut at the bound', () => {
     expect(bounded(JSON.parse('[[[[[[1]]]]]]'))).to.deep.equal([[['[…]']]]);
+  });
+
+  it('given another system\'s long answer with control characters, when summarised, then one line of at most 200 characters, nothing of the rest', () => {
+    const answer = `<html>\r\n<title>internal admin</title>\u001b[31m\u202e${'secret-'.repeat(5000)}TAIL`;
+    const summary = summarised(answer);
+    expect(Array.from(summary)).to.have.length(200);
+    expect(summary).to.match(/^<html> <title>internal admin<\/title> \[31m secret-secret-/);
+    expect(summary.endsWith('…')).to.equal(true);
+    expect(summary).not.to.match(/[\p{Cc}\p{Cf}]/u);
+    expect(summary).not.to.include('TAIL');
+    expect(summarised('401 Incorrect API key provided')).to.equal('401 Incorrect API key provided');
+    expect(Array.from(summarised('😀'.repeat(300)))).to.have.length(200);
   });
 });

@@ -20,6 +20,9 @@ const fakeModule: AiModule = {
 };
 const reply = (content: string, toolCalls: AiReply['tool_calls'] = []): AiReply => ({ content, finish_reason: 'stop', tool_calls: toolCalls });
 
+/** The principal every caller is: a chat shared with it answers callers without a token. */
+const EVERYONE = '000000000000000000000000';
+
 describe('POST /api/v1/ai/agent (the agent loop over the service\'s MCP tools)', () => {
   let svc: TestService;
   let alice: CatalogClient;
@@ -28,6 +31,7 @@ describe('POST /api/v1/ai/agent (the agent loop over the service\'s MCP tools)',
   let tree: Awaited<ReturnType<CatalogClient['bootstrap']>>;
   let chat: string;
   let bareChat: string;
+  let privateChat: string;
   let connection: string;
 
   const agent = (body: Record<string, unknown>, options: { token?: string; cookie?: string } = {}): Promise<Reply> =>
@@ -41,7 +45,15 @@ describe('POST /api/v1/ai/agent (the agent loop over the service\'s MCP tools)',
     alice = catalogClient(svc, aliceToken);
     tree = await alice.bootstrap('acme');
     const chats = await alice.createOk({ item_type: 'folder.chat', name: 'chats', parent_laui: tree.folders.ai });
-    chat = await alice.createOk({ item_type: 'chat', name: 'assistant', parent_laui: chats, connection: { api_key: 'sk-test-123', model: 'gpt-test', token_limit: 1000 } });
+    // Shared with everyone: the anonymous calls below may use it; Bob may not (a private chat).
+    chat = await alice.createOk({
+      item_type: 'chat',
+      name: 'assistant',
+      parent_laui: chats,
+      connection: { api_key: 'sk-test-123', model: 'gpt-test', token_limit: 1000 },
+      access_patch: { add: { viewers: { [EVERYONE]: 'true' } } },
+    });
+    privateChat = await alice.createOk({ item_type: 'chat', name: 'private', parent_laui: chats, connection: { api_key: 'sk-test-456', model: 'gpt-test' } });
     bareChat = await alice.createOk({ item_type: 'chat', name: 'bare', parent_laui: chats });
     connection = await alice.createOk({ item_type: 'connection', name: 'llm', parent_laui: tree.folders.connection, content: { api_key: 'sk-other', model: 'other' } });
   });
@@ -166,8 +178,8 @@ describe('POST /api/v1/ai/agent (the agent loop over the service\'s MCP tools)',
   });
 
   it('given Bob\'s token or Bob\'s frontend_token cookie, when he runs the agent on Alice\'s chat, then 403 and the module is not called', async () => {
-    expect((await agent({ prompt: 'p', chat_laui: chat }, { token: bobToken })).json).to.deep.equal({ detail: 'Access denied' });
-    const cookie = await agent({ prompt: 'p', chat_laui: chat }, { cookie: `frontend_token=${bobToken}` });
+    expect((await agent({ prompt: 'p', chat_laui: privateChat }, { token: bobToken })).json).to.deep.equal({ detail: 'Access denied' });
+    const cookie = await agent({ prompt: 'p', chat_laui: privateChat }, { cookie: `frontend_token=${bobToken}` });
     expect(cookie.status).to.equal(403);
     expect(fake.invocations).to.have.length(0);
   });
@@ -178,14 +190,14 @@ describe('POST /api/v1/ai/agent (the agent loop over the service\'s MCP tools)',
   });
 
   it('given a missing chat, a chat without credentials and a missing connection item, when the agent runs, then 500 saying which', async () => {
-    const missing = await agent({ prompt: 'p', chat_laui: '65a0000000000000000000aa' });
+    const missing = await agent({ prompt: 'p', chat_laui: '65a0000000000000000000aa' }, { token: aliceToken });
     expect(missing.status).to.equal(500);
     expect(missing.json).to.deep.equal({ detail: 'Internal server error: chat item not found: 65a0000000000000000000aa' });
-    const bare = await agent({ prompt: 'p', chat_laui: bareChat });
+    const bare = await agent({ prompt: 'p', chat_laui: bareChat }, { token: aliceToken });
     expect(bare.status).to.equal(500);
     // One loader for /ai/generate and /ai/agent (loadChat): its wording of the missing credentials.
     expect(bare.json).to.deep.equal({ detail: `Internal server error: LLM credentials missing: chat ${bareChat} has no connection` });
-    const noConnection = await agent({ prompt: 'p', chat_laui: chat, connection_laui: '65a0000000000000000000ab' });
+    const noConnection = await agent({ prompt: 'p', chat_laui: chat, connection_laui: '65a0000000000000000000ab' }, { token: aliceToken });
     expect((noConnection.json as { detail: string }).detail).to.equal('Internal server error: connection item not found: 65a0000000000000000000ab');
   });
 
@@ -234,7 +246,7 @@ describe('POST /api/v1/ai/agent with MCP_SERVER_URL (tools from another MCP serv
     const localAdmin = catalogClient(local, (await local.login()).token);
     const localTree = await localAdmin.bootstrap('local');
     const chats = await localAdmin.createOk({ item_type: 'folder.chat', name: 'chats', parent_laui: localTree.folders.ai });
-    localChat = await localAdmin.createOk({ item_type: 'chat', name: 'c', parent_laui: chats, connection: { api_key: 'k', model: 'm' } });
+    localChat = await localAdmin.createOk({ item_type: 'chat', name: 'c', parent_laui: chats, connection: { api_key: 'k', model: 'm' }, access_patch: { add: { viewers: { [EVERYONE]: 'true' } } } });
   });
   after(async () => {
     await local?.stop();

@@ -49,6 +49,9 @@ const freePort = async (): Promise<number> => {
   return port;
 };
 
+/** The token counts the stub reports with every completion. */
+const STUB_USAGE = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+
 describe('AiModule (ops/ai): the built-in module against a stub server, a chat\'s own module in the sandbox', function () {
   this.timeout(60_000);
   let stub: OpenAiStub;
@@ -83,7 +86,7 @@ describe('AiModule (ops/ai): the built-in module against a stub server, a chat\'
     it('given tools, when invoked, then they are sent as function tools and the reply\'s tool calls come back by name with their JSON arguments', async () => {
       stub.answer({ content: null, tool_calls: [{ id: 'call_xyz', name: 'catalog_get', arguments: '{"item_laui":"abc"}' }] });
       const reply = await ai.invoke(invocation({ codeblock: { language: 'python', content: '  ' }, tools: TOOLS, connection: { api_key: 'sk-1', model: 'stub-model', base_url: stub.url, token_limit: 64, organization: 'org-1' } }));
-      expect(reply).to.deep.equal({ content: '', finish_reason: 'tool_calls', tool_calls: [{ name: 'catalog_get', arguments: '{"item_laui":"abc"}' }] });
+      expect(reply).to.deep.equal({ content: '', finish_reason: 'tool_calls', tool_calls: [{ name: 'catalog_get', arguments: '{"item_laui":"abc"}' }], usage: STUB_USAGE });
       const sent = stub.requests.at(-1);
       expect(sent?.headers['openai-organization']).to.equal('org-1');
       expect(sent?.body).to.deep.include({
@@ -108,7 +111,7 @@ describe('AiModule (ops/ai): the built-in module against a stub server, a chat\'
           ],
         }),
       );
-      expect(reply).to.deep.equal({ content: 'the item is a payload', finish_reason: 'stop', tool_calls: [] });
+      expect(reply).to.deep.equal({ content: 'the item is a payload', finish_reason: 'stop', tool_calls: [], usage: STUB_USAGE });
       expect(stub.requests.at(-1)?.body.messages).to.deep.equal([
         { role: 'user', content: 'hello' },
         { role: 'assistant', content: '', tool_calls: [{ id: 'call_1st', type: 'function', function: { name: 'catalog_get', arguments: '{"item_laui":"abc"}' } }] },
@@ -118,7 +121,7 @@ describe('AiModule (ops/ai): the built-in module against a stub server, a chat\'
 
     it('given finish_reason length, when invoked, then it is passed on', async () => {
       stub.answer({ content: 'cut he', finish_reason: 'length' });
-      expect(await ai.invoke(invocation({}))).to.deep.equal({ content: 'cut he', finish_reason: 'length', tool_calls: [] });
+      expect(await ai.invoke(invocation({}))).to.deep.equal({ content: 'cut he', finish_reason: 'length', tool_calls: [], usage: STUB_USAGE });
     });
 
     it('given a llama.cpp context refusal, when invoked, then token_limit; another error, provider with the provider\'s message', async () => {

@@ -90,6 +90,9 @@ interface AIResponseBody {
 
 const bodyOf = (reply: Reply) => reply.json as AIResponseBody;
 
+/** The principal every caller is (README, Security): a chat it may VIEW is usable without a token. */
+const EVERYONE = '000000000000000000000000';
+
 describe('POST /api/v1/ai/generate (HTTP, embedded service, stub OpenAI server, real sandboxed AI modules)', function () {
   this.timeout(60_000);
   let svc: TestService;
@@ -97,6 +100,7 @@ describe('POST /api/v1/ai/generate (HTTP, embedded service, stub OpenAI server, 
   let admin: CatalogClient;
   let other: { laui: string; token: string };
   let chats: string;
+  let privateChats: string;
   let builtin: string;
   let python: string;
   let javascript: string;
@@ -114,7 +118,9 @@ describe('POST /api/v1/ai/generate (HTTP, embedded service, stub OpenAI server, 
     admin = catalogClient(svc, token);
     other = await createUser(svc, token, 'stranger');
     const tree = await admin.bootstrap('ai-co');
-    chats = await admin.createOk({ item_type: 'folder.chat', name: 'chats', parent_laui: tree.folders.ai });
+    // Shared with everyone: most tests here call without a token, which only such chats answer.
+    chats = await admin.createOk({ item_type: 'folder.chat', name: 'chats', parent_laui: tree.folders.ai, access_patch: { add: { viewers: { [EVERYONE]: 'true' } } } });
+    privateChats = await admin.createOk({ item_type: 'folder.chat', name: 'private', parent_laui: tree.folders.ai });
     builtin = await chat('builtin', { connection: { api_key: 'sk-test-key', model: 'stub-model', token_limit: 256, base_url: stub.url } });
     python = await chat('python', { codeblock: { language: 'python', code: PY_MODULE }, connection: { api_key: 'sk-python-secret', model: 'm', token_limit: 100 } });
     javascript = await chat('javascript', { codeblock: { language: 'javascript', content: JS_MODULE }, connection: { api_key: 'sk-js', model: 'm' } });
@@ -240,7 +246,7 @@ describe('POST /api/v1/ai/generate (HTTP, embedded service, stub OpenAI server, 
       expect(bodyOf(reply).generated_content.payload?.completed).to.equal(true);
     });
 
-    it('given connection_laui naming a connection item, when a known caller with VIEW generates, then its credentials are used; anonymous or without VIEW: 403', async () => {
+    it('given connection_laui naming a connection item, when a known caller with VIEW generates, then its credentials are used; anonymous (the connection not shared with everyone): 401', async () => {
       const connection = await admin.createOk({
         item_type: 'connection',
         name: 'llm',
@@ -252,17 +258,17 @@ describe('POST /api/v1/ai/generate (HTTP, embedded service, stub OpenAI server, 
       expect(viaBuiltin.status, viaBuiltin.text).to.equal(200);
       expect(stub.requests.at(-1)?.headers.authorization).to.equal('Bearer sk-override');
       expect(stub.requests.at(-1)?.body.model).to.equal('override-model');
-      expect((await ask(builtin, 'payload', { want: 'x' }, { connection_laui: connection })).status).to.equal(403);
+      expect((await ask(builtin, 'payload', { want: 'x' }, { connection_laui: connection })).status).to.equal(401);
     });
   });
 
   describe('chat items and credentials (500)', () => {
     it('given an unknown chat, or an item that is no chat, when generating, then 500 naming the missing chat item', async () => {
       const missing = newLaui();
-      const reply = await ask(missing, 'action', { reply: 'x' });
+      const reply = await ask(missing, 'action', { reply: 'x' }, {}, admin.token);
       expect(reply.status).to.equal(500);
       expect(reply.json).to.deep.equal({ detail: `Internal server error: chat item not found: ${missing}` });
-      expect((await ask(chats, 'action', { reply: 'x' })).json).to.deep.equal({ detail: `Internal server error: chat item not found: ${chats}` });
+      expect((await ask(chats, 'action', { reply: 'x' }, {}, admin.token)).json).to.deep.equal({ detail: `Internal server error: chat item not found: ${chats}` });
     });
 
     it('given a built-in chat without a model or an api_key, or without a connection, when generating, then 500 saying which credentials are missing', async () => {
@@ -372,18 +378,23 @@ describe('POST /api/v1/ai/generate (HTTP, embedded service, stub OpenAI server, 
   });
 
   describe('access (public route, optional identity)', () => {
-    it('given no token, when a chat is used, then it answers (spec 5.1: public)', async () => {
+    it('given no token, when a chat shared with everyone is used, then it answers (spec 5.1: public); one that is not: 401', async () => {
       const reply = await ask(python, 'payload', { reply: '{"payload": {}}' });
       expect(reply.status, reply.text).to.equal(200);
+      const hidden = await admin.createOk({ item_type: 'chat', name: 'hidden', parent_laui: privateChats, codeblock: { language: 'python', code: PY_MODULE }, connection: { model: 'm' } });
+      const refused = await ask(hidden, 'payload', { reply: '{"payload": {}}' });
+      expect(refused.status).to.equal(401);
+      expect(refused.json).to.deep.equal({ detail: 'User not authenticated' });
     });
 
     it('given a token of a user who cannot VIEW the chat, when generating, then 403; a bad token is 401', async () => {
-      const reply = await ask(python, 'payload', { reply: '{"payload": {}}' }, {}, other.token);
+      const mine = await admin.createOk({ item_type: 'chat', name: 'mine', parent_laui: privateChats, codeblock: { language: 'python', code: PY_MODULE }, connection: { model: 'm' } });
+      const reply = await ask(mine, 'payload', { reply: '{"payload": {}}' }, {}, other.token);
       expect(reply.status).to.equal(403);
       expect(reply.json).to.deep.equal({ detail: 'Access denied' });
-      const cookie = await generate({ prompt: '{}', chat_laui: python, item_type: 'payload', ai_provider: 'openai' }, { headers: { cookie: `frontend_token=${other.token}` } });
+      const cookie = await generate({ prompt: '{}', chat_laui: mine, item_type: 'payload', ai_provider: 'openai' }, { headers: { cookie: `frontend_token=${other.token}` } });
       expect(cookie.status).to.equal(403);
-      expect((await ask(python, 'payload', { reply: '{}' }, {}, `${other.token}x`)).status).to.equal(401);
+      expect((await ask(mine, 'payload', { reply: '{}' }, {}, `${other.token}x`)).status).to.equal(401);
     });
   });
 

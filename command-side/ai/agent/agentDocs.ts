@@ -23,8 +23,11 @@ export const agentDocs: RouteDocs = {
             content_type: { type: 'string', enum: ['text', 'html', 'markdown'] },
           }),
         ),
+        401: detail(
+          'User not authenticated: no token or cookie was presented and the chat (or connection_laui) is not shared with everyone; or one was presented and is not valid; or PUBLIC_ROUTES_REQUIRE_AUTH=true and none was',
+        ),
         403: detail('Access denied (the chat or connection is not visible to the caller)'),
-        500: detail('Internal server error: <provider error>, chat item not found, LLM credentials missing'),
+        500: detail('Internal server error: <provider error, summarised: one line, at most 200 characters>, chat item not found, LLM credentials missing'),
       },
     },
   ],

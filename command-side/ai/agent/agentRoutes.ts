@@ -1,6 +1,5 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { AppError } from '../../../shared/errors.ts';
 import type { AppContext, AppState } from '../../../shared/http/AppState.ts';
 import { requestWrites } from '../../../shared/http/requestWrites.ts';
 import { newSessionId, type Laui } from '../../../shared/ids.ts';
@@ -14,6 +13,7 @@ import { agentMessages } from './agentPrompt.ts';
 import { parseContentType } from './contentTypeMarker.ts';
 import { loadChat } from '../loadChat.ts';
 import { recordChatHistory } from '../recordChatHistory.ts';
+import { logAiCall, meteredModule, providerFailure } from '../aiCallLog.ts';
 import { runAgentLoop } from './runAgentLoop.ts';
 
 export const AGENT_PATH = '/api/v1/ai/agent';
@@ -77,7 +77,9 @@ const presentedToken = (ctx: AppContext): string | null =>
  * POST /api/v1/ai/agent (spec 4.11): the chat's AI module in a tool loop of up to 50 iterations,
  * with the service's tools through MCP when enable_tools. Public (spec 5.1) behind the guard of
  * PUBLIC_ROUTES_REQUIRE_AUTH; a caller who presents a token is identified, must VIEW the chat
- * (403), gets tools acting as themselves and has the call recorded in their user folder.
+ * (403), gets tools acting as themselves and has the call recorded in their user folder; an
+ * anonymous caller may use only a chat shared with everyone (401). Every call that reaches the
+ * module is logged with its tokens (logAiCall); a failure's message is summarised (providerFailure).
  */
 export const agentRoutes = (deps: AgentRoutesDeps): Router<AppState> => {
   const router = new Router<AppState>();
@@ -110,10 +112,12 @@ export const agentRoutes = (deps: AgentRoutesDeps): Router<AppState> => {
     });
     const tools = body.enable_tools ? await openTools(ctx, sessionId) : null;
     const earlier = body.messages ?? [];
+    const metered = meteredModule(deps.aiModule);
+    const call = { route: 'agent', caller: principal, chatLaui: chat.chat.laui, connectionLaui: chat.connectionLaui, sessionId, correlationId: ctx.state.correlationId, metered } as const;
     let result;
     try {
       result = await runAgentLoop({
-        module: deps.aiModule,
+        module: metered.module,
         codeblock: chat.codeblock,
         connection: chat.connection,
         sessionId,
@@ -122,8 +126,9 @@ export const agentRoutes = (deps: AgentRoutesDeps): Router<AppState> => {
         signal: abort.signal,
       });
     } catch (error) {
-      if (error instanceof AiModuleError) throw new AppError(500, `Internal server error: ${error.message}`);
-      throw error;
+      const failure = error instanceof AiModuleError ? providerFailure(error.message) : error;
+      logAiCall(deps.logger, { ...call, outcome: { error: failure } });
+      throw failure;
     } finally {
       await tools?.close().catch(() => undefined);
     }
@@ -142,9 +147,12 @@ export const agentRoutes = (deps: AgentRoutesDeps): Router<AppState> => {
         connection_name: chat.connectionName,
         messages: messages.map((entry) => ({ role: entry.role, content: entry.content, ...(entry.name === undefined ? {} : { name: entry.name }) })),
         generated_content: { chat_laui: chat.chat.laui, tool_calls_made: result.toolCallsMade, content_type: contentType, iterations: result.iterations },
+        chat_laui: chat.chat.laui,
+        token_usage: metered.usage(),
       },
       metaFor(ctx, principal?.laui ?? null),
     );
+    logAiCall(deps.logger, { ...call, outcome: { status: 200 } });
     ctx.body = { message, tool_calls_made: tools === null ? null : result.toolCallsMade, content_type: contentType };
   });
 

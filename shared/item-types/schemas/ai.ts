@@ -33,6 +33,9 @@ export const chatHistoryType: ItemTypeDefinition = defineType({
       items: { type: 'object', properties: { role: str(), content: str() }, required: ['role', 'content'] },
     },
     generated_content: nullableObj(),
+    // Not in spec 2.3: the chat used and the tokens the call reported (OpenAI's usage shape), recorded by the AI routes.
+    chat_laui: nullableObjectId(),
+    token_usage: nullableObj(),
   },
   // Conversations are many per user and often share generated names: no unique key.
   uniqueFields: [],
