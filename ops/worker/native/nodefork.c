@@ -323,6 +323,10 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
     for (int i = 0; i < 3; i++)
       if (channels[i] > 3) close(channels[i]);
     if (control > 3) close(control);
+    /* The run is forked again (into its pid namespace) from here: what V8 mapped since the fork
+     * server's marking (new heap pages, MADV_DONTFORK) must be copied too, or the run crashes on it. */
+    int marked = all_mappings_dofork();
+    if (marked) return throw_errno(env, "reading /proc/self/maps", marked);
     char error[1024];
     if (coderun_isolate(sandbox, error, sizeof error) != 0) {
       napi_throw_error(env, NULL, error);
