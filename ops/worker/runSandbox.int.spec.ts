@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Language, OperatorOutcome, OperatorRunRequest } from '../../shared/ports/CodeRunner.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
@@ -293,5 +293,26 @@ exports.run = () => {
       });
     });
   }
-});
 
+  it('given CODERUN_ISOLATION=off (the bench baseline), when a runner with the limits the service passes runs code, then the run has no sandbox but keeps its own uid', async () => {
+    const code = 'import os, socket\ndef run(connection, payload, context):\n    return {"host": socket.gethostname(), "uid": os.getuid()}\n';
+    const saved = process.env.CODERUN_ISOLATION;
+    process.env.CODERUN_ISOLATION = 'off';
+    // A range apart from the suite's: no identity shared with its idle reuse processes.
+    const bareRange = { uid: RANGE.uid + RANGE.count, gid: RANGE.gid + RANGE.count, count: 2 };
+    const bare = new ProcessCodeRunner({ runAs: bareRange, poolSize: 0, sandbox: { diskMb: 64 } });
+    if (saved === undefined) delete process.env.CODERUN_ISOLATION;
+    else process.env.CODERUN_ISOLATION = saved;
+    try {
+      const seen = output(await bare.runOperator(request('python', code)));
+      expect(bare.isolationSwitchedOff).to.equal(true);
+      expect(seen.host).to.equal(hostname());
+      expect(seen.uid).to.be.within(bareRange.uid, bareRange.uid + 1);
+    } finally {
+      await bare.close();
+    }
+    // The sandboxed runner of this suite, made without the switch: its own host name.
+    expect(runner.isolationSwitchedOff).to.equal(false);
+    expect(output(await runner.runOperator(request('python', code))).host).to.equal('coderun');
+  });
+});
