@@ -294,6 +294,16 @@ exports.run = () => {
     });
   }
 
+  it("given the runs' cpu cgroups, when a run reads its own, then it sits beside the service's tasks (its weight is against them, not only against the other runs)", async () => {
+    const code = 'def run(connection, payload, context):\n    return {"cgroup": open("/proc/self/cgroup").read()}\n';
+    const cpuOf = (text: string): string | undefined => text.split('\n').map((line) => line.split(':')).find(([, controllers]) => controllers?.split(',').includes('cpu'))?.[2];
+    const own = cpuOf(readFileSync('/proc/self/cgroup', 'utf8'));
+    const run = cpuOf(String(output(await runner.runOperator(request('python', code))).cgroup));
+    if (own === undefined || !existsSync(join('/sys/fs/cgroup/cpu', own))) return void console.log('      (no cgroup v1 cpu hierarchy here: nothing to check)');
+    expect(run, 'the run has a cpu cgroup of its own').to.match(/\/coderun-\d+-\d+-c\d+$/);
+    expect(run?.slice(0, run.lastIndexOf('/')) || '/').to.equal(own);
+  });
+
   it('given CODERUN_ISOLATION=off (the bench baseline), when a runner with the limits the service passes runs code, then the run has no sandbox but keeps its own uid', async () => {
     const code = 'import os, socket\ndef run(connection, payload, context):\n    return {"host": socket.gethostname(), "uid": os.getuid()}\n';
     const saved = process.env.CODERUN_ISOLATION;
