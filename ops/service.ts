@@ -268,6 +268,11 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     // Warm interpreters only where operator runs are the daily work; an API's actions start cold.
     prewarm: parts.worker && config.workerPoolSize > 0 ? [{ language: 'python', memoryMb: config.workerMemoryMb }, { language: 'javascript', memoryMb: config.workerMemoryMb }] : [],
   });
+  if (runner.isolationSwitchedOff) {
+    const warning = 'CODERUN_ISOLATION=off: run processes get no sandbox of their own (namespaces, root, limits); runs can see each other and the host. For benchmarks and diagnostics only.';
+    logger.log({ level: 'warning', category: 'API', message: warning });
+    announce(`WARNING: ${warning}`);
+  }
   const limits = { timeoutMs: config.workerTimeoutSeconds * 1000, memoryMb: config.workerMemoryMb, maxOutputBytes: config.workerMaxOutputBytes };
   const taskDeps: TaskDeps = { eventStore, items, links, access, clock, secrets, bus, tokens, queue: queueHandler(eventStore), logger, runner, limits };
   // On Kafka the workers and the reaper may be different processes: beats cross on the bus.

@@ -41,7 +41,17 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['query', (dir) => benchQuery({ dir })],
   // The task pipeline on the Kafka bus vs the in-process bus (TEST_KAFKA_BROKERS, else .ci/kafka start).
   ['bus-kafka', (dir) => benchBusKafka({ dir, seconds: Number(process.env.BENCH_BUS_SECONDS ?? 10) })],
-  ['sandbox', (dir) => benchSandbox({ dir, seconds: Number(process.env.BENCH_SANDBOX_SECONDS ?? 10), rounds: Number(process.env.BENCH_SANDBOX_ROUNDS ?? 2) })],
+  // ~3.5 minutes with the defaults: 2 rounds of 3 services (5 s windows) and of 2 runners (3 s windows).
+  [
+    'sandbox',
+    (dir) =>
+      benchSandbox({
+        dir,
+        seconds: Number(process.env.BENCH_SANDBOX_SECONDS ?? 5),
+        rounds: Number(process.env.BENCH_SANDBOX_ROUNDS ?? 2),
+        runnerSeconds: Number(process.env.BENCH_SANDBOX_RUNNER_SECONDS ?? 3),
+      }),
+  ],
 ];
 
 const dir = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), 'bench-'));

@@ -95,6 +95,8 @@ export interface ProcessCodeRunnerOptions {
    * With runAs (as root): every run process in namespaces, a root and limits of its own
    * (native/sandbox.c; runSandbox.ts): the defaults, or these limits. `false` turns it off (tests of
    * what lies beneath it only: a runner without it lets runs see each other and the host).
+   * Unless `false`, CODERUN_ISOLATION=off in the environment turns it off too (read once, here):
+   * the baseline of the sandbox bench and a diagnostics switch, never for production.
    */
   sandbox?: Partial<RunSandboxLimits> | false;
   /** Hidden from every run's sandbox (DATA_DIR, LOG_DIR), with the checkout. */
@@ -166,6 +168,8 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
   /** The process and CPU cgroups of the runs' sandboxes (as root). */
   private readonly cgroups: RunCgroups | null;
   private readonly sandboxLimits: RunSandboxLimits | null;
+  /** CODERUN_ISOLATION=off turned the run sandbox off (as root): runs see each other; the service warns. */
+  readonly isolationSwitchedOff: boolean;
   private closed = false;
 
   constructor(options: ProcessCodeRunnerOptions = {}) {
@@ -197,13 +201,16 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
       this.executables.python = usable;
     }
     const maxKeys = options.maxPoolKeys ?? 4;
-    if (runAs && options.sandbox !== false && !sandboxLibraryBuilt()) {
+    // The service always passes its limits: the switch wins over them, not over an explicit false.
+    this.isolationSwitchedOff = Boolean(runAs) && options.sandbox !== false && process.env.CODERUN_ISOLATION === 'off';
+    const isolated = options.sandbox !== false && !this.isolationSwitchedOff;
+    if (runAs && isolated && !sandboxLibraryBuilt()) {
       const missing = `the run sandbox is not built (${SANDBOX_LIBRARY}): run npm ci, which builds it with the nodefork addon (a C compiler and Node's headers are needed)`;
       this.problems.python ??= missing;
       this.problems.javascript ??= missing;
     }
     const limits = { ...DEFAULT_RUN_SANDBOX, ...(options.sandbox || {}) };
-    this.cgroups = runAs && options.sandbox !== false ? new RunCgroups(limits) : null;
+    this.cgroups = runAs && isolated ? new RunCgroups(limits) : null;
     this.sandboxLimits = this.cgroups ? limits : null;
     this.starter = new ProcessStarter({
       ...(this.cgroups ? { sandbox: { layout: sandboxLayoutLines(options.hidden ?? [], [this.executables.python, this.executables.javascript]), limits, cgroups: this.cgroups } } : {}),

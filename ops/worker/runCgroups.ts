@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 
 /** One run's cgroups beside its memory one (which the fork servers manage): processes and CPU. */
 export interface RunCgroup {
@@ -13,15 +13,23 @@ export interface RunCgroup {
 const POOL_MAX = 64;
 
 /**
- * The process and CPU limits of every run (cgroup v1, as root): `<own cgroup>/coderun-<service pid>/c<n>`
- * in the pids and cpu hierarchies, one per live runtime process, limited once (pids.max, cpu.shares)
- * and pooled. The run's supervisor (native/sandbox.c) joins them before the run's process exists, so
- * everything the run starts is counted; a run at its process limit is stopped by the supervisor,
- * which reads pids.events. Empty when the hierarchies are not writable here (not root, cgroup v2 only):
+ * The process and CPU limits of every run (cgroup v1, as root): `<own cgroup>/coderun-<service pid>-<n>/c<k>`
+ * in the pids hierarchy and `<own cgroup>/coderun-<service pid>-<n>-c<k>` in the cpu one, one per
+ * live runtime process, limited once (pids.max, cpu.shares) and pooled. The cpu ones sit beside the
+ * service's own tasks rather than under a base: a group's cpu.shares only weigh against its
+ * siblings, and under a base (1024 shares) all runs together weighed as much as one of the
+ * service's threads (or, where the service shares its cgroup, as any one process of the host's):
+ * that halved fresh-process throughput on a loaded machine (docs/decisions.md, "Isolation in depth:
+ * what it costs"). Beside them, each run weighs as one process did before it had a cgroup, and a run
+ * that starts many processes still weighs as one. The run's supervisor (native/sandbox.c) joins
+ * them before the run's process exists, so everything the run starts is counted; a run at its
+ * process limit is stopped by the supervisor, which reads pids.events. Empty when the hierarchies are not writable here (not root, cgroup v2 only):
  * the limits are then not enforced, which `available` tells.
  */
 export class RunCgroups {
   private readonly bases: { pids: string | null; cpu: string | null };
+  /** Where the cpu run cgroups go: `<own cpu cgroup>/coderun-<service pid>-<n>-` and their name. */
+  private readonly cpuPrefix: string | null;
   private readonly idle: RunCgroup[] = [];
   private count = 0;
 
@@ -29,7 +37,9 @@ export class RunCgroups {
     private readonly limits: { maxProcesses: number; cpuWeight: number },
     root = '/sys/fs/cgroup',
   ) {
-    this.bases = { pids: makeBase(root, 'pids'), cpu: makeBase(root, 'cpu') };
+    const cpu = makeBase(root, 'cpu', false);
+    this.bases = { pids: makeBase(root, 'pids', true), cpu };
+    this.cpuPrefix = cpu === null ? null : `${cpu}-`;
   }
 
   /** Whether the process limit is enforced here. */
@@ -50,8 +60,8 @@ export class RunCgroups {
       writeFileSync(join(dir, 'pids.max'), String(this.limits.maxProcesses + 1));
       group.pids = dir;
     }
-    if (this.bases.cpu) {
-      const dir = join(this.bases.cpu, name);
+    if (this.cpuPrefix) {
+      const dir = `${this.cpuPrefix}${name}`;
       mkdirSync(dir);
       // cgroup v2's weight (1-10000, 100 the default share) as v1's shares (1024 the default).
       writeFileSync(join(dir, 'cpu.shares'), String(Math.max(2, Math.round((this.limits.cpuWeight * 1024) / 100))));
@@ -75,29 +85,40 @@ export class RunCgroups {
   /** Removes every run cgroup and the bases (at the runner's close, after its processes are gone). */
   close(): void {
     this.idle.length = 0;
-    for (const base of [this.bases.pids, this.bases.cpu]) {
-      if (base === null) continue;
-      removeTree(base);
+    if (this.bases.pids !== null) removeTree(this.bases.pids);
+    const cpu = this.bases.cpu;
+    if (cpu === null) return;
+    try {
+      const parent = dirname(cpu);
+      for (const name of readdirSync(parent)) if (name.startsWith(`${basename(cpu)}-c`)) removeTree(join(parent, name));
+    } catch {
+      // gone
     }
   }
 }
 
 let instances = 0;
 
-function makeBase(root: string, controller: string): string | null {
+/**
+ * `<own cgroup>/coderun-<service pid>-<n>` in the hierarchy of `controller`, made when `make`
+ * (else only its path: the cpu run cgroups are named after it, beside it).
+ */
+function makeBase(root: string, controller: string, make: boolean): string | null {
   const own = ownCgroup(controller);
   if (own === null) return null;
   const parent = join(root, controller, own);
   try {
     // Those of services that are gone (a SIGKILLed one leaves them).
     for (const name of readdirSync(parent)) {
-      const match = /^coderun-(\d+)(?:-\d+)?$/.exec(name);
+      const match = /^coderun-(\d+)(?:-\d+)?(?:-c\d+)?$/.exec(name);
       if (match && !alive(Number(match[1]))) removeTree(join(parent, name));
     }
     // One per runner (a process may hold several: tests start services side by side).
     instances += 1;
     const base = join(parent, `coderun-${process.pid}-${instances}`);
-    if (!existsSync(base)) mkdirSync(base);
+    if (make && !existsSync(base)) mkdirSync(base);
+    // Not made: its siblings will be, so the hierarchy must be writable here (not a read-only mount).
+    if (!make) accessSync(parent, constants.W_OK);
     return base;
   } catch {
     return null;

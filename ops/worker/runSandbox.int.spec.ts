@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Language, OperatorOutcome, OperatorRunRequest } from '../../shared/ports/CodeRunner.ts';
@@ -296,6 +296,38 @@ exports.run = () => {
       });
     });
   }
+  it("given the runs' cpu cgroups, when a run reads its own, then it sits beside the service's tasks (its weight is against them, not only against the other runs)", async () => {
+    const code = 'def run(connection, payload, context):\n    return {"cgroup": open("/proc/self/cgroup").read()}\n';
+    const cpuOf = (text: string): string | undefined => text.split('\n').map((line) => line.split(':')).find(([, controllers]) => controllers?.split(',').includes('cpu'))?.[2];
+    const own = cpuOf(readFileSync('/proc/self/cgroup', 'utf8'));
+    const run = cpuOf(String(output(await runner.runOperator(request('python', code))).cgroup));
+    if (own === undefined || !existsSync(join('/sys/fs/cgroup/cpu', own))) return void console.log('      (no cgroup v1 cpu hierarchy here: nothing to check)');
+    expect(run, 'the run has a cpu cgroup of its own').to.match(/\/coderun-\d+-\d+-c\d+$/);
+    expect(run?.slice(0, run.lastIndexOf('/')) || '/').to.equal(own);
+  });
+
+  it('given CODERUN_ISOLATION=off (the bench baseline), when a runner with the limits the service passes runs code, then the run has no sandbox but keeps its own uid', async () => {
+    const code = 'import os, socket\ndef run(connection, payload, context):\n    return {"host": socket.gethostname(), "uid": os.getuid()}\n';
+    const saved = process.env.CODERUN_ISOLATION;
+    process.env.CODERUN_ISOLATION = 'off';
+    // A range apart from the suite's: no identity shared with its idle reuse processes.
+    const bareRange = { uid: RANGE.uid + RANGE.count, gid: RANGE.gid + RANGE.count, count: 2 };
+    const bare = new ProcessCodeRunner({ runAs: bareRange, poolSize: 0, sandbox: { diskMb: 64 } });
+    if (saved === undefined) delete process.env.CODERUN_ISOLATION;
+    else process.env.CODERUN_ISOLATION = saved;
+    try {
+      const seen = output(await bare.runOperator(request('python', code)));
+      expect(bare.isolationSwitchedOff).to.equal(true);
+      expect(seen.host).to.equal(hostname());
+      expect(seen.uid).to.be.within(bareRange.uid, bareRange.uid + 1);
+    } finally {
+      await bare.close();
+    }
+    // The sandboxed runner of this suite, made without the switch: its own host name.
+    expect(runner.isolationSwitchedOff).to.equal(false);
+    expect(output(await runner.runOperator(request('python', code))).host).to.equal('coderun');
+  });
+
   it('given a service (runner) SIGKILLed while sandboxed runs are busy with detached children, when it is gone, then no process of their uids is left', async () => {
     // Another range than the runner above: only this service's processes can have these uids.
     const range = { uid: RANGE.uid + 100, gid: RANGE.gid + 100, count: 8 };

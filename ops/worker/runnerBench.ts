@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Language, OperatorRunRequest } from '../../shared/ports/CodeRunner.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
 
-const MEMORY_MB = 128;
+export const MEMORY_MB = 128;
 const NOOP: Record<Language, string> = {
   python: 'def run(connection, payload, context):\n    return {"ok": True}\n',
   javascript: 'export function run(connection, payload, context) { return { ok: true }; }\n',
@@ -138,7 +138,7 @@ function rateFigure(figure: string, language: Language, rate: Rate, concurrency:
   };
 }
 
-function noop(language: Language, reuse: boolean, code: Record<Language, string> = NOOP): OperatorRunRequest {
+export function noop(language: Language, reuse: boolean, code: Record<Language, string> = NOOP): OperatorRunRequest {
   return {
     codeblock: { language, code: code[language] },
     connection: {},
@@ -154,7 +154,7 @@ function noop(language: Language, reuse: boolean, code: Record<Language, string>
   };
 }
 
-async function latencies(count: number, before: () => Promise<void>, run: () => Promise<{ status: string }>): Promise<number[]> {
+export async function latencies(count: number, before: () => Promise<void>, run: () => Promise<{ status: string }>): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < count; i++) {
     await before();
@@ -166,7 +166,7 @@ async function latencies(count: number, before: () => Promise<void>, run: () => 
   return out;
 }
 
-interface Rate {
+export interface Rate {
   rate: number;
   runs: number;
   failures: number;
@@ -174,7 +174,7 @@ interface Rate {
   latencies: number[];
 }
 
-async function throughput(seconds: number, concurrency: number, run: () => Promise<{ status: string }>): Promise<Rate> {
+export async function throughput(seconds: number, concurrency: number, run: () => Promise<{ status: string }>): Promise<Rate> {
   const until = performance.now() + seconds * 1000;
   let runs = 0;
   let failures = 0;
@@ -194,7 +194,7 @@ async function throughput(seconds: number, concurrency: number, run: () => Promi
   return { rate: runs / ((performance.now() - started) / 1000), runs, failures, latencies };
 }
 
-function stats(values: number[]): { p50: number; p99: number; mean: number; samples: number } {
+export function stats(values: number[]): { p50: number; p99: number; mean: number; samples: number } {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? 0;
   const mean = values.reduce((sum, v) => sum + v, 0) / Math.max(1, values.length);

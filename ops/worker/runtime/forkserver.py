@@ -458,6 +458,10 @@ def fork(request):
     try:
         if CGROUP_BASE is not None:
             cgroup = take_cgroup(int(request.get("treeMb") or 0))
+        if isinstance(request.get("sandbox"), dict):
+            # Here, before the fork: loaded in the child it was a dlopen and ctypes set-up per run,
+            # and pages of this interpreter written again in both processes of the run.
+            sandbox_library()
         pid = os.fork()
     except OSError as error:
         if cgroup is not None:
