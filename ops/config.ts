@@ -3,6 +3,9 @@ import type { LoginThrottleSettings } from './auth/rateLimiterThrottles.ts';
 import type { LogQuerySettings } from '../query-side/logs/queryLogs.ts';
 import type { QuerySettings } from '../query-side/query/queryRoute.ts';
 import { DEFAULT_RUN_IDENTITY_REGISTRY } from './worker/runIdentityRegistry.ts';
+import type { StreamShareSettings } from '../shared/http/StreamShares.ts';
+import { DEFAULT_LOG_STREAM_SHARES } from '../query-side/logs/LogStreams.ts';
+import { DEFAULT_EVENT_STREAM_SHARES } from '../query-side/events/EventStreams.ts';
 
 /**
  * Every setting comes from the environment; the README's configuration table lists them all.
@@ -111,8 +114,13 @@ export interface Config {
   trustProxyHops: number;
   /** Brute-force limits on credential checks; see ops/auth/rateLimiterThrottles.ts. */
   throttle: ThrottleConfig;
-  /** GET /api/v1/events/stream: heartbeat comment interval and how long a full socket is tolerated. */
-  eventStream: { heartbeatMs: number; slowClientMs: number };
+  /**
+   * GET /api/v1/events/stream: heartbeat comment interval, how long a full socket is tolerated, and
+   * the streams open at once and per user (EVENTS_STREAMS_*).
+   */
+  eventStream: { heartbeatMs: number; slowClientMs: number; shares: { total: number; perUser: number } };
+  /** The logs routes' SSE streams (LOG_STREAMS_*): at once, per user, per anonymous address, all anonymous ones. */
+  logStreams: StreamShareSettings;
   /** POST /api/v1/logs/query: DuckDB's limits per query (query-side/logs/queryLogs.ts). */
   logQuery: LogQuerySettings;
   /**
@@ -292,6 +300,36 @@ const integer = (env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return value;
 };
 
+/**
+ * A client's share of streams (per user, per address) is at most the total. A share left at its
+ * default under a smaller total is lowered to it, so LOG_STREAMS_MAX=4 alone is a valid setting.
+ */
+const share = (env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, total: number, totalName: string): number => {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return Math.min(fallback, total);
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > total) {
+    throw new Error(`${name} must be an integer between ${min} and ${totalName} (${total}), got "${raw}"`);
+  }
+  return value;
+};
+
+const logStreamShares = (env: NodeJS.ProcessEnv): StreamShareSettings => {
+  const defaults = DEFAULT_LOG_STREAM_SHARES;
+  const total = integer(env, 'LOG_STREAMS_MAX', defaults.total, 1, 100_000);
+  const anonymousTotal = share(env, 'LOG_STREAMS_ANONYMOUS_MAX', defaults.anonymous?.total ?? 0, 0, total, 'LOG_STREAMS_MAX');
+  return {
+    total,
+    perUser: share(env, 'LOG_STREAMS_PER_USER', defaults.perUser, 1, total, 'LOG_STREAMS_MAX'),
+    anonymous: { total: anonymousTotal, perAddress: share(env, 'LOG_STREAMS_PER_ADDRESS', defaults.anonymous?.perAddress ?? 0, 1, total, 'LOG_STREAMS_MAX') },
+  };
+};
+
+const eventStreamShares = (env: NodeJS.ProcessEnv): { total: number; perUser: number } => {
+  const total = integer(env, 'EVENTS_STREAMS_MAX', DEFAULT_EVENT_STREAM_SHARES.total, 1, 100_000);
+  return { total, perUser: share(env, 'EVENTS_STREAMS_PER_USER', DEFAULT_EVENT_STREAM_SHARES.perUser, 1, total, 'EVENTS_STREAMS_MAX') };
+};
+
 const flag = (env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean => {
   const raw = env[name]?.toLowerCase();
   if (raw === undefined || raw === '') return fallback;
@@ -418,7 +456,9 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     eventStream: {
       heartbeatMs: integer(env, 'EVENTS_HEARTBEAT_MS', 15_000, 100, 3_600_000),
       slowClientMs: integer(env, 'EVENTS_SLOW_CLIENT_MS', 30_000, 100, 3_600_000),
+      shares: eventStreamShares(env),
     },
+    logStreams: logStreamShares(env),
     logQuery: {
       timeoutMs: integer(env, 'LOG_QUERY_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
       memoryLimitMb: integer(env, 'LOG_QUERY_MEMORY_MB', 512, 64, 65_536),

@@ -77,6 +77,23 @@ describe('configuration', () => {
     expect(() => loadConfig({ LOG_FOLLOW_IDLE_SECONDS: '0' })).to.throw(/LOG_FOLLOW_IDLE_SECONDS must be an integer between 1 and 86400/);
   });
 
+  it('given no stream settings, when loaded, then 256 log streams (192 anonymous, 8 per address, 16 per user) and 64 event streams (10 per user)', () => {
+    const config = loadConfig({});
+    expect(config.logStreams).to.deep.equal({ total: 256, perUser: 16, anonymous: { total: 192, perAddress: 8 } });
+    expect(config.eventStream.shares).to.deep.equal({ total: 64, perUser: 10 });
+  });
+
+  it('given stream settings, when loaded, then they apply; a share left at its default is lowered to a smaller total; a share above the total is refused by name', () => {
+    const config = loadConfig({ LOG_STREAMS_MAX: '20', LOG_STREAMS_ANONYMOUS_MAX: '0', LOG_STREAMS_PER_ADDRESS: '2', LOG_STREAMS_PER_USER: '5', EVENTS_STREAMS_MAX: '4', EVENTS_STREAMS_PER_USER: '1' });
+    expect(config.logStreams).to.deep.equal({ total: 20, perUser: 5, anonymous: { total: 0, perAddress: 2 } });
+    expect(config.eventStream.shares).to.deep.equal({ total: 4, perUser: 1 });
+    expect(loadConfig({ LOG_STREAMS_MAX: '4' }).logStreams).to.deep.equal({ total: 4, perUser: 4, anonymous: { total: 4, perAddress: 4 } });
+    expect(() => loadConfig({ LOG_STREAMS_MAX: '4', LOG_STREAMS_PER_USER: '5' })).to.throw(/LOG_STREAMS_PER_USER must be an integer between 1 and LOG_STREAMS_MAX \(4\), got "5"/);
+    expect(() => loadConfig({ LOG_STREAMS_PER_ADDRESS: '0' })).to.throw(/LOG_STREAMS_PER_ADDRESS must be/);
+    expect(() => loadConfig({ LOG_STREAMS_MAX: '0' })).to.throw(/LOG_STREAMS_MAX must be/);
+    expect(() => loadConfig({ EVENTS_STREAMS_MAX: '2', EVENTS_STREAMS_PER_USER: '3' })).to.throw(/EVENTS_STREAMS_PER_USER must be/);
+  });
+
   it('given no query settings, when loaded, then POST /query/execute has the spec limits (2 minutes, 10 s, 10,000 rows); bad values are refused', () => {
     expect(loadConfig({}).query).to.deep.equal({ statementTimeoutMs: 120_000, connectTimeoutMs: 10_000, maxRows: 10_000 });
     expect(loadConfig({ QUERY_TIMEOUT_SECONDS: '5', QUERY_CONNECT_TIMEOUT_SECONDS: '1', QUERY_MAX_ROWS: '10' }).query).to.deep.equal({ statementTimeoutMs: 5000, connectTimeoutMs: 1000, maxRows: 10 });

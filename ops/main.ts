@@ -1,10 +1,12 @@
 import { Command, Option } from 'commander';
 import { loadConfig, parseRole, ROLES } from './config.ts';
+import { installProcessGuard } from './processGuard.ts';
 import { startService } from './service.ts';
 
 /**
  * `npm start [-- --role api|projector|worker|scheduler|all]`: the service, or one role of it
- * (ops/roles.ts), stopped cleanly by SIGINT/SIGTERM. `--role` wins over ROLE.
+ * (ops/roles.ts), stopped cleanly by SIGINT/SIGTERM. `--role` wins over ROLE. Once it runs, the
+ * process guard (processGuard.ts) keeps an uncaught error of one connection from ending it.
  */
 const main = async () => {
   const program = new Command('npm start --')
@@ -15,6 +17,9 @@ const main = async () => {
   const config = loadConfig(role === undefined ? process.env : { ...process.env, ROLE: parseRole(role, '--role') });
   console.log(`Starting role ${config.role} on http://${config.host}:${config.port} with DATA_DIR=${config.dataDir}`);
   const service = await startService(config);
+  // One client's broken stream must not end the process for everyone (see processGuard.ts for what
+  // it survives and what still ends the process).
+  installProcessGuard({ process, logger: service.logger, exit: (code) => process.exit(code) });
   console.log(`Ready: ${service.url} (GET /healthz); web console: ${service.url}/`);
   let stopping = false;
   const stop = (signal: string) => {

@@ -314,7 +314,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const publicGuard = publicRouteGuard({ requireAuth: config.publicRoutesRequireAuth, authenticate: accessCookieAuth });
   // Public (spec 4.9); each query runs in its own DuckDB sandbox over one category's folder.
   const logsQuery = logsQueryRoutes({ queries: logQueries({ logsRoot, settings: config.logQuery }), guard: publicGuard });
-  const logStreams = new LogStreams();
+  const logStreams = new LogStreams(config.logStreams);
   // The MCP server's tools call the REST routes on the service's own address (known once it listens).
   let ownUrl = '';
   const mcp = mcpRoutes({ api: loopbackServiceApi(() => ownUrl) });
@@ -378,6 +378,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         findSessionFile: (sessionId) => findSessionLogFile(logsRoot, sessionId),
         streams: logStreams,
         guard: publicGuard,
+        // A stream counts against its caller's share when it shows a valid token, else its address's.
+        identify: optionalCaller(accessCookieAuth, { badCredential: 'anonymous' }),
         follow: { idleTimeoutMs: config.logFollowIdleSeconds * 1000, heartbeatMs: DEFAULT_HEARTBEAT_MS, pollMs: DEFAULT_POLL_MS },
         logger,
       }),

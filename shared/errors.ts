@@ -18,13 +18,22 @@ export class AppError extends Error {
   }
 }
 
-/** 429 with a Retry-After header (whole seconds): the error middleware sets it. */
-export class TooManyRequestsError extends AppError {
+/** A refusal to try again later (429, 503) with a Retry-After header (whole seconds): the error middleware sets it. */
+export class RetryLaterError extends AppError {
   constructor(
+    status: 429 | 503,
     readonly retryAfterSeconds: number,
     detail: string,
   ) {
-    super(429, detail);
+    super(status, detail);
+    this.name = 'RetryLaterError';
+  }
+}
+
+/** 429 with a Retry-After header: the client's own rate or share is used up. */
+export class TooManyRequestsError extends RetryLaterError {
+  constructor(retryAfterSeconds: number, detail: string) {
+    super(429, retryAfterSeconds, detail);
     this.name = 'TooManyRequestsError';
   }
 }

@@ -249,7 +249,10 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
   router.get('/public/login', (ctx) => {
     ctx.type = 'text/html; charset=utf-8';
     ctx.set('Cache-Control', 'no-store');
-    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'");
+    // Never framed (clickjacking a password form): frame-ancestors, and X-Frame-Options for older browsers.
+    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'");
+    ctx.set('X-Frame-Options', 'DENY');
+    ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.body = loginPage();
   });
 

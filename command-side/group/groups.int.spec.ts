@@ -150,14 +150,27 @@ describe('group endpoints (HTTP, embedded service)', () => {
   });
 
   describe('GET /group/get/{group_laui}', () => {
-    it('given a group, when any authenticated user reads it by LAUI, then 200 with the same view as the list', async () => {
-      await save(ada, { name: 'Readers' });
+    it('given a group, when its members (directly or through a member group) or an admin read it by LAUI, then 200 with the same view as the list', async () => {
+      await save(carl, { name: 'Readers Inner' });
+      const inner = await find(carl, 'Readers Inner');
+      await save(ada, { name: 'Readers', access_patch: { add: { editors: is(bob.laui), viewers: is(inner.laui) } } });
       const group = await find(ada, 'Readers');
-      for (const who of [ada, dan]) {
+      for (const who of [ada, bob, carl, admin]) {
         const reply = await byLaui(who, group.laui);
         expect(reply.status).to.equal(200);
         expect(reply.json).to.deep.equal(group);
       }
+    });
+
+    it('given a group, when a user who is no member reads it by LAUI, then 404 Group not found, as for an unknown group', async () => {
+      await save(ada, { name: 'Private Circle', description: 'not for dan', access_patch: { add: { viewers: is(bob.laui) } } });
+      const group = await find(ada, 'Private Circle');
+      const reply = await byLaui(dan, group.laui);
+      expect(reply.status).to.equal(404);
+      expect(reply.json).to.deep.equal({ detail: 'Group not found' });
+      expect(reply.text).not.to.include('Private Circle');
+      // And not in any listing of dan's either.
+      expect(await names(dan, 'all')).not.to.include('Private Circle');
     });
 
     it('given an unknown or a malformed LAUI, when read, then 404 Group not found', async () => {

@@ -105,7 +105,7 @@ export async function benchEvents(opts: { dir: string; events?: number }): Promi
     return Number(process.hrtime.bigint() - started) / 1e9;
   };
 
-  const streams = new EventStreams({ eventStore: store, settings: { heartbeatMs: 60_000, slowClientMs: 60_000 } });
+  const streams = new EventStreams({ eventStore: store, settings: { heartbeatMs: 60_000, slowClientMs: 60_000, shares: { total: 10_000, perUser: 10_000 } } });
   const server = createServer((_req, res) => streams.serve(res, START, {}, 'bench'));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

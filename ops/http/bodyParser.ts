@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import { AppError, unprocessable } from '../../shared/errors.ts';
@@ -42,6 +43,35 @@ const deferredMessage = (error: unknown): string => {
 };
 
 /**
+ * Keeps every stream the parser pipes the request into (co-body's inflation: `req.pipe(gunzip)`,
+ * brotli, deflate) under watch until the request is answered. raw-body takes its listeners off such
+ * a stream as soon as it has an answer (the size limit, a decoding error): a 1 KiB gzip bomb that
+ * inflates past BODY_LIMIT with its trailer cut got its 413, then the stream, still fed by the
+ * request, failed at the request's end (`Z_BUF_ERROR`) with no listener left, an uncaught 'error'
+ * that ended the process. Here each such stream keeps a listener for as long as it lives, and once
+ * the parse is over it is unpiped and destroyed: a bomb is not inflated any further after its
+ * refusal, and whatever the stream still says is heard (and dropped: the refusal has been made).
+ * `req.pipe` is wrapped on this request object only, for the parse, and restored after it.
+ */
+const watchPipedStreams = (req: IncomingMessage): (() => void) => {
+  const piped: NodeJS.WritableStream[] = [];
+  const pipe = req.pipe;
+  const ignoreLateError = (): void => {};
+  req.pipe = function watchedPipe<T extends NodeJS.WritableStream>(this: IncomingMessage, destination: T, options?: { end?: boolean }): T {
+    destination.on('error', ignoreLateError);
+    piped.push(destination);
+    return pipe.call(this, destination, options) as T;
+  };
+  return () => {
+    req.pipe = pipe;
+    for (const destination of piped) {
+      req.unpipe(destination);
+      (destination as NodeJS.WritableStream & { destroy?(): void }).destroy?.();
+    }
+  };
+};
+
+/**
  * The body parser: JSON, urlencoded forms and text, up to `limit` (after decompression), gzip,
  * deflate and br bodies decoded. Bodies nested deeper than JSON_MAX_DEPTH are refused here, before
  * any route, validator, log line or error body walks them. JSON.parse itself is iterative in V8,
@@ -63,8 +93,13 @@ export const bodyParser = ({ limit, deferErrors }: { limit: string; deferErrors?
   });
   const noop = () => Promise.resolve();
   return async function parseBody(ctx, next) {
+    const release = watchPipedStreams(ctx.req);
     try {
-      await parse(ctx, noop);
+      try {
+        await parse(ctx, noop);
+      } finally {
+        release();
+      }
       if (exceedsDepth(ctx.request.body, JSON_MAX_DEPTH)) throw unprocessable([tooDeepEntry()]);
     } catch (error) {
       if (!deferErrors?.(ctx)) throw error;

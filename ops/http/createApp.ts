@@ -4,6 +4,7 @@ import type { AppState } from '../../shared/http/AppState.ts';
 import type { Logger } from '../../shared/ports/Logger.ts';
 import { bodyParser } from './bodyParser.ts';
 import { errorMiddleware } from './errorMiddleware.ts';
+import { frameGuard } from './frameGuard.ts';
 import { requestLog } from './requestLog.ts';
 
 export interface AppParts {
@@ -32,7 +33,7 @@ export interface AppParts {
 }
 
 /**
- * Assembles the facade: request log, error rendering, body parsing, readiness gate, public
+ * Assembles the facade: request log, the framing guard of HTML answers, error rendering, body parsing, readiness gate, public
  * routes, then the authentication wall and the private routes. Unknown paths fall through to
  * the error middleware's 404 `{detail: "Not Found"}`.
  */
@@ -42,6 +43,8 @@ export const createApp = (parts: AppParts): Koa<AppState> => {
   app.proxy = (parts.trustProxyHops ?? 0) > 0;
   app.maxIpsCount = parts.trustProxyHops ?? 0;
   app.use(requestLog({ logger: parts.logger }));
+  // Outside the error middleware: it sees every answer as it will be sent, error pages included.
+  app.use(frameGuard());
   app.use(errorMiddleware({ logger: parts.logger }));
   app.use(async function health(ctx, next) {
     if (ctx.path === '/healthz') {

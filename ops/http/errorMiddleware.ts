@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { AppError, TooManyRequestsError } from '../../shared/errors.ts';
+import { AppError, RetryLaterError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/ports/Logger.ts';
 import type { AppState } from '../../shared/http/AppState.ts';
 import { boundedDetail } from '../../shared/validation/boundedDetail.ts';
@@ -43,7 +43,7 @@ export const errorMiddleware = ({ logger }: { logger: Logger }): Middleware<AppS
     } catch (caught) {
       if (caught instanceof AppError) {
         ctx.status = caught.status;
-        if (caught instanceof TooManyRequestsError) ctx.set('Retry-After', String(Math.max(1, Math.ceil(caught.retryAfterSeconds))));
+        if (caught instanceof RetryLaterError) ctx.set('Retry-After', String(Math.max(1, Math.ceil(caught.retryAfterSeconds))));
         // The spec's 403 for a missing oauth_flow cookie has an empty body: detail null means none.
         if (caught.detail === null) ctx.body = '';
         // Bounded: a 422 entry echoes its input, which may be a 1 MB string or a wide object.

@@ -1,13 +1,11 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
-import type Router from '@koa/router';
-import type Koa from 'koa';
-import type { AppState } from '../../shared/http/AppState.ts';
 import { startTestService, type TestService } from '../../test/support/testService.ts';
 import { catalogClient } from '../../test/support/catalogFixture.ts';
 import { taskBed } from '../../test/support/taskBed.ts';
 import { rawRequest, type RawReply } from '../../test/support/rawRequest.ts';
+import { routesOf, type Route } from '../../test/support/appRoutes.ts';
 
 /**
  * Property: whatever a client sends (body, headers, path parameters, token or none), no route
@@ -23,25 +21,6 @@ const HOSTILE = '\u0000HOSTILE';
 const SEED = Number(process.env.FUZZ_SEED ?? 190_419);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 250);
 const TIME_LIMIT_MS = 25_000;
-
-interface Route {
-  method: string;
-  path: string;
-}
-
-/** Every method and path the app's routers serve (HEAD is GET's twin). */
-const routesOf = (app: Koa<AppState>): Route[] => {
-  const routes = new Map<string, Route>();
-  for (const middleware of app.middleware) {
-    const router = (middleware as { router?: Router<AppState> }).router;
-    if (!router) continue;
-    for (const layer of router.stack) {
-      if (typeof layer.path !== 'string') continue;
-      for (const method of layer.methods) if (method !== 'HEAD') routes.set(`${method} ${layer.path}`, { method, path: layer.path });
-    }
-  }
-  return [...routes.values()];
-};
 
 // ---------------------------------------------------------------- generators
 

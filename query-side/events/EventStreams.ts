@@ -5,6 +5,7 @@ import { toEnvelope } from './eventEnvelope.ts';
 import { envelopeJson } from './envelopeJson.ts';
 import type { EventFilter } from './eventsQuery.ts';
 import { eventMatches } from './readEventsPage.ts';
+import { StreamShares } from '../../shared/http/StreamShares.ts';
 
 export interface EventStreamSettings {
   /** A comment line this often keeps proxies from closing an idle stream. */
@@ -14,6 +15,8 @@ export interface EventStreamSettings {
    * last event saying why: it reads slower than ~1 MiB per this period, or not at all.
    */
   slowClientMs: number;
+  /** Streams open at once, and per user (EVENTS_STREAMS_MAX, EVENTS_STREAMS_PER_USER); the route needs a token, so no anonymous share. */
+  shares: { total: number; perUser: number };
 }
 
 /** Frames are written in chunks of about this size: one write per event costs a syscall each. */
@@ -24,8 +27,8 @@ const FLUSH_BYTES = 64 * 1024;
  * (16 KiB) instead would make every chunk wait for a round trip to the reader.
  */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
-/** Open streams one user may hold: each holds a subscription and up to 1 MiB of buffer. */
-export const MAX_STREAMS_PER_USER = 10;
+/** Streams open at once by default, and per user: each holds a subscription and up to 1 MiB of buffer. */
+export const DEFAULT_EVENT_STREAM_SHARES = { total: 64, perUser: 10 };
 /** A dropped client gets this long to read its last event before its socket is destroyed. */
 const DROP_GRACE_MS = 30_000;
 
@@ -54,23 +57,25 @@ export const sseFrame = (event: RecordedEvent): string => {
  */
 export class EventStreams {
   private readonly open = new Set<() => void>();
-  private readonly perUser = new Map<string, number>();
+  private readonly shares: StreamShares;
 
   constructor(
     private readonly deps: { eventStore: EventStore; logger?: Logger; settings: EventStreamSettings },
-  ) {}
+  ) {
+    this.shares = new StreamShares(deps.settings.shares, 'event streams');
+  }
 
   get size(): number {
     return this.open.size;
   }
 
-  /** False when `who` already holds MAX_STREAMS_PER_USER streams (the route answers 429). */
-  mayOpen(who: string): boolean {
-    return (this.perUser.get(who) ?? 0) < MAX_STREAMS_PER_USER;
-  }
-
-  /** Takes over `res` (the caller has set the status line's headers it wants kept). */
+  /**
+   * Takes a slot for the user `who` and takes over `res` (the caller has set the status line's
+   * headers it wants kept). Without a slot it throws the refusal before anything is written: 429
+   * `Too many open event streams` for a user holding its share, 503 for a full server.
+   */
   serve(res: ServerResponse, after: Position, filter: EventFilter, who: string): void {
+    const release = this.shares.admit({ user: who });
     const { eventStore, logger, settings } = this.deps;
     const matches = eventMatches(filter);
     let closed = false;
@@ -88,15 +93,12 @@ export class EventStreams {
     });
     res.socket?.setNoDelay(true);
 
-    this.perUser.set(who, (this.perUser.get(who) ?? 0) + 1);
     const stop = (): void => {
       if (closed) return;
       closed = true;
       clearInterval(heartbeat);
       this.open.delete(shutdown);
-      const left = (this.perUser.get(who) ?? 1) - 1;
-      if (left > 0) this.perUser.set(who, left);
-      else this.perUser.delete(who);
+      release();
       // Not awaited: this may run inside onEvent, and close() waits for the running handler.
       void subscription?.close();
     };

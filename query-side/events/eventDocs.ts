@@ -44,7 +44,8 @@ export const eventDocs: RouteDocs = {
       responses: {
         200: { description: 'The stream', contentType: 'text/event-stream', schema: { type: 'string' } },
         403: readersOnly,
-        429: detail('Too many open event streams'),
+        429: detail('Too many open event streams (the user holds EVENTS_STREAMS_PER_USER); Retry-After'),
+        503: detail('No event streams free on the server; try again later (EVENTS_STREAMS_MAX); Retry-After'),
       },
     },
   ],

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { TooManyRequestsError, forbidden } from '../../shared/errors.ts';
+import { forbidden } from '../../shared/errors.ts';
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
 import { principalOf, type AppContext, type AppState } from '../../shared/http/AppState.ts';
 import { toEnvelope } from './eventEnvelope.ts';
@@ -29,11 +29,10 @@ export const eventRoutes = (deps: { eventStore: EventStore; streams: EventStream
     requireEventReader(ctx);
     const query = parseEventsQuery({ ...ctx.query });
     const after = resumePosition(ctx.get('last-event-id') || undefined, query.from);
-    const who = principalOf(ctx).laui;
-    if (!deps.streams.mayOpen(who)) throw new TooManyRequestsError(5, 'Too many open event streams');
+    // A user past its share of streams (or a full server) gets a plain 429 (503) from serve, before any stream starts.
+    deps.streams.serve(ctx.res, after, query, principalOf(ctx).laui);
     // The response is written by EventStreams from here on, not by Koa.
     ctx.respond = false;
-    deps.streams.serve(ctx.res, after, query, who);
   });
 
   return router;

@@ -38,6 +38,7 @@ export const groupQueryDocs: RouteDocs = {
       method: 'GET',
       path: '/api/v1/group/get/:group_laui',
       summary: 'One group',
+      description: 'For its members (any role, directly or through a member group) and administrators; anyone else gets 404 Group not found, as for an unknown LAUI.',
       params: { path: groupPathSchema },
       responses: { 200: json('The group', groupSchema), 404: detail('Group not found'), 422: null },
     },

@@ -29,8 +29,9 @@ export const groupView = (doc: GroupDoc) => ({
 });
 
 /**
- * Private group reads (spec 4.6). A caller holds a role in a group directly or through a group
- * it belongs to (see groupsOfPrincipal). `true_parent`: groups the caller owns; `false_parents`:
+ * Private group reads (spec 4.6), each of the caller's own groups only (an administrator may read
+ * any by its LAUI). A caller holds a role in a group directly or through a group it belongs to (see
+ * groupsOfPrincipal). `true_parent`: groups the caller owns; `false_parents`:
  * groups where it edits or views but does not own; `all` and the empty string: any role.
  */
 export const groupQueryRoutes = ({ readStore }: { readStore: ReadStore }): Router<AppState> => {
@@ -83,11 +84,17 @@ export const groupQueryRoutes = ({ readStore }: { readStore: ReadStore }): Route
       .map(groupView);
   });
 
-  // Any authenticated user may read a group by its LAUI (the spec lists no 403 here).
+  /**
+   * A group by its LAUI, for its members (any role, directly or through a group that is one) and
+   * administrators. Anyone else gets the 404 of an unknown group (the spec lists no 403 here): a
+   * group's name, description and member list are its members' business, and a 403 would still
+   * confirm that the LAUI names a group.
+   */
   router.get('/api/v1/group/get/:group_laui', async (ctx) => {
+    const caller = principalOf(ctx);
     const laui = ctx.params.group_laui ?? '';
     const doc = isLaui(laui) ? await groups.get(laui) : null;
-    if (!doc) throw notFound('Group not found');
+    if (!doc || !(caller.isAdmin || (await groupsOfPrincipal(readStore, caller.laui)).has(doc.laui))) throw notFound('Group not found');
     ctx.body = groupView(doc);
   });
 

@@ -1,22 +1,10 @@
 import { expect } from 'chai';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, utimesSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, readdirSync, readlinkSync, statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { newLaui } from '../../shared/ids.ts';
-import { sessionLogFile } from '../../ops/logging/sessionLogFile.ts';
 import { SseClient } from '../../test/support/sseClient.ts';
+import { entry, startSession } from '../../test/support/sessionLogs.ts';
 import { startTestService, type TestService } from '../../test/support/testService.ts';
-
-const entry = (sessionId: string, message: string, extra: Record<string, unknown> = {}): string =>
-  `${JSON.stringify({ timestamp: new Date().toISOString(), level: 'info', category: 'TASK', step: 'run', message, session_id: sessionId, ...extra })}\n`;
-
-/** A session that starts now: its file, with its first line written. */
-const startSession = (logs: string): { id: string; file: string } => {
-  const id = newLaui(new Date());
-  const { dir, file } = sessionLogFile(logs, id, '');
-  mkdirSync(dir, { recursive: true });
-  appendFileSync(join(dir, file), entry(id, 'started'));
-  return { id, file: join(dir, file) };
-};
 
 /** File descriptors of this process open on `path` (Linux: /proc/self/fd). */
 const openDescriptors = (path: string): number =>
@@ -55,7 +43,8 @@ describe('following a session live (GET /logs/session/{id} while the run goes on
   };
 
   before(async () => {
-    svc = await startTestService({ LOG_FOLLOW_IDLE_SECONDS: '30' });
+    // 20 followers from one address below: more than one anonymous address's default share (8).
+    svc = await startTestService({ LOG_FOLLOW_IDLE_SECONDS: '30', LOG_STREAMS_PER_ADDRESS: '32' });
     logs = join(svc.dataDir, 'logs');
   });
   afterEach(() => {

@@ -1,6 +1,12 @@
-import { json, objectOf, type RouteDocs } from '../../shared/http/routeDocs.ts';
+import { detail, json, objectOf, type RouteDocs } from '../../shared/http/routeDocs.ts';
 import { LOG_CATEGORIES } from '../../shared/ports/Logger.ts';
 import { contentSchema, fileSchema } from './logsQuery.ts';
+
+/** A client past its share of streams, and a server with none left (StreamShares): before any stream starts. */
+const refusals = {
+  429: detail('Too many open log streams (this client holds its share: LOG_STREAMS_PER_USER signed in, LOG_STREAMS_PER_ADDRESS anonymous); Retry-After'),
+  503: detail('No log streams free on the server; try again later (LOG_STREAMS_MAX, or LOG_STREAMS_ANONYMOUS_MAX for anonymous clients); Retry-After'),
+};
 
 const sse = (events: string) => ({ description: `Server-Sent Events: ${events}. Failures after the start are an \`error\` event ({message}), never a status.`, contentType: 'text/event-stream', schema: { type: 'string' } });
 
@@ -41,7 +47,7 @@ export const logDocs: RouteDocs = {
       path: '/api/v1/logs/listItems{/*folder_path}',
       summary: 'List a log folder (the logs root without a path)',
       params: { path: folderPath },
-      responses: { 200: sse('status, data ({directory, items: [{name, type, size, modified, path}], total_count}), done'), 422: null },
+      responses: { 200: sse('status, data ({directory, items: [{name, type, size, modified, path}], total_count}), done'), ...refusals, 422: null },
     },
     {
       method: 'GET',
@@ -49,14 +55,14 @@ export const logDocs: RouteDocs = {
       summary: 'Stream a log file',
       description: 'Normal mode: text chunks. reverse=true: one line per chunk, newest first, skip and limit applied (page through a big file).',
       params: { path: filePath, query: fileSchema },
-      responses: { 200: sse('status, metadata ({name, path, size, modified}), chunk ({content}) many, done ({state, total_chunks})') },
+      responses: { 200: sse('status, metadata ({name, path, size, modified}), chunk ({content}) many, done ({state, total_chunks})'), ...refusals },
     },
     {
       method: 'GET',
       path: '/api/v1/logs/session/:session_id',
       summary: "Stream a run session's log entries, following it while it runs",
       params: { path: sessionPath },
-      responses: { 200: sse('status, log (an entry) many, done ({state, total_count})'), 422: null },
+      responses: { 200: sse('status, log (an entry) many, done ({state, total_count})'), ...refusals, 422: null },
     },
     {
       method: 'GET',

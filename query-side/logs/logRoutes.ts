@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { AppContext, AppState } from '../../shared/http/AppState.ts';
 import type { Logger } from '../../shared/ports/Logger.ts';
+import { streamHolderOf } from '../../shared/http/StreamShares.ts';
 import { listLogItems } from './listLogItems.ts';
 import type { LogStreams } from './LogStreams.ts';
 import { parseLogFileQuery, parseSessionContentQuery } from './logsQuery.ts';
@@ -19,6 +20,12 @@ export interface LogRoutesDeps {
   streams: LogStreams;
   /** publicRouteGuard: lets everyone through unless PUBLIC_ROUTES_REQUIRE_AUTH. */
   guard: Middleware<AppState>;
+  /**
+   * Sets the caller when the request carries a valid credential and lets it through anonymous
+   * otherwise (optionalCaller with bad credentials anonymous): a stream counts against its user's
+   * share, or its address's.
+   */
+  identify: Middleware<AppState>;
   follow: FollowSettings;
   logger: Logger;
 }
@@ -44,19 +51,21 @@ const pathParam = (ctx: AppContext, name: string): string => {
 export const logRoutes = (deps: LogRoutesDeps): Router<AppState> => {
   const router = new Router<AppState>();
 
-  /** Hands the response over to an event stream (status sent) and runs `work` on it. */
+  /**
+   * Hands the response over to an event stream (status sent) and runs `work` on it; a client past its
+   * share of streams (or a full server) gets the plain 429 (503) before any stream starts.
+   */
   const serve = (ctx: AppContext, what: string, work: (stream: SseResponse) => Promise<void>): void => {
+    const stream = deps.streams.start(ctx.res, streamHolderOf(ctx));
     // The response is written by the stream from here on, not by Koa.
     ctx.respond = false;
-    const stream = deps.streams.start(ctx.res);
-    if (stream === null) return;
     work(stream).catch((error: unknown) => {
       deps.logger.log({ level: 'error', category: 'API', message: `Log stream ${what} failed: ${error instanceof Error ? error.message : String(error)}` });
       stream.finish('error', { message: 'The logs could not be read' });
     });
   };
 
-  router.get('/api/v1/logs/listItems{/*folder_path}', deps.guard, (ctx) => {
+  router.get('/api/v1/logs/listItems{/*folder_path}', deps.guard, deps.identify, (ctx) => {
     const requested = pathParam(ctx, 'folder_path').replace(/\/+$/, '');
     serve(ctx, 'listItems', async (stream) => {
       const found = await resolveLogPath(deps.logsRoot, requested, 'directory');
@@ -67,7 +76,7 @@ export const logRoutes = (deps: LogRoutesDeps): Router<AppState> => {
     });
   });
 
-  router.get('/api/v1/logs/file{/*file_path}', deps.guard, (ctx) => {
+  router.get('/api/v1/logs/file{/*file_path}', deps.guard, deps.identify, (ctx) => {
     const query = parseLogFileQuery({ ...ctx.query });
     const requested = pathParam(ctx, 'file_path');
     serve(ctx, 'file', async (stream) => {
@@ -77,7 +86,7 @@ export const logRoutes = (deps: LogRoutesDeps): Router<AppState> => {
     });
   });
 
-  router.get('/api/v1/logs/session/:session_id', deps.guard, (ctx) => {
+  router.get('/api/v1/logs/session/:session_id', deps.guard, deps.identify, (ctx) => {
     const sessionId = ctx.params.session_id ?? '';
     serve(ctx, 'session', async (stream) => {
       const file = SESSION_ID.test(sessionId) ? deps.findSessionFile(sessionId) : null;
