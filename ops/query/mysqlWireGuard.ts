@@ -34,17 +34,34 @@ const lengthEncoded = (value: number): Buffer => {
   return bytes;
 };
 
-/** `payload` as packets of at most 0xFFFFFF bytes from sequence id `sequence` (a payload ending on a full part gets an empty last part). */
-const packets = (payload: Buffer, sequence: number): Buffer => {
-  const parts: Buffer[] = [];
-  let offset = 0;
+/**
+ * The payload made of `pieces` as packets of at most 0xFFFFFF bytes from sequence id `sequence` (a
+ * payload ending on a full part gets an empty last part), as pieces again: nothing is copied.
+ */
+const packets = (pieces: ReadonlyArray<Buffer>, sequence: number): Buffer[] => {
+  const out: Buffer[] = [];
+  let left = pieces.reduce((sum, piece) => sum + piece.length, 0);
   let id = sequence;
+  let index = 0;
+  let offset = 0;
   for (;;) {
-    const size = Math.min(MAX_PART, payload.length - offset);
-    parts.push(Buffer.from([size & 0xff, (size >> 8) & 0xff, size >> 16, id & 0xff]), payload.subarray(offset, offset + size));
-    offset += size;
+    const size = Math.min(MAX_PART, left);
+    out.push(Buffer.from([size & 0xff, (size >> 8) & 0xff, size >> 16, id & 0xff]));
+    let need = size;
+    while (need > 0) {
+      const piece = pieces[index] as Buffer;
+      const take = Math.min(need, piece.length - offset);
+      out.push(piece.subarray(offset, offset + take));
+      need -= take;
+      offset += take;
+      if (offset === piece.length) {
+        index += 1;
+        offset = 0;
+      }
+    }
+    left -= size;
     id += 1;
-    if (size < MAX_PART) return Buffer.concat(parts);
+    if (size < MAX_PART) return out;
   }
 };
 
@@ -196,11 +213,11 @@ export class MysqlWireGuard extends WireGuard {
       return;
     }
     if (this.kind === 'error') {
-      this.emit(packets(this.keeper.end(this.seen).bytes, this.firstSequence));
+      for (const piece of packets([this.keeper.end(this.seen).bytes], this.firstSequence)) this.emit(piece);
       return;
     }
     if (this.valuePhase !== 'prefix') throw malformed();
-    this.emit(packets(Buffer.concat(this.rewritten), this.firstSequence));
+    for (const piece of packets(this.rewritten, this.firstSequence)) this.emit(piece);
     this.rewritten = [];
     if (this.anyCut) this.endAfterCutRow();
   }

@@ -191,9 +191,10 @@ export class PgWireGuard extends WireGuard {
       if (this.noticePhase !== 'end') throw malformed('error message');
       this.rewritten.push(Buffer.from([0]));
     }
-    const rewritten = Buffer.concat(this.rewritten);
+    const length = this.rewritten.reduce((sum, piece) => sum + piece.length, 4);
+    this.emit(Buffer.concat([Buffer.from([this.type]), int32(length)]));
+    for (const piece of this.rewritten) this.emit(piece);
     this.rewritten = [];
-    this.emit(Buffer.concat([Buffer.from([this.type]), int32(rewritten.length + 4), rewritten]));
     if (this.state === 'row' && this.anyCut) this.endAfterCutRow();
   }
 }

@@ -40,6 +40,8 @@ export const utf8Prefix = (bytes: Buffer): Buffer => {
 };
 
 const MARKER_START = Buffer.from('…[value cut: ', 'utf8');
+/** The marker's longest UTF-8 form (N up to 2^53 - 1). */
+const MARKER_ROOM = Buffer.byteLength(cutMarker(Number.MAX_SAFE_INTEGER), 'utf8');
 
 /** A binary value the guard cut: the bytes kept and the marker after them; null for a value that was not cut. */
 export const splitCut = (bytes: Uint8Array): { kept: Buffer; marker: string } | null => {
@@ -56,10 +58,11 @@ export const splitCut = (bytes: Uint8Array): { kept: Buffer; marker: string } | 
 /**
  * The values of one row as the guard keeps them: at most `cap` bytes in all, in order; a value that
  * does not fit whole is cut (at a character boundary) and gets the marker naming its full size.
+ * Each value is copied once, into a buffer of the size it will keep (and room for the marker).
  */
 export class RowKeeper {
   private left: number;
-  private pieces: Buffer[] = [];
+  private value = Buffer.alloc(0);
   private kept = 0;
   private total = 0;
 
@@ -67,28 +70,31 @@ export class RowKeeper {
     this.left = cap;
   }
 
-  /** A value of `total` bytes starts. */
+  /** A value of `total` bytes starts (Infinity: known at its end only, a C string). */
   begin(total: number): void {
-    this.pieces = [];
-    this.kept = 0;
     this.total = total;
+    this.kept = 0;
+    const keep = Math.min(total, this.left);
+    this.value = Buffer.allocUnsafe(keep < total ? keep + MARKER_ROOM : keep);
   }
 
   /** The value's next bytes: kept while the row's allowance lasts, dropped after. */
   take(bytes: Buffer): void {
-    const keep = Math.min(bytes.length, this.left);
+    const keep = Math.min(bytes.length, this.left, this.value.length - this.kept);
     if (keep <= 0) return;
-    this.pieces.push(Buffer.from(bytes.subarray(0, keep)));
+    bytes.copy(this.value, this.kept, 0, keep);
     this.left -= keep;
     this.kept += keep;
   }
 
-  /** The value as the driver gets it: whole, or cut with the marker. `total`: its size when only its end told it (a C string). */
+  /** The value as the driver gets it: whole, or cut with the marker. `total`: its size when only its end told it. */
   end(total = this.total): { bytes: Buffer; cut: boolean } {
-    const value = Buffer.concat(this.pieces, this.kept);
-    this.pieces = [];
-    if (this.kept >= total) return { bytes: value, cut: false };
-    return { bytes: Buffer.concat([utf8Prefix(value), Buffer.from(cutMarker(total), 'utf8')]), cut: true };
+    const value = this.value;
+    this.value = Buffer.alloc(0);
+    if (this.kept >= total) return { bytes: value.subarray(0, this.kept), cut: false };
+    const prefix = utf8Prefix(value.subarray(0, this.kept)).length;
+    const written = value.write(cutMarker(total), prefix, 'utf8');
+    return { bytes: value.subarray(0, prefix + written), cut: true };
   }
 }
 
@@ -126,6 +132,7 @@ export abstract class WireGuard {
     this.out = [];
     if (pieces.length > 0) {
       try {
+        // One buffer: pg's parser takes a complete message without copying it again.
         this.deliver(pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces));
       } catch (error) {
         this.fail(error);

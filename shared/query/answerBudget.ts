@@ -50,7 +50,31 @@ const charCost = (text: string, index: number): number => {
   return 3;
 };
 
-const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? 'null', 'utf8');
+/**
+ * Bytes of `value` in JSON (UTF-8), counted without writing it: a 32 MiB string is measured where
+ * JSON.stringify would make another 32 MiB string per measure. Values are what targets answer
+ * (strings, numbers, booleans, null, arrays and plain objects from JSON); anything else is written.
+ */
+export const jsonBytes = (value: unknown): number => {
+  if (value === null || value === undefined) return 4;
+  switch (typeof value) {
+    case 'string':
+      return jsonStringBytes(value);
+    case 'boolean':
+      return value ? 4 : 5;
+    case 'number':
+      return Number.isFinite(value) ? String(value).length : 4;
+    case 'object': {
+      if (Array.isArray(value)) return value.reduce<number>((sum, item) => sum + jsonBytes(item), 2 + Math.max(0, value.length - 1));
+      if (Object.getPrototypeOf(value) !== Object.prototype) break;
+      const entries = Object.entries(value as Record<string, unknown>).filter(([, item]) => item !== undefined && typeof item !== 'function');
+      return entries.reduce((sum, [key, item]) => sum + jsonStringBytes(key) + 1 + jsonBytes(item), 2 + Math.max(0, entries.length - 1));
+    }
+    default:
+      break;
+  }
+  return Buffer.byteLength(JSON.stringify(value) ?? 'null', 'utf8');
+};
 
 /** The text a value is cut from: strings as they are, anything else as its JSON. */
 const textOf = (value: unknown): string => (typeof value === 'string' ? value : (JSON.stringify(value) ?? 'null'));

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { AnswerBudget, cutMarker, cutTotalOf, cutValue, jsonStringBytes } from './answerBudget.ts';
+import { AnswerBudget, cutMarker, cutTotalOf, cutValue, jsonBytes, jsonStringBytes } from './answerBudget.ts';
 
 /** The body the route sends for an answer. */
 const bodyBytes = (budget: AnswerBudget, columns: string[]): number => Buffer.byteLength(JSON.stringify(budget.answer(columns)), 'utf8');
@@ -14,6 +14,16 @@ describe('AnswerBudget (QUERY_MAX_BYTES and QUERY_MAX_ROWS on an answer)', () =>
       { numRuns: 2000 },
     );
     expect(jsonStringBytes('\ud800x')).to.equal(Buffer.byteLength(JSON.stringify('\ud800x'), 'utf8'));
+  });
+
+  it('given any JSON value, when measured without writing it, then jsonBytes is the UTF-8 length of JSON.stringify', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(jsonBytes(value)).to.equal(Buffer.byteLength(JSON.stringify(value), 'utf8'));
+      }),
+      { numRuns: 1000 },
+    );
+    expect(jsonBytes([1, undefined, { a: undefined, b: -0 }, Number.NaN, 'é'])).to.equal(Buffer.byteLength(JSON.stringify([1, undefined, { a: undefined, b: -0 }, Number.NaN, 'é'])));
   });
 
   it('given rows within both bounds, when offered, then all are taken and the answer is not truncated', () => {
