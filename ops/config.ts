@@ -473,6 +473,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       statementTimeoutMs: integer(env, 'QUERY_TIMEOUT_SECONDS', 120, 1, 86_400) * 1000,
       connectTimeoutMs: integer(env, 'QUERY_CONNECT_TIMEOUT_SECONDS', 10, 1, 600) * 1000,
       maxRows: integer(env, 'QUERY_MAX_ROWS', 10_000, 1, 1_000_000),
+      maxBytes: integer(env, 'QUERY_MAX_BYTES', 32 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     },
     marketplace: {
       url: marketplaceUrl(env),

@@ -94,10 +94,11 @@ describe('configuration', () => {
     expect(() => loadConfig({ EVENTS_STREAMS_MAX: '2', EVENTS_STREAMS_PER_USER: '3' })).to.throw(/EVENTS_STREAMS_PER_USER must be/);
   });
 
-  it('given no query settings, when loaded, then POST /query/execute has the spec limits (2 minutes, 10 s, 10,000 rows); bad values are refused', () => {
-    expect(loadConfig({}).query).to.deep.equal({ statementTimeoutMs: 120_000, connectTimeoutMs: 10_000, maxRows: 10_000 });
-    expect(loadConfig({ QUERY_TIMEOUT_SECONDS: '5', QUERY_CONNECT_TIMEOUT_SECONDS: '1', QUERY_MAX_ROWS: '10' }).query).to.deep.equal({ statementTimeoutMs: 5000, connectTimeoutMs: 1000, maxRows: 10 });
+  it('given no query settings, when loaded, then POST /query/execute has the spec limits (2 minutes, 10 s, 10,000 rows) and 32 MiB of answer; bad values are refused', () => {
+    expect(loadConfig({}).query).to.deep.equal({ statementTimeoutMs: 120_000, connectTimeoutMs: 10_000, maxRows: 10_000, maxBytes: 32 * 1024 * 1024 });
+    expect(loadConfig({ QUERY_TIMEOUT_SECONDS: '5', QUERY_CONNECT_TIMEOUT_SECONDS: '1', QUERY_MAX_ROWS: '10', QUERY_MAX_BYTES: '4096' }).query).to.deep.equal({ statementTimeoutMs: 5000, connectTimeoutMs: 1000, maxRows: 10, maxBytes: 4096 });
     expect(() => loadConfig({ QUERY_CONNECT_TIMEOUT_SECONDS: '0.5' })).to.throw(/QUERY_CONNECT_TIMEOUT_SECONDS must be an integer/);
+    expect(() => loadConfig({ QUERY_MAX_BYTES: '100' })).to.throw(/QUERY_MAX_BYTES must be an integer between 1024 and 268435456/);
   });
 
   it('given no MCP settings, when loaded, then the agent uses the service\'s own /mcp with a 150 s tool bound; a URL that is not http(s) is refused', () => {

@@ -2,7 +2,9 @@ import { connect as tcpConnect, type Socket } from 'node:net';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import { QueryTargetError, type QueryRequest, type QueryResult, type QueryTarget, type QueryTargetFactory } from '../../shared/ports/QueryTarget.ts';
+import { AnswerBudget } from '../../shared/query/answerBudget.ts';
 import { pgTypeParser } from './pgValues.ts';
+import { guardPgClient } from './pgWireGuard.ts';
 import { durationText, QueryWatch } from './QueryWatch.ts';
 import { relationalParams, type RelationalParams } from './relationalParams.ts';
 
@@ -18,6 +20,13 @@ import { relationalParams, type RelationalParams } from './relationalParams.ts';
  * reports the setting (PostgreSQL 14+) and did not take it (a pooler that drops startup options) is
  * refused. Rows come through a cursor (a portal read with one Execute of maxRows + 1 rows): the
  * server stops producing at the cap, nothing beyond it is read.
+ *
+ * Bytes are bounded too (QUERY_MAX_BYTES, shared/query/answerBudget.ts): each row is offered to the
+ * answer's budget as pg parses it, and past the bound the read stops there (the backend is cancelled
+ * and the socket cut). Under pg, the wire guard (pgWireGuard.ts) cuts any row larger than the bound
+ * before pg sees it, so pg never builds a string of that size (a 600 MB value made it throw
+ * ERR_STRING_TOO_LONG in its socket handler, which ended the process), and turns anything pg throws
+ * while parsing into a 502 for this request.
  */
 
 const SESSION_OPTIONS = (statementTimeoutMs: number): string =>
@@ -38,6 +47,10 @@ const SESSION_OPTIONS = (statementTimeoutMs: number): string =>
 const EXPECTED_REPORTS: ReadonlyArray<[string, string]> = [
   ['default_transaction_read_only', 'on'],
   ['standard_conforming_strings', 'on'],
+  // pg-protocol's startup packet asks for UTF8 and pg writes the statement in UTF-8: a server that
+  // reads it in another encoding (SJIS, BIG5: a pooler that drops startup options, the role's
+  // default then) could see quotes and backslashes the check did not.
+  ['client_encoding', 'UTF8'],
 ];
 
 /** How long past statementTimeoutMs the client waits for the server's own timeout before it cuts the connection. */
@@ -96,9 +109,16 @@ const execute = async (params: RelationalParams, request: QueryRequest): Promise
   const reported = new Map<string, string>();
   internals.connection.on('parameterStatus', (message) => reported.set(message.parameterName, message.parameterValue));
   let connected = false;
+  /** The read stopped in the middle of the result (the byte bound): the session cannot be ended cleanly. */
+  let cutShort = false;
   const watch = new QueryWatch(request.signal, (reason) => {
     if (reason !== 'connect' && internals.processID !== null && internals.secretKey !== null) sendCancel(params, internals.processID, internals.secretKey);
     internals.connection.stream.destroy();
+  });
+  let onCut = (): void => undefined;
+  const wire = guardPgClient(client, request.maxBytes, {
+    onCut: () => onCut(),
+    onFailure: (error) => watch.fail(new QueryTargetError('unreachable', `The connection to the target failed: ${messageOf(error)}`)),
   });
   try {
     watch.connecting(request.connectTimeoutMs);
@@ -116,35 +136,59 @@ const execute = async (params: RelationalParams, request: QueryRequest): Promise
       }
     }
     watch.running(request.statementTimeoutMs + SERVER_TIMEOUT_GRACE_MS, request.statementTimeoutMs);
+    const budget = new AnswerBudget(request);
+    let columns: string[] = [];
     const cursor = client.query(new Cursor<unknown[]>(request.sql, undefined, { rowMode: 'array', types: TYPES }));
-    let rows: unknown[][];
-    let columns: string[];
     try {
-      ({ rows, columns } = await watch.race(
-        new Promise<{ rows: unknown[][]; columns: string[] }>((resolve, reject) => {
-          cursor.read(request.maxRows + 1, (error, read, result) => {
-            if (error) reject(error);
-            else resolve({ rows: read, columns: (result.fields ?? []).map((field) => field.name) });
+      await watch.race(
+        new Promise<void>((resolve, reject) => {
+          const stopHere = () => {
+            cutShort = true;
+            wire.guard?.stop();
+            resolve();
+          };
+          // Rows one by one, as pg parses them: the bound is checked before the next one is read.
+          cursor.on('row', (row: unknown[], result: pg.Result) => {
+            if (budget.truncated) return;
+            if (budget.rows.length === 0) {
+              columns = result.fields.map((field) => field.name);
+              budget.setColumns(columns);
+            }
+            if (!budget.offer(row) && budget.stoppedBy === 'bytes') stopHere();
+          });
+          // The guard cut a row larger than the bound (offered above): the read ends after it.
+          onCut = () => {
+            budget.stop();
+            stopHere();
+          };
+          cursor.read(request.maxRows + 1, (error, _rows, result) => {
+            if (error) return reject(error);
+            if (budget.rows.length === 0) columns = (result.fields ?? []).map((field) => field.name);
+            resolve();
           });
         }),
-      ));
+      );
     } catch (error) {
       watch.check();
       throw classify(error, request);
     }
-    const truncated = rows.length > request.maxRows;
-    if (truncated) {
-      rows.length = request.maxRows;
+    if (budget.stoppedBy === 'rows') {
       // The portal is suspended, not finished: close it (the server stops producing there) so that
       // the session ends cleanly; a server slow to confirm is cut off below instead.
       await Promise.race([cursor.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())]);
     }
     watch.check();
-    return { columns, rows, row_count: rows.length, truncated };
+    return budget.answer(columns);
   } finally {
     watch.dispose();
-    if (connected && !watch.failure) void client.end().catch(() => undefined);
-    else internals.connection.stream.destroy();
+    wire.guard?.stop();
+    if (connected && !watch.failure && !cutShort) {
+      void client.end().catch(() => undefined);
+    } else {
+      // Mid-result (or broken): the backend may still be producing; cancel it, then cut the socket.
+      if (connected && internals.processID !== null && internals.secretKey !== null && !watch.failure) sendCancel(params, internals.processID, internals.secretKey);
+      internals.connection.stream.destroy();
+    }
   }
 };
 

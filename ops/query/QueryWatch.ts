@@ -47,6 +47,11 @@ export class QueryWatch {
     this.arm(ms, new QueryTargetError('timeout', `The query exceeded ${durationText(limitMs)}`), 'statement');
   }
 
+  /** Ends the query with `error` (the connection broke under the driver): stop runs as for a statement timeout. */
+  fail(error: QueryTargetError): void {
+    this.end(error, 'statement');
+  }
+
   /** Throws the watch's own failure if it ended the query. */
   check(): void {
     if (this.ended) throw this.ended;

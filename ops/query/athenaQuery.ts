@@ -9,6 +9,7 @@ import {
   type Row,
 } from '@aws-sdk/client-athena';
 import { QueryTargetError, type QueryRequest, type QueryResult } from '../../shared/ports/QueryTarget.ts';
+import { AnswerBudget } from '../../shared/query/answerBudget.ts';
 import { awsFailure } from './awsFailure.ts';
 import { booleanValue, decimalValue, floatValue, hexBytesToBase64, integerValue, timestampValue } from './cloudValues.ts';
 import { CANCEL_TIMEOUT_MS, QueryRun, pollDelays, shortMessage } from './queryRun.ts';
@@ -96,11 +97,11 @@ export const athenaQuery = async (client: AthenaClient, statement: AthenaStateme
     }
 
     let columns: ColumnInfo[] = [];
-    const rows: unknown[][] = [];
+    const budget = new AnswerBudget(request);
     let nextToken: string | undefined;
     let firstPage = true;
     do {
-      const wanted = request.maxRows + 1 - rows.length + (firstPage ? 1 : 0);
+      const wanted = request.maxRows + 1 - budget.rows.length + (firstPage ? 1 : 0);
       const page = await run.step((abortSignal) =>
         client.send(new GetQueryResultsCommand({ QueryExecutionId: executionId, NextToken: nextToken, MaxResults: Math.min(PAGE_LIMIT, wanted) }), { abortSignal }),
       );
@@ -111,17 +112,15 @@ export const athenaQuery = async (client: AthenaClient, statement: AthenaStateme
         const isHeader = header !== undefined && header.length === columns.length && header.every((name, index) => name === (columns[index]?.Label ?? columns[index]?.Name));
         if (statementType === 'DML' && isHeader) pageRows = pageRows.slice(1);
         firstPage = false;
+        budget.setColumns(columns.map(columnName));
       }
       for (const row of pageRows) {
-        if (rows.length > request.maxRows) break;
-        rows.push(columns.map((column, index) => athenaValue(row.Data?.[index]?.VarCharValue, column)));
+        if (!budget.offer(columns.map((column, index) => athenaValue(row.Data?.[index]?.VarCharValue, column)))) break;
       }
       nextToken = page.NextToken;
-    } while (nextToken !== undefined && rows.length <= request.maxRows);
+    } while (nextToken !== undefined && !budget.truncated);
 
-    const truncated = rows.length > request.maxRows;
-    if (truncated) rows.length = request.maxRows;
-    return { columns: columns.map((column) => column.Label ?? column.Name ?? ''), rows, row_count: rows.length, truncated };
+    return budget.answer(columns.map(columnName));
   } catch (error) {
     if (run.stopped) {
       if (id !== undefined) {
@@ -134,3 +133,5 @@ export const athenaQuery = async (client: AthenaClient, statement: AthenaStateme
     run.dispose();
   }
 };
+
+const columnName = (column: ColumnInfo): string => column.Label ?? column.Name ?? '';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTargetError, type QueryRequest, type QueryResult } from '../../shared/ports/QueryTarget.ts';
+import { AnswerBudget } from '../../shared/query/answerBudget.ts';
 import { booleanValue, floatValue, integerValue, timestampFromMicros } from './cloudValues.ts';
 import { CANCEL_TIMEOUT_MS, QueryRun, shortMessage } from './queryRun.ts';
 
@@ -166,20 +167,18 @@ export const bigQueryQuery = async (access: BigQueryAccess, statement: BigQueryS
     }
 
     const fields = answer.schema?.fields ?? [];
-    const rows: unknown[][] = [];
+    const columns = fields.map((field) => field.name ?? '');
+    const budget = new AnswerBudget(request, columns);
     for (;;) {
       for (const row of answer.rows ?? []) {
-        if (rows.length > request.maxRows) break;
-        rows.push(fields.map((field, index) => cellValue(row.f?.[index]?.v, field)));
+        if (!budget.offer(fields.map((field, index) => cellValue(row.f?.[index]?.v, field)))) break;
       }
       const pageToken = answer.pageToken;
-      if (pageToken === undefined || rows.length > request.maxRows || job === undefined) break;
-      const wanted = request.maxRows + 1 - rows.length;
+      if (pageToken === undefined || budget.truncated || job === undefined) break;
+      const wanted = request.maxRows + 1 - budget.rows.length;
       answer = await run.step((signal) => call(resultsUrl(pageToken, wanted, 10_000), { method: 'GET' }, signal));
     }
-    const truncated = rows.length > request.maxRows;
-    if (truncated) rows.length = request.maxRows;
-    return { columns: fields.map((field) => field.name ?? ''), rows, row_count: rows.length, truncated };
+    return budget.answer(columns);
   } catch (error) {
     if (run.stopped) {
       if (job !== undefined) {

@@ -2,6 +2,7 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBBlobValue, DuckDBConnection, DuckDBPreparedStatement, DuckDBValueConverter, Json } from '@duckdb/node-api';
 import { QueryTargetError, type QueryRequest, type QueryResult } from '../../shared/ports/QueryTarget.ts';
+import { AnswerBudget } from '../../shared/query/answerBudget.ts';
 import { jsonSafeConverter } from '../../query-side/logs/jsonSafeValues.ts';
 import type { CloudQuerySettings } from './cloudQuerySettings.ts';
 import { duckdbExtensionFile } from './duckdbExtensionFile.ts';
@@ -40,7 +41,9 @@ interface Engine {
  * extensions neither installed nor autoloaded, then (before anything of the caller's is parsed)
  * the setup statements, the allowed prefixes, external access off and the configuration locked.
  * DuckDB's parser then decides: exactly one statement, and once bound a SELECT (WITH, DESCRIBE,
- * SUMMARIZE, FROM-first included) or EXPLAIN; at most maxRows + 1 rows are read from a stream.
+ * SUMMARIZE, FROM-first included) or EXPLAIN; rows are read from a stream, chunk by chunk, until the
+ * answer's budget (maxRows, QUERY_MAX_BYTES) stops them. A single value is as large as the engine's
+ * memory limit lets it be (QUERY_ENGINE_MEMORY_MB) before the budget cuts it.
  * When the run stops the connection is interrupted (again every 100 ms until DuckDB returns).
  */
 const runDuckdb = async (duckdb: DuckDB, engine: Engine, settings: CloudQuerySettings, request: QueryRequest, run: QueryRun): Promise<QueryResult> => {
@@ -91,11 +94,18 @@ const runDuckdb = async (duckdb: DuckDB, engine: Engine, settings: CloudQuerySet
     if (type !== duckdb.StatementType.SELECT && type !== duckdb.StatementType.EXPLAIN) {
       throw new QueryTargetError('sql', `Only a SELECT (WITH, DESCRIBE, SUMMARIZE) or EXPLAIN statement is allowed, not ${duckdb.StatementType[type] ?? type}`);
     }
-    const reader = await prepared.streamAndReadUntil(request.maxRows + 1);
-    const rows = reader.convertRows(converter(duckdb));
-    const truncated = rows.length > request.maxRows;
-    if (truncated) rows.length = request.maxRows;
-    return { columns: reader.columnNames(), rows, row_count: rows.length, truncated };
+    // Chunk by chunk (2,048 rows) through the answer's budget: reading stops where it stops rows.
+    const result = await prepared.stream();
+    const columns = result.columnNames();
+    const budget = new AnswerBudget(request, columns);
+    const convert = converter(duckdb);
+    reading: for (;;) {
+      if (run.stopped) throw run.stoppedError();
+      const chunk = await result.fetchChunk();
+      if (chunk === null || chunk.rowCount === 0) break;
+      for (const row of chunk.convertRows(convert)) if (!budget.offer(row)) break reading;
+    }
+    return budget.answer(columns);
   } catch (error) {
     if (run.stopped) throw run.stoppedError();
     if (error instanceof QueryTargetError) throw error;

@@ -1,3 +1,4 @@
+import { cutTotalOf } from '../../shared/query/answerBudget.ts';
 import { decimalValue, safeInteger } from '../../shared/query/jsonSafeValue.ts';
 
 /**
@@ -14,7 +15,8 @@ import { decimalValue, safeInteger } from '../../shared/query/jsonSafeValue.ts';
  *  - interval: an ISO 8601 duration (`P1DT2H`); time, timetz: as written;
  *  - bytea: base64;
  *  - arrays of these: arrays of the converted elements (NULL -> null);
- *  - anything else (text, uuid, inet, enums, geometric, range, domain and user types): the text.
+ *  - anything else (text, uuid, inet, enums, geometric, range, domain and user types): the text;
+ *  - a value that does not parse as its type says, or that was cut at the answer's bound: the text.
  */
 
 type Parser = (text: string) => unknown;
@@ -125,14 +127,30 @@ export const parsePgArray = (text: string, element: Parser): unknown => {
 
 const identity: Parser = (text) => text;
 
+/**
+ * `parse`, made total: pg calls it in its socket handler, where a throw (JSON.parse of a malformed
+ * json value from a hostile server, BigInt of junk) would end the process. A text the wire guard cut
+ * (it ends with the cut marker) is not parsed: it is returned as the database wrote it, cut.
+ */
+const total =
+  (parse: Parser): Parser =>
+  (text) => {
+    if (text.endsWith(' bytes]') && cutTotalOf(text) !== null) return text;
+    try {
+      return parse(text);
+    } catch {
+      return text;
+    }
+  };
+
 /** The parser of a column type, for pg's `types.getTypeParser` (text format; the target never asks for binary). */
 export const pgTypeParser = (oid: number): Parser => {
   const scalar = SCALARS.get(oid);
-  if (scalar) return scalar;
+  if (scalar) return total(scalar);
   const element = ARRAYS.get(oid);
   if (element !== undefined) {
     const parse = SCALARS.get(element) ?? identity;
-    return (text) => parsePgArray(text, parse);
+    return total((text) => parsePgArray(text, parse));
   }
   return identity;
 };

@@ -32,4 +32,13 @@ describe('PostgreSQL values as the query endpoint answers them (pgValues)', () =
     expect(pgTypeParser(1185)('{"2024-05-01 10:00:00+00"}')).to.deep.equal(['2024-05-01T10:00:00Z']);
     expect(pgTypeParser(2950)('5f2b...')).to.equal('5f2b...');
   });
+
+  it('given texts a type parser cannot read (a hostile server) or that were cut at the bound, when parsed, then the text comes back and nothing throws', () => {
+    expect(pgTypeParser(3802)('{"a": [1')).to.equal('{"a": [1');
+    expect(pgTypeParser(20)('twelve')).to.equal('twelve');
+    expect(pgTypeParser(1016)('{1,x}')).to.equal('{1,x}');
+    const cut = `{"a": "${'x'.repeat(10)}…[value cut: 600000000 bytes]`;
+    expect(pgTypeParser(3802)(cut)).to.equal(cut);
+    expect(pgTypeParser(17)('\\x00ff…[value cut: 600000000 bytes]')).to.equal('\\x00ff…[value cut: 600000000 bytes]');
+  });
 });

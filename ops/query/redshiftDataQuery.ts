@@ -9,6 +9,7 @@ import {
   type RedshiftDataClient,
 } from '@aws-sdk/client-redshift-data';
 import { QueryTargetError, type QueryRequest, type QueryResult } from '../../shared/ports/QueryTarget.ts';
+import { AnswerBudget } from '../../shared/query/answerBudget.ts';
 import { awsFailure } from './awsFailure.ts';
 import { decimalValue, timestampValue } from './cloudValues.ts';
 import { CANCEL_TIMEOUT_MS, QueryRun, pollDelays, shortMessage } from './queryRun.ts';
@@ -79,7 +80,7 @@ export const redshiftDataQuery = async (client: RedshiftDataClient, place: Redsh
     if (!hasResultSet) return { columns: [], rows: [], row_count: 0, truncated: false };
 
     let columns: ColumnMetadata[] = [];
-    const rows: unknown[][] = [];
+    const budget = new AnswerBudget(request);
     let nextToken: string | undefined;
     let firstPage = true;
     do {
@@ -87,20 +88,19 @@ export const redshiftDataQuery = async (client: RedshiftDataClient, place: Redsh
       if (firstPage) {
         columns = page.ColumnMetadata ?? [];
         firstPage = false;
+        budget.setColumns(columns.map(columnName));
       }
       for (const record of page.Records ?? []) {
-        if (rows.length > request.maxRows) break;
-        rows.push(columns.map((column, index) => {
+        const row = columns.map((column, index) => {
           const field = record[index];
           return field === undefined ? null : redshiftValue(field, column);
-        }));
+        });
+        if (!budget.offer(row)) break;
       }
       nextToken = page.NextToken;
-    } while (nextToken !== undefined && rows.length <= request.maxRows);
+    } while (nextToken !== undefined && !budget.truncated);
 
-    const truncated = rows.length > request.maxRows;
-    if (truncated) rows.length = request.maxRows;
-    return { columns: columns.map((column) => column.label ?? column.name ?? ''), rows, row_count: rows.length, truncated };
+    return budget.answer(columns.map(columnName));
   } catch (error) {
     if (run.stopped) {
       if (id !== undefined) {
@@ -113,3 +113,5 @@ export const redshiftDataQuery = async (client: RedshiftDataClient, place: Redsh
     run.dispose();
   }
 };
+
+const columnName = (column: ColumnMetadata): string => column.label ?? column.name ?? '';

@@ -24,6 +24,8 @@ export interface QuerySettings {
   connectTimeoutMs: number;
   /** 10,000 (spec): rows beyond are not read; truncated true. */
   maxRows: number;
+  /** QUERY_MAX_BYTES (32 MiB): the answer's JSON at most; rows stop there, truncated true (shared/query/answerBudget.ts). */
+  maxBytes: number;
 }
 
 export interface QueryRouteDeps {
@@ -85,6 +87,7 @@ export const queryRoutes = (deps: QueryRouteDeps): Router<AppState> => {
       result = await target.execute({
         sql: body.sql,
         maxRows: deps.settings.maxRows,
+        maxBytes: deps.settings.maxBytes,
         statementTimeoutMs: deps.settings.statementTimeoutMs,
         connectTimeoutMs: deps.settings.connectTimeoutMs,
         signal: gone.signal,

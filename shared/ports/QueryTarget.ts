@@ -6,7 +6,7 @@
  * DuckDB); one adapter file per target.
  */
 
-/** What every target answers: rows already capped at `maxRows` (row_count counts the rows returned). */
+/** What every target answers: rows already capped at `maxRows` and `maxBytes` (row_count counts the rows returned). */
 export interface QueryResult {
   columns: string[];
   /** JSON-safe values (docs: timestamps ISO 8601, big integers and decimals as strings beyond 2^53, binary as base64). */
@@ -19,6 +19,11 @@ export interface QueryRequest {
   sql: string;
   /** The spec's cap: 10,000. A target reads at most maxRows + 1 rows (to know it truncated), never the whole result. */
   maxRows: number;
+  /**
+   * QUERY_MAX_BYTES: the answer's JSON at most (shared/query/answerBudget.ts). Targets offer rows to
+   * an AnswerBudget as they read them and stop reading where it stops them.
+   */
+  maxBytes: number;
   /** The spec's 2 minutes (shortened in tests): past it the target stops the statement and throws QueryTargetError('timeout'). */
   statementTimeoutMs: number;
   /** Connecting (and authenticating) longer than this: QueryTargetError('unreachable'). */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { BLOCKED_KEYWORDS, checkStatement, type SqlDialect } from './checkStatement.ts';
+import { BLOCKED_KEYWORDS, checkStatement, REFUSED_NAMES, type SqlDialect } from './checkStatement.ts';
 
 const DIALECTS: SqlDialect[] = ['postgresql', 'mysql', 'generic'];
 const ok = (sql: string, dialect: SqlDialect = 'postgresql', leadingWords?: string[]) => checkStatement(sql, { dialect, ...(leadingWords ? { leadingWords } : {}) });
@@ -96,6 +96,84 @@ describe('checkStatement (spec 4.10 statement rules)', () => {
       expect(reasonOf('SELECT 1 /* abc')).to.equal('Unterminated comment at offset 9');
       expect(reasonOf('SELECT $x$ abc $y$')).to.equal('Unterminated dollar-quoted string at offset 7');
       expect(reasonOf('SELECT 1 /*! 1', 'mysql')).to.match(/^Unterminated comment/);
+    });
+  });
+
+  describe('given names that act outside a read-only query (large objects, server files, notifications, other connections)', () => {
+    const refused = (sql: string, dialect: SqlDialect = 'postgresql'): string | null => {
+      const reason = reasonOf(sql, dialect);
+      return reason === null ? null : (/^Refused: (\S+)/.exec(reason)?.[1] ?? reason);
+    };
+    it('when PostgreSQL SQL calls a large-object function, in any case, qualified or quoted, then it is refused naming it', () => {
+      expect(refused("SELECT lo_import('/etc/passwd')")).to.equal('lo_import');
+      expect(refused("SELECT LO_EXPORT(16385, '/tmp/x')")).to.equal('lo_export');
+      expect(refused('SELECT pg_catalog.lo_unlink(16385)')).to.equal('lo_unlink');
+      expect(refused("SELECT lo_put(16385, 0, '\\x00')")).to.equal('lo_put');
+      expect(refused('SELECT * FROM lo_create(0)')).to.equal('lo_create');
+      expect(refused('SELECT lowrite(0, NULL), loread(0, 1)')).to.equal('lowrite');
+      expect(refused('SELECT "lo_import" (\'/etc/passwd\')')).to.equal('lo_import');
+      expect(refused('SELECT "pg_catalog"."lo_import"(\'/etc/passwd\')')).to.equal('lo_import');
+      // The server decodes U& identifiers before it looks the function up.
+      expect(refused("SELECT U&\"lo\\005fimport\"('/etc/passwd')")).to.equal('lo_import');
+      expect(refused("SELECT U&\"lo!005fimport\" UESCAPE '!' ('/etc/passwd')")).to.equal('lo_import');
+    });
+    it('when PostgreSQL SQL reads server files, notifies, connects elsewhere or runs SQL from a string, then it is refused', () => {
+      for (const [sql, name] of [
+        ["SELECT pg_read_file('/etc/passwd')", 'pg_read_file'],
+        ["SELECT pg_read_binary_file('/etc/passwd')", 'pg_read_binary_file'],
+        ["SELECT pg_ls_dir('/')", 'pg_ls_dir'],
+        ['SELECT * FROM pg_ls_waldir()', 'pg_ls_waldir'],
+        ["SELECT pg_stat_file('/etc/passwd')", 'pg_stat_file'],
+        ["SELECT pg_notify('c', 'x')", 'pg_notify'],
+        ["SELECT dblink_exec('dbname=test', 'DROP TABLE t')", 'dblink_exec'],
+        ["SELECT * FROM dblink('dbname=test', 'SELECT 1') AS t(a int)", 'dblink'],
+        ["SELECT query_to_xml('SELECT lo_import(''/etc/passwd'')', true, true, '')", 'query_to_xml'],
+        ["SELECT * FROM ts_stat('SELECT 1')", 'ts_stat'],
+        ['SELECT pg_terminate_backend(1)', 'pg_terminate_backend'],
+        ["WITH x AS (SELECT 1) SELECT * FROM x, LATERAL (SELECT 1) y WHERE 'COPY' <> '' AND copy IS NULL", 'copy'],
+      ] as const) {
+        expect(refused(sql), sql).to.equal(name);
+      }
+    });
+    it('when MySQL SQL reads or writes server files or runs a command, then it is refused (INTO OUTFILE first as INTO)', () => {
+      expect(refused("SELECT LOAD_FILE('/etc/passwd')", 'mysql')).to.equal('load_file');
+      expect(refused("SELECT `load_file`('/etc/passwd')", 'mysql')).to.equal('load_file');
+      expect(refused("SELECT 1 /*! , load_file('/etc/passwd') */", 'mysql')).to.equal('load_file');
+      expect(refused("SELECT sys_exec('id')", 'mysql')).to.equal('sys_exec');
+      expect(reasonOf("SELECT 1 INTO OUTFILE '/tmp/x'", 'mysql')).to.match(/^SELECT \.\.\. INTO is not allowed/);
+      expect(refused("SELECT outfile FROM t", 'mysql')).to.equal('outfile');
+    });
+    it('when the names stand inside literals or comments, or a quoted identifier is not called, then they are data and pass', () => {
+      expect(ok("SELECT 'lo_import', $$pg_read_file$$ /* dblink */ -- pg_notify")).to.deep.equal({ ok: true });
+      expect(ok('SELECT "lo_id", "copy" FROM t')).to.deep.equal({ ok: true });
+      expect(ok("SELECT 'LOAD_FILE' # sys_exec", 'mysql')).to.deep.equal({ ok: true });
+      expect(ok('SELECT lot_size, pg_read, blob_load FROM t')).to.deep.equal({ ok: true });
+    });
+    it('when the engine is generic (Redshift speaks PostgreSQL), then both lists apply', () => {
+      expect(refused("SELECT lo_import('/x')", 'generic')).to.equal('lo_import');
+      expect(refused("SELECT load_file('/x')", 'generic')).to.equal('load_file');
+    });
+    it('the documented lists hold the names the finding named', () => {
+      expect(REFUSED_NAMES.postgresql).to.include.members(['lo_*', 'lowrite', 'loread', 'pg_read_file', 'pg_read_binary_file', 'pg_ls_*', 'pg_stat_file', 'dblink*', 'pg_notify', 'copy']);
+      expect(REFUSED_NAMES.mysql).to.include.members(['load_file', 'outfile', 'dumpfile', 'sys_exec']);
+    });
+  });
+
+  describe('given line comments ended by a lone carriage return', () => {
+    it('when PostgreSQL SQL hides a word behind `-- ...\\r`, then the word is code (PostgreSQL ends the comment there) and refused', () => {
+      expect(reasonOf('SELECT 1 -- c\rDELETE')).to.equal('Blocked keyword: DELETE');
+      expect(reasonOf('SELECT * FROM t -- c\r FOR UPDATE')).to.equal('Blocked keyword: UPDATE');
+      expect(reasonOf('SELECT 1 -- c\r INTO x')).to.match(/^SELECT \.\.\. INTO/);
+      expect(reasonOf("SELECT 1 -- c\r, lo_import('/etc/passwd')")).to.match(/^Refused: lo_import/);
+      expect(ok('SELECT 1 -- DELETE\r\n, 2')).to.deep.equal({ ok: true });
+    });
+    it('when MySQL SQL has `-- ...\\r` or `# ...\\r`, then the comment runs on to the next \\n, as MariaDB reads it', () => {
+      expect(ok('SELECT 1 -- c\rDELETE\n', 'mysql')).to.deep.equal({ ok: true });
+      expect(ok('SELECT 1 # c\rDELETE\n', 'mysql')).to.deep.equal({ ok: true });
+      expect(reasonOf('SELECT 1 -- c\rx\nDELETE', 'mysql')).to.equal('Blocked keyword: DELETE');
+    });
+    it('when the engine is generic, then either reading that sees code refuses', () => {
+      expect(reasonOf('SELECT 1 -- c\rDELETE', 'generic')).to.equal('Blocked keyword: DELETE');
     });
   });
 

@@ -30,6 +30,11 @@ export interface Lexing {
   hashComments: boolean;
   /** `--` starts a comment only when followed by whitespace or the end (MySQL); otherwise always. */
   dashCommentNeedsSpace: boolean;
+  /**
+   * A lone `\r` ends a `--` (or `#`) comment as `\n` does (PostgreSQL: its scanner's newline is
+   * `[\n\r]`); false: only `\n` does (MySQL and MariaDB read on to the next `\n`).
+   */
+  carriageReturnEndsLine: boolean;
   /** `$tag$ ... $tag$` is a string (PostgreSQL, DuckDB). */
   dollarQuotes: boolean;
   /** `/*! ... *\/` and `/*M! ... *\/` hold code the server runs (MySQL, MariaDB). */
@@ -119,12 +124,8 @@ export const tokenize = (sql: string, lexing: Lexing): SqlToken[] => {
     const next = sql[at + 1];
     if (char <= ' ' || char === '\u00a0' || char === '\ufeff') {
       at += 1;
-    } else if (char === '-' && next === '-' && (!lexing.dashCommentNeedsSpace || isSpaceOrControl(sql[at + 2]))) {
-      const end = sql.indexOf('\n', at);
-      at = end === -1 ? length : end + 1;
-    } else if (char === '#' && lexing.hashComments) {
-      const end = sql.indexOf('\n', at);
-      at = end === -1 ? length : end + 1;
+    } else if ((char === '-' && next === '-' && (!lexing.dashCommentNeedsSpace || isSpaceOrControl(sql[at + 2]))) || (char === '#' && lexing.hashComments)) {
+      at = lineEnd(sql, at, lexing.carriageReturnEndsLine);
     } else if (char === '/' && next === '*') {
       if (lexing.executableComments && (sql[at + 2] === '!' || (sql[at + 2] === 'M' && sql[at + 3] === '!'))) {
         // The server runs what is inside (after an optional version number): it is lexed as code.
@@ -192,6 +193,15 @@ export const tokenize = (sql: string, lexing: Lexing): SqlToken[] => {
   if (executable > 0) throw new SqlLexError('Unterminated comment', length);
   return tokens;
 };
+
+/** Where a line comment opening at `at` ends (after its line end), or the end of the text. */
+const lineEnd = (sql: string, at: number, carriageReturn: boolean): number => {
+  const newline = sql.indexOf('\n', at);
+  const end = carriageReturn ? firstFound(newline, sql.indexOf('\r', at)) : newline;
+  return end === -1 ? sql.length : end + 1;
+};
+
+const firstFound = (a: number, b: number): number => (a === -1 ? b : b === -1 ? a : Math.min(a, b));
 
 /**
  * The `$tag$` opening a dollar-quoted string at `at` (PostgreSQL: the tag is empty or an identifier

@@ -325,7 +325,7 @@ describe('POST /api/v1/query/execute (spec 4.10) against PostgreSQL and MariaDB'
       const silent = await silentServer();
       const defaults = await startTestService({ WORKER_POOL_SIZE: '0' });
       try {
-        expect(defaults.config.query).to.deep.equal({ statementTimeoutMs: 120_000, connectTimeoutMs: 10_000, maxRows: 10_000 });
+        expect(defaults.config.query).to.deep.equal({ statementTimeoutMs: 120_000, connectTimeoutMs: 10_000, maxRows: 10_000, maxBytes: 32 * 1024 * 1024 });
         const own = (await defaults.login()).token;
         const api = catalogClient(defaults, own);
         const tree = await api.bootstrap('defaults-co');

@@ -5,6 +5,7 @@ import { QueryTargetError, type QueryFailureKind, type QueryRequest } from '../.
 export const queryRequest = (sql: string, overrides: Partial<QueryRequest> = {}): QueryRequest => ({
   sql,
   maxRows: 10_000,
+  maxBytes: 32 * 1024 * 1024,
   statementTimeoutMs: 30_000,
   connectTimeoutMs: 5_000,
   signal: new AbortController().signal,
