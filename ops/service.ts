@@ -90,6 +90,7 @@ import { EventStreams } from '../query-side/events/EventStreams.ts';
 import { startDomainEventPublishing } from './bus/kafka/DomainEventPublisher.ts';
 import { nodeForkAddonLoads } from './worker/nodeForkProgram.ts';
 import { decideSandbox, probeBwrap } from './worker/sandbox.ts';
+import { serviceHosts, startNetworkPolicy } from './worker/networkPolicy.ts';
 import { queryRoutes } from '../query-side/query/queryRoute.ts';
 import { queryTargetFactory } from './query/queryTargets.ts';
 import { marketplaceRoutes } from '../command-side/marketplace/routes.ts';
@@ -168,6 +169,9 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   if (config.workerSandbox === 'bwrap' && sandbox.kind !== 'bwrap') {
     throw new Error(sandbox.kind === 'refused' ? sandbox.message : 'WORKER_SANDBOX=bwrap: bubblewrap is not usable here');
   }
+  // What run processes may connect to (WORKER_NETWORK): as root, this instance's nftables table on
+  // the run identities, in force before any run; a service host that does not resolve fails the start.
+  const network = await startNetworkPolicy({ network: config.workerNetwork, sandbox, services: serviceHosts(config) });
   secureDataDir(config.dataDir);
   // The one logs root (LOG_DIR, default DATA_DIR/logs): the logger writes under it, the logs routes read it.
   const logsRoot = config.logDir;
@@ -239,6 +243,13 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     logger.log({ level: 'warning', category: 'API', message: sandbox.message });
     announce(`WARNING: ${sandbox.message}`);
   }
+  for (const warning of [network.warning, network.refused]) {
+    if (warning === null) continue;
+    logger.log({ level: 'warning', category: 'API', message: warning });
+    announce(`WARNING: ${warning}`);
+  }
+  if (network.summary !== null) logger.log({ level: 'info', category: 'API', message: network.summary });
+  const refused = sandbox.kind === 'refused' ? sandbox.message : network.refused;
   const runner = new ProcessCodeRunner({
     poolSize: config.workerPoolSize,
     // Every worker slot may be running a reuse operator at once.
@@ -247,8 +258,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     maxRunsPerProcess: config.workerReuseMaxRuns,
     ...(sandbox.kind === 'run-as' ? { runAs: sandbox.range } : {}),
     // DATA_DIR (keys, event log, logs) is an empty directory in the sandbox; so is the code tree.
-    ...(sandbox.kind === 'bwrap' ? { bwrap: { hidden: logsOutsideData ? [config.dataDir, config.logDir] : [config.dataDir] } } : {}),
-    ...(sandbox.kind === 'refused' ? { disabled: sandbox.message } : {}),
+    ...(sandbox.kind === 'bwrap' ? { bwrap: { hidden: logsOutsideData ? [config.dataDir, config.logDir] : [config.dataDir], unshareNet: network.unshareNet } } : {}),
+    ...(refused !== null ? { disabled: refused } : {}),
     // How much of each run's output its session logs (README, Run output).
     outputLines: config.runOutput,
     // Warm interpreters only where operator runs are the daily work; an API's actions start cold.
@@ -492,6 +503,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       await bus.close();
       await reaping;
       await runner.close();
+      // After the runner: no run process is left that the table still has to hold.
+      network.remove();
       generationSessions.close();
       await projections?.stop();
       await readStore.close();
