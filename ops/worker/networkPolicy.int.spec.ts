@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { startTestService, type TestService } from '../../test/support/testService.ts';
 import { catalogClient } from '../../test/support/catalogFixture.ts';
+import type { Reply } from '../../test/support/HttpClient.ts';
 import { findNft, nftRemoval, nftRuleset, tableName } from './networkPolicy.ts';
 
 /**
@@ -159,7 +160,7 @@ describe('WORKER_NETWORK as root: what run processes can connect to (nftables ow
   });
 
   /** A service on the veth's host address with the spec's run range and `env`; its probe's findings. */
-  async function probe(env: Record<string, string>): Promise<{ seen: Record<string, string>; svc: TestService; stopped: () => Promise<void> }> {
+  async function probe(env: Record<string, string>): Promise<{ seen: Record<string, string>; svc: TestService; install: Reply; stopped: () => Promise<void> }> {
     const svc = await startTestService({
       HOST: HOST4,
       WORKER_RUN_AS_UID: String(RANGE.uid),
@@ -183,32 +184,36 @@ describe('WORKER_NETWORK as root: what run processes can connect to (nftables ow
         ['service', HOST4, servicePort],
         ['metadata', METADATA, 80],
       ];
-      const reply = await svc.client().post('/api/v1/action/run', {
-        token: admin.token,
-        json: {
-          item_type: 'action',
-          name: 'probe.action',
-          parent_laui: folder,
-          project_laui: tree.project_laui,
-          account_laui: tree.account_laui,
-          codeblock: { language: 'python', content: PROBE },
-          bashblock: { content: '' },
-          action_variables: { targets, udpPort: (loopback4.address() as AddressInfo).port },
-        },
-      });
+      const run = (name: string, code: string, bash: string, variables: Record<string, unknown>) =>
+        svc.client().post('/api/v1/action/run', {
+          token: admin.token,
+          json: {
+            item_type: 'action',
+            name,
+            parent_laui: folder,
+            project_laui: tree.project_laui,
+            account_laui: tree.account_laui,
+            codeblock: { language: 'python', content: code },
+            bashblock: { content: bash },
+            action_variables: variables,
+          },
+        });
+      const reply = await run('probe.action', PROBE, '', { targets, udpPort: (loopback4.address() as AddressInfo).port });
       expect(reply.status, reply.text).to.equal(200);
-      return { seen: (reply.json as { result: Record<string, string> }).result, svc, stopped: () => svc.stop() };
+      // The install step (bash, dropped to a run identity by setpriv): bash's /dev/tcp to the loopback listener.
+      const install = await run('install.action', 'def run(connection, action_variables, context):\n    return {}\n', `exec 3<>/dev/tcp/127.0.0.1/${(loopback4.address() as AddressInfo).port} && echo reached-loopback`, {});
+      return { seen: (reply.json as { result: Record<string, string> }).result, svc, install, stopped: () => svc.stop() };
     } catch (error) {
       await svc.stop();
       throw error;
     }
   }
 
-  it('given restricted (the default) and a stale table of a killed instance that refused everything, when code connects, then the other host is reached but not this host, link-local or a denied CIDR; the table goes at stop', async () => {
+  it('given restricted (the default) and a stale table of a killed instance that refused everything, when code and an install step connect, then the other host is reached but not this host, link-local or a denied CIDR; the table goes at stop', async () => {
     // Given: what a killed instance with WORKER_NETWORK=none left for the range
     must(nft, ['-f', '-'], nftRuleset({ table: TABLE, mode: 'none', range: RANGE, deny: [], serviceAddresses: [], resolvers: [] }));
     // When
-    const { seen, stopped } = await probe({ WORKER_NETWORK_DENY: `${DENIED4}/32,${DENIED6}` });
+    const { seen, install, stopped } = await probe({ WORKER_NETWORK_DENY: `${DENIED4}/32,${DENIED6}` });
     const present = tableExists(nft, TABLE);
     await stopped();
     // Then: the stale table was replaced (the namespace is reached), the rest refused at once
@@ -223,13 +228,17 @@ describe('WORKER_NETWORK as root: what run processes can connect to (nftables ow
       metadata: 'ConnectionRefusedError',
       'udp-loopback': 'PermissionError',
     });
+    // The install step too
+    expect(install.status).not.to.equal(200);
+    expect(install.text).to.include('Connection refused');
     expect(present).to.equal(true);
     expect(tableExists(nft, TABLE), 'table left after stop').to.equal(false);
   });
 
   it('given none, when code connects, then nothing is reached, the other host included', async () => {
-    const { seen, stopped } = await probe({ WORKER_NETWORK: 'none' });
+    const { seen, install, stopped } = await probe({ WORKER_NETWORK: 'none' });
     await stopped();
+    expect(install.text).to.include('Connection refused');
     expect(seen).to.deep.equal({
       ns4: 'ConnectionRefusedError',
       ns6: 'ConnectionRefusedError',
@@ -245,12 +254,13 @@ describe('WORKER_NETWORK as root: what run processes can connect to (nftables ow
   });
 
   it('given host, when code connects, then this host\'s loopback and the service are reached as before, and the start warns', async () => {
-    const { seen, svc, stopped } = await probe({ WORKER_NETWORK: 'host' });
+    const { seen, svc, install, stopped } = await probe({ WORKER_NETWORK: 'host' });
     const present = tableExists(nft, TABLE);
     await stopped();
     // The metadata address would leave this machine unrestricted: the spec's guard drops it, so it hangs.
     expect(seen).to.deep.include({ ns4: 'ns\n', ns6: 'ns\n', denied4: 'ns\n', loopback4: 'lo4\n', loopback6: 'lo6\n', metadata: 'TimeoutError', 'udp-loopback': 'sent' });
     expect(seen.service).to.match(/^HTTP\/1\.1 /);
+    expect(install.status, install.text).to.equal(200);
     expect(present).to.equal(false);
     expect(svc.announced.join('\n')).to.include('WARNING: WORKER_NETWORK=host');
   });
