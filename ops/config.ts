@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { LoginThrottleSettings } from './auth/rateLimiterThrottles.ts';
 import type { LogQuerySettings } from '../query-side/logs/queryLogs.ts';
@@ -104,6 +105,8 @@ export interface Config {
    * system directories (ops/worker/systemPrograms.ts). Never looked up on PATH.
    */
   workerPython: string | null;
+  /** WORKER_NETWORK and WORKER_NETWORK_DENY: what run processes may connect to (ops/worker/networkPolicy.ts). */
+  workerNetwork: WorkerNetworkConfig;
   /** The message bus: in the process (embedded mode) or Kafka (distributed mode). */
   bus: BusConfig;
   /**
@@ -143,6 +146,46 @@ export interface Config {
    */
   ai: { timeoutSeconds: number; maxRetries: number };
 }
+
+/**
+ * WORKER_NETWORK: `restricted` (default): run processes reach every destination but this host
+ * (loopback and all its addresses), link-local addresses (cloud metadata), the service's own stores
+ * and broker and the `deny` CIDRs; `none`: no network at all; `host`: no restriction (warned).
+ */
+export const WORKER_NETWORK_MODES = ['restricted', 'none', 'host'] as const;
+export type WorkerNetworkMode = (typeof WORKER_NETWORK_MODES)[number];
+
+export interface WorkerNetworkConfig {
+  mode: WorkerNetworkMode;
+  /** WORKER_NETWORK_DENY: CIDRs (IPv4 or IPv6, `address/prefix`; a bare address is /32 or /128) run processes may not reach. */
+  deny: ReadonlyArray<string>;
+}
+
+/** One CIDR of WORKER_NETWORK_DENY as `address/prefix`, or null when it is not one. */
+export const parseCidr = (raw: string): string | null => {
+  const [address = '', prefix, ...rest] = raw.trim().split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0 || address.includes('%')) return null;
+  const bits = family === 4 ? 32 : 128;
+  if (prefix === undefined) return `${address}/${bits}`;
+  if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > bits) return null;
+  return `${address}/${Number(prefix)}`;
+};
+
+const workerNetwork = (env: NodeJS.ProcessEnv): WorkerNetworkConfig => {
+  const raw = (text(env, 'WORKER_NETWORK') ?? 'restricted').trim().toLowerCase();
+  if (!(WORKER_NETWORK_MODES as ReadonlyArray<string>).includes(raw)) {
+    throw new Error(`WORKER_NETWORK must be restricted, none or host, got "${env.WORKER_NETWORK}"`);
+  }
+  const deny: string[] = [];
+  for (const entry of (text(env, 'WORKER_NETWORK_DENY') ?? '').split(',')) {
+    if (entry.trim() === '') continue;
+    const cidr = parseCidr(entry);
+    if (cidr === null) throw new Error(`WORKER_NETWORK_DENY must be comma-separated CIDRs (10.0.0.0/8, fd00::/8, 192.0.2.7), got "${entry.trim()}"`);
+    deny.push(cidr);
+  }
+  return { mode: raw as WorkerNetworkMode, deny };
+};
 
 export interface MarketplaceConfig {
   /** MARKETPLACE_URL: base URL of a service speaking this API, without trailing slash; null when unset (imports answer 500). */
@@ -450,6 +493,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     workerRunAsRegistry: resolve(text(env, 'WORKER_RUN_AS_REGISTRY') ?? DEFAULT_RUN_IDENTITY_REGISTRY),
     workerSandbox: sandbox(env),
     workerPython: workerPython(env),
+    workerNetwork: workerNetwork(env),
     bus,
     trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 10),
     throttle: throttleConfig(env),

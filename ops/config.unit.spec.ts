@@ -40,6 +40,26 @@ describe('configuration', () => {
     expect(() => loadConfig({ WORKER_PYTHON: 'python3' })).to.throw(/WORKER_PYTHON must be an absolute path/);
   });
 
+  it('given no WORKER_NETWORK, when loaded, then run processes are restricted with no extra CIDR; restricted, none or host is kept and anything else refused', () => {
+    expect(loadConfig({}).workerNetwork).to.deep.equal({ mode: 'restricted', deny: [] });
+    expect(loadConfig({ WORKER_NETWORK: 'None' }).workerNetwork.mode).to.equal('none');
+    expect(loadConfig({ WORKER_NETWORK: 'host' }).workerNetwork.mode).to.equal('host');
+    expect(() => loadConfig({ WORKER_NETWORK: 'off' })).to.throw(/WORKER_NETWORK must be restricted, none or host, got "off"/);
+  });
+
+  it('given WORKER_NETWORK_DENY, when loaded, then IPv4 and IPv6 CIDRs are kept (a bare address is one host); anything else stops the start naming the entry', () => {
+    expect(loadConfig({ WORKER_NETWORK_DENY: ' 10.0.0.0/8, fd00::/8,192.0.2.7 ,2001:db8::1,, 0.0.0.0/0' }).workerNetwork.deny).to.deep.equal([
+      '10.0.0.0/8',
+      'fd00::/8',
+      '192.0.2.7/32',
+      '2001:db8::1/128',
+      '0.0.0.0/0',
+    ]);
+    for (const bad of ['10.0.0.0/33', 'fd00::/129', '10.0.0/8', 'example.com', '10.0.0.0/8/1', 'fe80::1%eth0', '10.0.0.0/', '10.0.0.0/-1']) {
+      expect(() => loadConfig({ WORKER_NETWORK_DENY: `192.0.2.0/24,${bad}` }), bad).to.throw(`WORKER_NETWORK_DENY must be comma-separated CIDRs (10.0.0.0/8, fd00::/8, 192.0.2.7), got "${bad}"`);
+    }
+  });
+
   it('given WORKER_RUN_AS_COUNT with an identity, when loaded, then it is a range of that many; without an identity it is refused', () => {
     expect(loadConfig({ WORKER_RUN_AS_UID: '70000', WORKER_RUN_AS_GID: '70000', WORKER_RUN_AS_COUNT: '64' }).workerRunAs).to.deep.equal({ uid: 70000, gid: 70000, count: 64 });
     expect(() => loadConfig({ WORKER_RUN_AS_COUNT: '64' })).to.throw(/WORKER_RUN_AS_COUNT needs WORKER_RUN_AS_UID/);

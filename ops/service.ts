@@ -92,6 +92,7 @@ import { startDomainEventPublishing } from './bus/kafka/DomainEventPublisher.ts'
 import { nodeForkAddonLoads } from './worker/nodeForkProgram.ts';
 import { decideSandbox, probeBwrap, resolvePython } from './worker/sandbox.ts';
 import { claimRunIdentities } from './worker/runIdentityRegistry.ts';
+import { serviceHosts, startNetworkPolicy } from './worker/networkPolicy.ts';
 import { queryRoutes } from '../query-side/query/queryRoute.ts';
 import { queryTargetFactory } from './query/queryTargets.ts';
 import { marketplaceRoutes } from '../command-side/marketplace/routes.ts';
@@ -174,6 +175,9 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   // one): as root the range is claimed host-wide, and a range overlapping a live instance's refuses
   // the start (README, Security). Not root (WORKER_RUN_AS_* with CAP_SETUID): /run is not ours; no claim.
   const identityClaim = sandbox.kind === 'run-as' && isRoot ? claimRunIdentities(sandbox.range, config.workerRunAsRegistry) : null;
+  // What run processes may connect to (WORKER_NETWORK): as root, this instance's nftables table on
+  // the run identities, in force before any run; a service host that does not resolve fails the start.
+  const network = await startNetworkPolicy({ network: config.workerNetwork, sandbox, services: serviceHosts(config) });
   secureDataDir(config.dataDir);
   // The one logs root (LOG_DIR, default DATA_DIR/logs): the logger writes under it, the logs routes read it.
   const logsRoot = config.logDir;
@@ -245,6 +249,13 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     logger.log({ level: 'warning', category: 'API', message: sandbox.message });
     announce(`WARNING: ${sandbox.message}`);
   }
+  for (const warning of [network.warning, network.refused]) {
+    if (warning === null) continue;
+    logger.log({ level: 'warning', category: 'API', message: warning });
+    announce(`WARNING: ${warning}`);
+  }
+  if (network.summary !== null) logger.log({ level: 'info', category: 'API', message: network.summary });
+  const refused = sandbox.kind === 'refused' ? sandbox.message : network.refused;
   const runner = new ProcessCodeRunner({
     // WORKER_PYTHON (checked: a bad one fails the start) or the system python3; never one on PATH.
     pythonPath: resolvePython(config.workerPython),
@@ -258,11 +269,11 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     ...(sandbox.kind === 'run-as' ? { runAs: sandbox.range } : {}),
     // As root each run process gets namespaces, a root and limits of its own (README, Security):
     // DATA_DIR and LOG_DIR are hidden from it, with the checkout.
-    sandbox: { diskMb: config.workerDiskMb, shmMb: config.workerShmMb, maxProcesses: config.workerMaxProcesses, cpuWeight: config.workerCpuWeight, network: 'host' },
+    sandbox: { diskMb: config.workerDiskMb, shmMb: config.workerShmMb, maxProcesses: config.workerMaxProcesses, cpuWeight: config.workerCpuWeight, network: config.workerNetwork.mode === 'none' ? 'none' : 'host' },
     hidden: [config.dataDir, config.logDir],
     // DATA_DIR (keys, event log, logs) is an empty directory in the sandbox; so is the code tree.
-    ...(sandbox.kind === 'bwrap' ? { bwrap: { hidden: logsOutsideData ? [config.dataDir, config.logDir] : [config.dataDir] } } : {}),
-    ...(sandbox.kind === 'refused' ? { disabled: sandbox.message } : {}),
+    ...(sandbox.kind === 'bwrap' ? { bwrap: { hidden: logsOutsideData ? [config.dataDir, config.logDir] : [config.dataDir], unshareNet: network.unshareNet } } : {}),
+    ...(refused !== null ? { disabled: refused } : {}),
     // How much of each run's output its session logs (README, Run output).
     outputLines: config.runOutput,
     // Warm interpreters only where operator runs are the daily work; an API's actions start cold.
@@ -529,6 +540,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       await runner.close();
       // Its processes are gone: the range is free for another instance.
       identityClaim?.release();
+      // After the runner: no run process is left that the table still has to hold.
+      network.remove();
       generationSessions.close();
       await projections?.stop();
       await readStore.close();

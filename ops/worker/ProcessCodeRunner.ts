@@ -108,9 +108,10 @@ export interface ProcessCodeRunnerOptions {
    * bwrapArgs) in which `hidden` (DATA_DIR) and the service's code tree are empty, the runs'
    * directories live in a private root of their own, and processes are only ever forked (a process
    * the service would spawn or exec itself could not be wrapped with its pid known: refused).
+   * `unshareNet`: each sandbox gets a network namespace of its own (WORKER_NETWORK=none).
    * Exclusive with runAs.
    */
-  bwrap?: { hidden: ReadonlyArray<string> };
+  bwrap?: { hidden: ReadonlyArray<string>; unshareNet?: boolean };
   /**
    * Python processes are forked from a pre-initialised interpreter (ForkServer.ts: ~1-2 ms instead
    * of ~47 ms of CPU per process; still one fresh process per run), and node runtimes are exec'd in
@@ -183,7 +184,10 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     // Sandboxed runs have the service's uid: their directories sit in a private root, the only one of
     // the host's temp directory the sandboxes show (writable).
     this.tmpRoot = sandbox ? realpathSync(mkdtempSync(join(options.tmpRoot ?? tmpdir(), 'coderuns-'))) : (options.tmpRoot ?? tmpdir());
-    this.bwrap = sandbox ? sandboxLayout(sandbox.hidden, this.tmpRoot, [this.executables.python, this.executables.javascript]) : undefined;
+    // unshareNet (WORKER_NETWORK=none): a network namespace per sandbox, with only its own loopback.
+    this.bwrap = sandbox
+      ? { ...sandboxLayout(sandbox.hidden, this.tmpRoot, [this.executables.python, this.executables.javascript]), ...(sandbox.unshareNet ? { unshareNet: true } : {}) }
+      : undefined;
     const runAs = options.runAs ? { uid: options.runAs.uid, gid: options.runAs.gid } : undefined;
     const identities = options.runAs ? new RunIdentities({ count: 1, ...options.runAs }) : null;
     this.disabled = options.disabled;

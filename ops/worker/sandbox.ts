@@ -228,17 +228,19 @@ export interface BwrapLayout {
   readOnly: ReadonlyArray<string>;
   /** Shown read-write (the runs' directory root, the runner's socket directory). */
   writable: ReadonlyArray<string>;
+  /** A network namespace of its own, with nothing but its loopback (WORKER_NETWORK=none). */
+  unshareNet?: boolean;
 }
 
 /**
- * bubblewrap's arguments before the command: the host's / read-only; a private /tmp, /dev and /proc
+ * bubblewrap's arguments before the command: the host's network unless `unshareNet`; the host's / read-only; a private /tmp, /dev and /proc
  * (a pid namespace of its own: the service, other fork servers and their runs are neither visible
  * nor reachable by signal or ptrace); `hidden` behind empty tmpfs mounts, then `readOnly` and
  * `writable` bound back; the hidden trees last again, so that a writable root that contains one
  * (DATA_DIR under the temp dir) does not show it. The sandbox and all in it die with its parent.
  */
 export function bwrapArgs(layout: BwrapLayout): string[] {
-  const args = [...BWRAP_NAMESPACES, '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+  const args = [...BWRAP_NAMESPACES, ...(layout.unshareNet ? ['--unshare-net'] : []), '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
   for (const dir of layout.hidden) args.push('--tmpfs', dir);
   for (const dir of layout.readOnly) args.push('--ro-bind', dir, dir);
   for (const dir of layout.writable) args.push('--bind', dir, dir);

@@ -49,4 +49,8 @@ describe('bwrapArgs: what a bubblewrap sandbox shows of the host', () => {
     expect(pairs).to.include('--ro-bind / /');
     expect(pairs).to.include('--tmpfs /srv/app --tmpfs /tmp/x/data --ro-bind /srv/app/runtime /srv/app/runtime --bind /tmp/x /tmp/x --tmpfs /tmp/x/data');
   });
+
+  it('given unshareNet (WORKER_NETWORK=none), when built, then the sandbox gets a network namespace of its own', () => {
+    expect(bwrapArgs({ hidden: [], readOnly: [], writable: [], unshareNet: true })).to.include('--unshare-net');
+  });
 });

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Language } from '../../shared/ports/CodeRunner.ts';
@@ -21,7 +22,9 @@ import { findSystemProgram, SYSTEM_DIRS } from './systemPrograms.ts';
 const SCRIPT = fileURLToPath(new URL('./sandboxBwrap.script.ts', import.meta.url));
 const SERVICE_SCRIPT = fileURLToPath(new URL('./sandboxBwrapService.script.ts', import.meta.url));
 const WORKTREE = fileURLToPath(new URL('../../', import.meta.url));
-const UID = 64_999;
+// Outside the run identities of a root service (64000-64999 by default): a service started as root
+// on this machine meanwhile (another spec) restricts the network of that range (WORKER_NETWORK).
+const UID = 63_999;
 const SECRET = `bwrap-spec-secret-${process.pid}-${Date.now()}`;
 
 const HOSTILE: Record<Language, string> = {
@@ -184,10 +187,16 @@ function lastJson<T>(run: { code: number | null; out: string; err: string }): T 
   return JSON.parse(line) as T;
 }
 
-/** Runs the runner-level script as UID; its report. */
-async function asUnprivileged(scratch: string, dataDir: string, runs: Array<{ language: Language; code: string; bashblock?: string; tag: string; timeoutMs?: number }>): Promise<Report> {
+/** Runs the runner-level script as UID (WORKER_NETWORK in `env`); its report. */
+async function asUnprivileged(
+  scratch: string,
+  dataDir: string,
+  runs: Array<{ language: Language; code: string; bashblock?: string; tag: string; timeoutMs?: number }>,
+  env: Record<string, string> = {},
+): Promise<Report> {
   return lastJson<Report>(
     await runAs(SCRIPT, scratch, {
+      ...env,
       BWRAP_SPEC_DATA_DIR: dataDir,
       BWRAP_SPEC_RUNS: JSON.stringify(runs),
       ...(process.env.BWRAP_SPEC_DEBUG ? { BWRAP_SPEC_DEBUG: process.env.BWRAP_SPEC_DEBUG } : {}),
@@ -347,7 +356,8 @@ describe('Sandbox (not root): bubblewrap', function () {
     mkdirSync(serviceData);
     chownSync(serviceData, UID, UID);
     const seen = lastJson<{ status: number; result?: { key: unknown; events: unknown; environ: unknown; environs: string }; forgedStatus: number | null; announced: string[] }>(
-      await runAs(SERVICE_SCRIPT, scratch, { BWRAP_SPEC_DATA_DIR: serviceData, WORKER_SANDBOX: 'auto' }),
+      // No network for the runs (the restriction of the default needs root: see the next spec).
+      await runAs(SERVICE_SCRIPT, scratch, { BWRAP_SPEC_DATA_DIR: serviceData, WORKER_SANDBOX: 'auto', WORKER_NETWORK: 'none' }),
     );
     expect(seen.status, JSON.stringify(seen)).to.equal(200);
     expect(seen.result?.key).to.equal(null);
@@ -357,6 +367,34 @@ describe('Sandbox (not root): bubblewrap', function () {
     expect(seen.forgedStatus).to.equal(401);
     // No warning: a sandbox is in place.
     expect(seen.announced.join('\n')).not.to.include('WARNING');
+  });
+
+  it('given the service not running as root and WORKER_NETWORK left at restricted, when an action runs, then it is refused, the start warned naming the ways out', async () => {
+    const serviceData = join(scratch, 'service-data-restricted');
+    mkdirSync(serviceData);
+    chownSync(serviceData, UID, UID);
+    const seen = lastJson<{ status: number; result?: unknown; announced: string[] }>(await runAs(SERVICE_SCRIPT, scratch, { BWRAP_SPEC_DATA_DIR: serviceData, WORKER_SANDBOX: 'auto' }));
+    expect(seen.result, JSON.stringify(seen)).to.equal(undefined);
+    expect(seen.status).not.to.equal(200);
+    expect(seen.announced.join('\n')).to.include('WARNING: code runs are disabled: WORKER_NETWORK=restricted cannot be enforced in the bubblewrap sandbox').and.include('WORKER_NETWORK=none');
+  });
+
+  it('given WORKER_NETWORK=none, when sandboxed code connects to a listener of this host, then it cannot (a network namespace of its own); with host it can', async () => {
+    // Given: a listener on this host's loopback, which the sandboxes share unless the network is unshared
+    const listener = createServer((socket) => socket.end('hello\n'));
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const { port } = listener.address() as AddressInfo;
+    const code = `import socket\ndef run(c, p, x):\n    try:\n        with socket.create_connection(("127.0.0.1", ${port}), timeout=10) as s:\n            return {"got": s.recv(16).decode()}\n    except OSError as error:\n        return {"error": type(error).__name__}\n`;
+    try {
+      // When: the same code runs with WORKER_NETWORK=none, then with host
+      const none = await asUnprivileged(scratch, dataDir, [{ language: 'python', code, tag: '1' }], { WORKER_NETWORK: 'none' });
+      const host = await asUnprivileged(scratch, dataDir, [{ language: 'python', code, tag: '2' }], { WORKER_NETWORK: 'host' });
+      // Then: refused in its own namespace (its loopback has no listener); reached on the host's
+      expect(none.results[0]?.outcome.output, JSON.stringify(none.results[0]?.outcome)).to.deep.equal({ error: 'ConnectionRefusedError' });
+      expect(host.results[0]?.outcome.output, JSON.stringify(host.results[0]?.outcome)).to.deep.equal({ got: 'hello\n' });
+    } finally {
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+    }
   });
 
   it('given WORKER_SANDBOX=bwrap and no bubblewrap in the system directories, when the service starts, then it refuses to start, saying why', async function () {

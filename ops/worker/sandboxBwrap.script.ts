@@ -4,7 +4,7 @@
  * when usable) and runs the hostile code it is given, then reports on stdout, as one JSON line,
  * the decision, each outcome, and whether the detached processes the runs started are gone while
  * this process (the service) still runs.
- * Input (environment): BWRAP_SPEC_DATA_DIR, BWRAP_SPEC_RUNS (JSON: [{language, code, bashblock?, tag}]).
+ * Input (environment): BWRAP_SPEC_DATA_DIR, BWRAP_SPEC_RUNS (JSON: [{language, code, bashblock?, tag}]), WORKER_NETWORK.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -14,6 +14,8 @@ import { LIMITS } from './operatorRequests.ts';
 import { nodeForkAddonLoads } from './nodeForkProgram.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
 import { decideSandbox, probeBwrap } from './sandbox.ts';
+import { decideNetwork } from './networkPolicy.ts';
+import type { WorkerNetworkMode } from '../config.ts';
 
 interface Run {
   language: Language;
@@ -48,7 +50,8 @@ async function main(): Promise<void> {
   const decision = decideSandbox({ isRoot, setting: process.env.BWRAP_SPEC_DEBUG === 'none' ? 'none' : 'auto', runAs: null, bwrapUsable: !isRoot && probeBwrap(nodeForkAddonLoads) });
   const runner = new ProcessCodeRunner({
     poolSize: 1,
-    ...(decision.kind === 'bwrap' ? { bwrap: { hidden: [dataDir] } } : {}),
+    // WORKER_NETWORK from the environment (default host here: these specs are about the file system).
+    ...(decision.kind === 'bwrap' ? { bwrap: { hidden: [dataDir], unshareNet: decideNetwork({ mode: (process.env.WORKER_NETWORK ?? 'host') as WorkerNetworkMode, sandbox: decision }).kind === 'unshare' } } : {}),
     ...(decision.kind === 'refused' ? { disabled: decision.message } : {}),
   });
   if (process.env.BWRAP_SPEC_HANG && runs[0]) {

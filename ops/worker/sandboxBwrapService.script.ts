@@ -3,7 +3,7 @@
  * uid with WORKER_SANDBOX from its environment): issue 19's forge path through POST
  * /api/v1/action/run (test/security/forgePath.int.spec.ts does the same as root). Prints one JSON
  * line: what the action could read and whether its forged admin token passed.
- * Input (environment): BWRAP_SPEC_DATA_DIR, WORKER_SANDBOX, BWRAP_SPEC_SECRET (in this process's
+ * Input (environment): BWRAP_SPEC_DATA_DIR, WORKER_SANDBOX, WORKER_NETWORK (unset: the default), BWRAP_SPEC_SECRET (in this process's
  * environment: the action looks for it in /proc/<this pid>/environ).
  */
 import { catalogClient, createUser } from '../../test/support/catalogFixture.ts';
@@ -30,7 +30,11 @@ exports.run = (connection, variables) => {
 `;
 
 async function main(): Promise<void> {
-  const svc = await startTestService({ WORKER_SANDBOX: process.env.WORKER_SANDBOX ?? 'auto' }, {}, process.env.BWRAP_SPEC_DATA_DIR);
+  const svc = await startTestService(
+    { WORKER_SANDBOX: process.env.WORKER_SANDBOX ?? 'auto', ...(process.env.WORKER_NETWORK ? { WORKER_NETWORK: process.env.WORKER_NETWORK } : {}) },
+    {},
+    process.env.BWRAP_SPEC_DATA_DIR,
+  );
   try {
     const adminLogin = await svc.login();
     const me = await svc.client().get('/api/v1/user/me', { token: adminLogin.token });
