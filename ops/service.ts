@@ -269,7 +269,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     ...(sandbox.kind === 'run-as' ? { runAs: sandbox.range } : {}),
     // As root each run process gets namespaces, a root and limits of its own (README, Security):
     // DATA_DIR and LOG_DIR are hidden from it, with the checkout.
-    sandbox: { diskMb: config.workerDiskMb, shmMb: config.workerShmMb, maxProcesses: config.workerMaxProcesses, cpuWeight: config.workerCpuWeight, network: config.workerNetwork.mode === 'none' ? 'none' : 'host' },
+    sandbox: { diskMb: config.workerDiskMb, shmMb: config.workerShmMb, maxProcesses: config.workerMaxProcesses, cpuWeight: config.workerCpuWeight, network: 'host' },
     hidden: [config.dataDir, config.logDir],
     // DATA_DIR (keys, event log, logs) is an empty directory in the sandbox; so is the code tree.
     ...(sandbox.kind === 'bwrap' ? { bwrap: { hidden: logsOutsideData ? [config.dataDir, config.logDir] : [config.dataDir], unshareNet: network.unshareNet } } : {}),
