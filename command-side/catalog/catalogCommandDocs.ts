@@ -1,6 +1,6 @@
 import { detail, json, messageSchema, objectOf, type RouteDocs } from '../../shared/http/routeDocs.ts';
 import { anyDetailSchema } from '../../shared/http/errorBodies.ts';
-import { listItemTypes } from '../../shared/item-types/itemTypes.ts';
+import { HIERARCHY, listItemTypes } from '../../shared/item-types/itemTypes.ts';
 import { lauiSchema } from '../../shared/validation/validateRequest.ts';
 import { bootstrapSchema, deleteSchema, linkSchema, restorePathSchema, updateSchema } from './routes.ts';
 
@@ -40,7 +40,16 @@ const common = {
 /** The OpenAPI docs of catalogCommandRoutes (spec 4.3). */
 export const catalogCommandDocs: RouteDocs = {
   tag: 'Catalog',
-  description: 'The catalog of items: create, link, change, delete, restore, read and search.',
+  description: [
+    'The catalog of items: create, link, change, delete, restore, read and search.',
+    '',
+    // From the table the catalog enforces (shared/item-types/hierarchy.ts).
+    'An item is created under a parent whose type allows its type (`operator.<x>` and `connection.<x>` count as operator and connection; other parents allow nothing):',
+    '',
+    '| Parent type | Child types |',
+    '|---|---|',
+    ...Object.entries(HIERARCHY).map(([parent, children]) => `| ${parent} | ${children.join(', ')} |`),
+  ].join('\n'),
   auth: 'bearer',
   schemas: { ...itemTypeSchemas, ItemCreate: createBodySchema, Link: linkSchema, Delete: deleteSchema, Bootstrap: bootstrapSchema },
   routes: [

@@ -1,6 +1,7 @@
 import { detail, json, objectOf, type RouteDocs } from '../../shared/http/routeDocs.ts';
 import { anyDetailSchema } from '../../shared/http/errorBodies.ts';
-import { taskType } from '../../shared/item-types/schemas/task.ts';
+import { taskType, TASK_STATES } from '../../shared/item-types/schemas/task.ts';
+import { TRANSITIONS } from '../../shared/task/transitions.ts';
 import { lauiSchema } from '../../shared/validation/validateRequest.ts';
 import { MULTIPLE_SCHEMA, PATH_SCHEMA } from './routes.ts';
 import { updateSchema } from './updateSchema.ts';
@@ -20,7 +21,16 @@ const runExistingSchema = {
 /** The OpenAPI docs of taskRoutes. */
 export const taskDocs: RouteDocs = {
   tag: 'Task',
-  description: 'Run tasks and report their progress. Execution is asynchronous: read the state through the catalog.',
+  description: [
+    'Run tasks and report their progress. Execution is asynchronous: read the state through the catalog.',
+    '',
+    // The state machine every route obeys (shared/task/transitions.ts); a refused change is a 409.
+    `A task's \`state\` is one of ${TASK_STATES.map((state) => `\`${state}\``).join(', ')}. It changes only along these rows (any other change is refused: 409 \`Invalid task state transition: <from> -> <to> ...\`):`,
+    '',
+    '| Trigger | From | To |',
+    '|---|---|---|',
+    ...TRANSITIONS.map((row) => `| ${row.trigger} | ${row.from === 'any' ? 'any state' : row.from.join(', ')} | ${row.to} |`),
+  ].join('\n'),
   auth: 'bearer',
   schemas: { TaskUpdate: updateSchema, TaskLauis: MULTIPLE_SCHEMA, RunExistingTask: runExistingSchema },
   routes: [
