@@ -1,15 +1,11 @@
-import { quoted } from '../validation/boundedDetail.ts';
-
 /**
  * The 422 details of a task's schedule (spec 4.2, POST /task/run) and the fields each is about.
- * Free of dependencies: the console imports it to show a detail beside the field it names.
+ * Free of imports: the console bundles it to show a detail beside the fields it is about.
  */
 
 export const INVALID_CRON_PREFIX = 'invalid cron expression: ';
 export const DATES_REQUIRED_DETAIL = 'start_date and end_date required for scheduled tasks';
 export const END_BEFORE_START_DETAIL = 'end_date must be greater than or equal to start_date';
-
-export const invalidCronDetail = (value: unknown): string => `${INVALID_CRON_PREFIX}${quoted(value)}`;
 
 export type ScheduleField = 'frequency' | 'start_date' | 'end_date';
 

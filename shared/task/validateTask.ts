@@ -1,9 +1,10 @@
 import { ADHOC, isValidFrequency } from './cron.ts';
 import { toInstant } from './dates.ts';
 import type { ConnectionOperatorMapping } from './systemSettings.ts';
-import { DATES_REQUIRED_DETAIL, END_BEFORE_START_DETAIL, invalidCronDetail } from './scheduleDetails.ts';
+import { quoted } from '../validation/boundedDetail.ts';
+import { DATES_REQUIRED_DETAIL, END_BEFORE_START_DETAIL, INVALID_CRON_PREFIX } from './scheduleDetails.ts';
 
-export { DATES_REQUIRED_DETAIL, END_BEFORE_START_DETAIL, invalidCronDetail };
+export { DATES_REQUIRED_DETAIL, END_BEFORE_START_DETAIL };
 
 /**
  * Task validation before a run (spec 4.2 Execution rules 2-5 and the 422 rows of POST /task/run).
@@ -13,6 +14,8 @@ export { DATES_REQUIRED_DETAIL, END_BEFORE_START_DETAIL, invalidCronDetail };
  */
 
 export const ONLY_TASKS_DETAIL = 'only tasks can be executed';
+
+export const invalidCronDetail = (value: unknown): string => `${INVALID_CRON_PREFIX}${quoted(value)}`;
 
 export const mappingDetail = (connectionSubtype: string, operatorSubtype: string, allowed: readonly string[]): string =>
   `connection subtype ${connectionSubtype} does not support operator subtype ${operatorSubtype}; ` +
