@@ -24,7 +24,8 @@ const updateBodySchema = { ...updateSchema, additionalProperties: true, descript
 
 const created = objectOf({ item_laui: lauiSchema });
 const invalidItem = json(
-  'The list form (each entry with expected_format), or an object: {message, item_type_passed, allowed_item_types} for a type the parent does not allow, {summary, validation_context}',
+  'The list form (each entry with expected_format), or an object: {message, item_type_passed, allowed_item_types} for a type the parent does not allow, {summary, validation_context}; ' +
+    "for a task whose schedule could never run, POST /task/run's string: `invalid cron expression: <frequency>`, `start_date and end_date required for scheduled tasks` or `end_date must be greater than or equal to start_date`",
   anyDetailSchema,
 );
 /** The rule on system configs, named by every route that writes an item (docs/decisions.md). */

@@ -14,7 +14,7 @@ const denied = detail('Access denied: EDIT on the task is needed');
 /** POST /task/run with item_laui: the existing task is run (logical_date may be given for this run). */
 const runExistingSchema = {
   type: 'object',
-  properties: { item_laui: lauiSchema, logical_date: { type: 'string', description: 'ISO 8601; overrides the logical date of this run' } },
+  properties: { item_laui: lauiSchema, logical_date: { type: 'string', description: 'ISO 8601 datetime; the logical date of this run (422 otherwise). Without it an ADHOC task runs for the current UTC, a scheduled one for the date its schedule set' } },
   required: ['item_laui'],
 };
 
@@ -39,7 +39,7 @@ export const taskDocs: RouteDocs = {
       path: '/api/v1/task/run',
       summary: 'Create and run a task, or run an existing one',
       description:
-        'Without item_laui: a new task (name, parent_laui, project_laui, account_laui, operator_laui and connection_laui required; extra keys kept), or the existing one of the same unique key, then run. With item_laui: that task is run. Needs EDIT on the task and VIEW on everything it references.',
+        'Without item_laui: a new task (name, parent_laui, project_laui, account_laui, operator_laui and connection_laui required; extra keys kept), or the existing one of the same unique key, then run. With item_laui: that task is run. Each run of an ADHOC task is dated now (its logical_date, so {{ds}} and {{ts}}) unless logical_date is given. Needs EDIT on the task and VIEW on everything it references.',
       body: { schema: { anyOf: [taskType.schema, runExistingSchema] } },
       responses: {
         200: json('Dispatched (or queued for its connection)', itemLaui),
