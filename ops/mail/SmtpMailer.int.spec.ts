@@ -75,6 +75,17 @@ describe('SmtpMailer (a local SMTP server)', function () {
     expect(mail?.to).to.deep.equal(['ada@example.test']);
   });
 
+  it('given a recipient that is a list of addresses, when a mail is sent, then nothing is sent to any of them', async () => {
+    server = await startSmtpServer();
+    const mailer = new SmtpMailer(settingsFor(server), FROM, logger);
+    for (const to of ['ada@example.test, eve@example.test', 'Ada <eve@example.test>', 'ada@example.test\r\nBcc: eve@example.test']) {
+      const sent = await mailer.send({ ...MAIL, to }).then(() => 'sent', (error: unknown) => error);
+      expect(sent, to).to.be.instanceOf(Error);
+    }
+    expect(server.mails).to.deep.equal([]);
+    expect(loggedText()).to.not.include(CODE);
+  });
+
   it('given a server whose certificate is not trusted, when a mail is sent, then it fails without falling back to clear text, and the log holds no code', async () => {
     server = await startSmtpServer({ tls: certificate });
     const sent = await new SmtpMailer(settingsFor(server), FROM, logger).send(MAIL).then(() => 'sent', (error: unknown) => error);

@@ -13,6 +13,12 @@ const failureOf = (error: unknown): Record<string, unknown> => {
 };
 
 /**
+ * One plain address (no list, no display name, no quoting, no line break). Account emails are free
+ * text; `a@x, b@y` must not become two recipients of one user's sign-in code.
+ */
+const SINGLE_ADDRESS = /^[^\s@<>,;:"()[\]\\]+@[^\s@<>,;:"()[\]\\]+$/;
+
+/**
  * Mail through an SMTP server (SMTP_URL) with nodemailer. smtps:// speaks TLS from the first byte;
  * smtp:// upgrades with STARTTLS whenever the server offers it, and insists on it when there are
  * credentials, so a password never crosses the network in clear (a relay without TLS takes mail
@@ -55,13 +61,19 @@ export class SmtpMailer implements Mailer {
   }
 
   async send(mail: Mail): Promise<void> {
+    if (!SINGLE_ADDRESS.test(mail.to)) {
+      this.logger.log({ level: 'error', category: 'API', step: 'mail', message: `Mail (${mail.subject}) was not sent: the recipient is not one plain address`, recipient: mail.to });
+      throw new Error('mail not sent: the recipient is not one plain address');
+    }
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer from the mail server within ${this.settings.timeoutMs / 1000} s`)), this.settings.timeoutMs);
     });
     try {
       // The losing send still settles (its own timeouts end it); race() has handled its rejection.
-      await Promise.race([this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text }), deadline]);
+      // The envelope is given, not derived from the headers: the server is told this one recipient.
+      const envelope = { from: /<([^<>]+)>$/.exec(this.from)?.[1] ?? this.from, to: [mail.to] };
+      await Promise.race([this.transport.sendMail({ from: this.from, to: mail.to, envelope, subject: mail.subject, text: mail.text }), deadline]);
     } catch (error) {
       this.logger.log({
         level: 'error',
