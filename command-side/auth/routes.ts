@@ -107,15 +107,6 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
     if (!verified?.subject || !(await sessionStillOpen(deps.endedSessions, verified.claims, true))) return null;
     return { userLaui: verified.subject, sessionId: String(verified.claims.sid) };
   };
-  const grantAccess = async (ctx: AppContext, userLaui: string, sessionId: string, refreshToken: string) => {
-    const user = await deps.users.get(userLaui);
-    if (!user) throw unauthorized(LOGIN_FAILED);
-    const access = await deps.tokens.sign('access', userLaui, { sid: sessionId }, ACCESS_TOKEN_TTL_SECONDS);
-    cookie(ctx, 'frontend_token', access, ACCESS_TOKEN_TTL_SECONDS);
-    cookie(ctx, 'refresh_token', refreshToken, 30 * 24 * 60 * 60, '/api/v1');
-    ctx.body = { must_change_password: user.must_change_password };
-  };
-
   /** The address a user's sign-in code goes to, once the address's mail rate allows another mail. */
   const mailRecipient = async (userLaui: string): Promise<string> => {
     const user = await deps.users.get(userLaui);
@@ -124,6 +115,15 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
     const attempt = await deps.mailThrottle.begin(user.email.toLowerCase().slice(0, 320));
     if (!attempt.allowed) throw new TooManyRequestsError(attempt.retryAfterSeconds, TOO_MANY_MAILS);
     return user.email;
+  };
+
+  const grantAccess = async (ctx: AppContext, userLaui: string, sessionId: string, refreshToken: string) => {
+    const user = await deps.users.get(userLaui);
+    if (!user) throw unauthorized(LOGIN_FAILED);
+    const access = await deps.tokens.sign('access', userLaui, { sid: sessionId }, ACCESS_TOKEN_TTL_SECONDS);
+    cookie(ctx, 'frontend_token', access, ACCESS_TOKEN_TTL_SECONDS);
+    cookie(ctx, 'refresh_token', refreshToken, 30 * 24 * 60 * 60, '/api/v1');
+    ctx.body = { must_change_password: user.must_change_password };
   };
 
   router.post('/api/v1/login', async (ctx) => {
