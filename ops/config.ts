@@ -43,6 +43,8 @@ export interface Config {
   jwtPublicKeyPem: string | null;
   encryptionKey: string | null;
   emailTotp: boolean;
+  /** How mail leaves the service (SMTP_URL, MAIL_FROM, MAIL_TRANSPORT): sign-in codes when emailTotp is on. */
+  mail: MailConfig;
   sqliteSynchronous: 'full' | 'normal';
   bodyLimit: string;
   cookieSecure: boolean;
@@ -221,12 +223,111 @@ const mcpSettings = (env: NodeJS.ProcessEnv): McpSettings => {
   return { serverUrl, serverToken: text(env, 'MCP_SERVER_TOKEN'), toolTimeoutMs: integer(env, 'MCP_TOOL_TIMEOUT_SECONDS', 150, 1, 3600) * 1000 };
 };
 
+/**
+ * MAIL_TRANSPORT: `smtp` (the default when SMTP_URL is set) hands mail to that server; `log`
+ * writes it to the API log (ops/mail/LogMailer.ts; trials on one machine: the sign-in codes end up
+ * in the log); `none` (no SMTP_URL, no MAIL_TRANSPORT): nothing is ever mailed, which EMAIL_TOTP
+ * refuses at start.
+ */
+export type MailConfig = { transport: 'none' } | { transport: 'log' } | { transport: 'smtp'; smtp: SmtpSettings; from: string };
+
+export interface SmtpSettings {
+  /** smtps://: TLS from the first byte (implicit TLS, port 465 by default); smtp://: STARTTLS when offered (587). */
+  secure: boolean;
+  host: string;
+  port: number;
+  /** From SMTP_URL's user:password@ or from SMTP_USER/SMTP_PASSWORD; null: the server takes mail without login. */
+  auth: { user: string; pass: string } | null;
+  /** SMTP_TIMEOUT_SECONDS: the bound of one mail, from connecting to the server's answer to the message. */
+  timeoutMs: number;
+}
+
+/** The scheme and server of an SMTP_URL, for messages: never its credentials. */
+const smtpServerOf = (url: URL): string => `${url.protocol}//${url.host}`;
+
+/** `name@domain`, optionally as `Display Name <name@domain>`; no line breaks (a header of every mail). */
+const MAIL_ADDRESS = /^(?:[^\r\n<>@]*<[^\s<>@]+@[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+)$/;
+
+/**
+ * SMTP_URL, SMTP_USER/SMTP_PASSWORD, MAIL_FROM, SMTP_TIMEOUT_SECONDS and MAIL_TRANSPORT. Messages
+ * never quote SMTP_URL or SMTP_PASSWORD whole: they may hold a password. Options in the URL's query
+ * are refused rather than silently dropped: every setting here is a variable of its own.
+ */
+const mailConfig = (env: NodeJS.ProcessEnv, emailTotp: boolean): MailConfig => {
+  const raw = text(env, 'SMTP_URL');
+  const chosen = text(env, 'MAIL_TRANSPORT')?.trim().toLowerCase() ?? null;
+  if (chosen !== null && chosen !== 'smtp' && chosen !== 'log') throw new Error(`MAIL_TRANSPORT must be smtp or log, got "${env.MAIL_TRANSPORT}"`);
+  const transport = chosen ?? (raw === null ? 'none' : 'smtp');
+  const user = text(env, 'SMTP_USER');
+  const password = text(env, 'SMTP_PASSWORD');
+  if (raw === null) {
+    for (const name of ['SMTP_USER', 'SMTP_PASSWORD', 'MAIL_FROM']) {
+      if (text(env, name) !== null) throw new Error(`${name} needs SMTP_URL (smtp://host:587 or smtps://host:465)`);
+    }
+    if (transport === 'smtp') throw new Error('MAIL_TRANSPORT=smtp needs SMTP_URL (smtp://host:587 or smtps://host:465)');
+    if (transport === 'log') return { transport };
+    if (emailTotp) {
+      throw new Error(
+        'EMAIL_TOTP=true sends sign-in codes by mail, and no mail server is set: set SMTP_URL (smtp://host:587 or smtps://host:465; ' +
+          'credentials in the URL or in SMTP_USER and SMTP_PASSWORD) and MAIL_FROM, or MAIL_TRANSPORT=log to write the codes to the service log (trials on one machine only)',
+      );
+    }
+    return { transport: 'none' };
+  }
+  if (transport !== 'smtp') throw new Error(`MAIL_TRANSPORT=${transport} and SMTP_URL exclude each other: unset one of them`);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error('SMTP_URL must be an smtp:// or smtps:// URL (smtp://host:587, smtps://user:password@host:465)');
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new Error(`SMTP_URL must start with smtp:// or smtps://, got ${url.protocol}//`);
+  if (url.hostname === '') throw new Error('SMTP_URL must name the mail server (smtp://host:587)');
+  if ((url.pathname !== '' && url.pathname !== '/') || url.search !== '' || url.hash !== '') {
+    throw new Error(`SMTP_URL must be ${smtpServerOf(url)} alone, without a path, query or fragment (each mail setting is a variable of its own)`);
+  }
+  if (url.port === '0') throw new Error(`SMTP_URL must name a port between 1 and 65535, got ${smtpServerOf(url)}`);
+  const inUrl = url.username !== '' || url.password !== '';
+  if (inUrl && (user !== null || password !== null)) {
+    throw new Error('SMTP credentials are given twice: in SMTP_URL (user:password@) and in SMTP_USER/SMTP_PASSWORD; keep one');
+  }
+  const decode = (part: string): string => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      throw new Error('SMTP_URL credentials must be percent-encoded (user:password@; %40 for @, %3A for :)');
+    }
+  };
+  const login = inUrl ? { user: decode(url.username), pass: decode(url.password) } : user !== null || password !== null ? { user: user ?? '', pass: password ?? '' } : null;
+  if (login !== null && (login.user === '' || login.pass === '')) {
+    throw new Error(inUrl ? 'SMTP_URL credentials need both a user and a password (smtps://user:password@host)' : 'SMTP_USER and SMTP_PASSWORD must be given together');
+  }
+  const from = text(env, 'MAIL_FROM');
+  if (from === null) throw new Error('MAIL_FROM must name the sender of the mails sent through SMTP_URL (for example orchestrator@example.com)');
+  if (!MAIL_ADDRESS.test(from.trim())) throw new Error(`MAIL_FROM must be an address (name@example.com or "Name <name@example.com>"), got "${from}"`);
+  const secure = url.protocol === 'smtps:';
+  return {
+    transport,
+    from: from.trim(),
+    smtp: {
+      secure,
+      // URL keeps an IPv6 literal's brackets; a socket wants the bare address.
+      host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: url.port === '' ? (secure ? 465 : 587) : Number(url.port),
+      auth: login,
+      timeoutMs: integer(env, 'SMTP_TIMEOUT_SECONDS', 10, 1, 300) * 1000,
+    },
+  };
+};
+
 export interface ThrottleConfig {
   login: LoginThrottleSettings;
   /** Failed code and refresh-token grants per client address within the login window. */
   tokenMaxFailuresPerAddress: number;
   /** Consecutive wrong current passwords per user on change-password before a (growing) block. */
   passwordChangeMaxFailures: number;
+  /** Sign-in mails to one address per hour (MAIL_MAX_PER_ADDRESS_PER_HOUR): an inbox is not flooded through the service. */
+  mailsPerAddressPerHour: number;
 }
 
 const throttleConfig = (env: NodeJS.ProcessEnv): ThrottleConfig => {
@@ -245,6 +346,7 @@ const throttleConfig = (env: NodeJS.ProcessEnv): ThrottleConfig => {
     },
     tokenMaxFailuresPerAddress: integer(env, 'TOKEN_MAX_FAILURES_PER_ADDRESS', 100, 1, 1_000_000_000),
     passwordChangeMaxFailures: integer(env, 'PASSWORD_CHANGE_MAX_FAILURES', 5, 1, 1_000_000),
+    mailsPerAddressPerHour: integer(env, 'MAIL_MAX_PER_ADDRESS_PER_HOUR', 10, 1, 1_000_000),
   };
 };
 
@@ -447,6 +549,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
   const bus = busConfig(env);
   assertRoleHasBus(role, bus);
   const workerConcurrency = integer(env, 'WORKER_CONCURRENCY', 8, 1, 256);
+  const emailTotp = flag(env, 'EMAIL_TOTP', false);
   return {
     role,
     eventStore: eventStoreConfig(env),
@@ -461,7 +564,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     jwtPrivateKeyPem: text(env, 'JWT_PRIVATE_KEY'),
     jwtPublicKeyPem: text(env, 'JWT_PUBLIC_KEY'),
     encryptionKey: text(env, 'ENCRYPTION_KEY'),
-    emailTotp: flag(env, 'EMAIL_TOTP', false),
+    emailTotp,
+    mail: mailConfig(env, emailTotp),
     sqliteSynchronous: synchronous,
     bodyLimit: text(env, 'BODY_LIMIT') ?? '1mb',
     cookieSecure: flag(env, 'COOKIE_SECURE', false),

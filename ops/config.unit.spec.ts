@@ -150,7 +150,61 @@ describe('configuration', () => {
       },
       tokenMaxFailuresPerAddress: 100,
       passwordChangeMaxFailures: 5,
+      mailsPerAddressPerHour: 10,
     });
+  });
+
+  it('given SMTP_URL and MAIL_FROM, when loaded, then mail goes through that server: smtps:// on 465 with TLS, smtp:// on 587, credentials from the URL or SMTP_USER/SMTP_PASSWORD', () => {
+    expect(loadConfig({ SMTP_URL: 'smtps://mailer:p%40ss%3Aword@mail.example', MAIL_FROM: 'orchestrator@example.com' }).mail).to.deep.equal({
+      transport: 'smtp',
+      from: 'orchestrator@example.com',
+      smtp: { secure: true, host: 'mail.example', port: 465, auth: { user: 'mailer', pass: 'p@ss:word' }, timeoutMs: 10_000 },
+    });
+    const env = { SMTP_URL: 'smtp://[::1]:2525', SMTP_USER: 'mailer', SMTP_PASSWORD: 'secret', MAIL_FROM: 'Orchestrator <o@example.com>', SMTP_TIMEOUT_SECONDS: '3' };
+    expect(loadConfig(env).mail).to.deep.equal({
+      transport: 'smtp',
+      from: 'Orchestrator <o@example.com>',
+      smtp: { secure: false, host: '::1', port: 2525, auth: { user: 'mailer', pass: 'secret' }, timeoutMs: 3000 },
+    });
+    expect(loadConfig({ SMTP_URL: 'smtp://relay.internal', MAIL_FROM: 'o@example.com', EMAIL_TOTP: 'true' }).mail).to.deep.include({ transport: 'smtp' });
+    expect(loadConfig({ SMTP_URL: 'smtp://relay.internal', MAIL_FROM: 'o@example.com' }).mail).to.have.nested.property('smtp.port', 587);
+  });
+
+  it('given EMAIL_TOTP=true without SMTP_URL, when loaded, then the start is refused naming SMTP_URL, MAIL_FROM and MAIL_TRANSPORT=log; MAIL_TRANSPORT=log alone is the stand-in', () => {
+    expect(() => loadConfig({ EMAIL_TOTP: 'true' })).to.throw(/EMAIL_TOTP=true sends sign-in codes by mail, and no mail server is set: set SMTP_URL .* and MAIL_FROM, or MAIL_TRANSPORT=log/);
+    expect(loadConfig({ EMAIL_TOTP: 'true', MAIL_TRANSPORT: 'log' }).mail).to.deep.equal({ transport: 'log' });
+    expect(loadConfig({}).mail).to.deep.equal({ transport: 'none' });
+  });
+
+  it('given inconsistent mail settings, when loaded, then the error names the variable and never quotes a password', () => {
+    const from = { MAIL_FROM: 'o@example.com' };
+    const refusals: Array<[Record<string, string>, RegExp]> = [
+      [{ SMTP_URL: 'http://mail.example', ...from }, /SMTP_URL must start with smtp:\/\/ or smtps:\/\//],
+      [{ SMTP_URL: 'not a url', ...from }, /SMTP_URL must be an smtp:\/\/ or smtps:\/\/ URL/],
+      [{ SMTP_URL: 'smtp://mail.example/?secure=false', ...from }, /SMTP_URL must be smtp:\/\/mail.example alone, without a path, query or fragment/],
+      [{ SMTP_URL: 'smtp://u:hunter2@mail.example', SMTP_USER: 'u', SMTP_PASSWORD: 'x', ...from }, /SMTP credentials are given twice/],
+      [{ SMTP_URL: 'smtp://u@mail.example', ...from }, /SMTP_URL credentials need both a user and a password/],
+      [{ SMTP_URL: 'smtp://mail.example', SMTP_USER: 'u', ...from }, /SMTP_USER and SMTP_PASSWORD must be given together/],
+      [{ SMTP_URL: 'smtp://u:hunter2@mail.example' }, /MAIL_FROM must name the sender/],
+      [{ SMTP_URL: 'smtp://mail.example', MAIL_FROM: 'nobody' }, /MAIL_FROM must be an address/],
+      [{ SMTP_URL: 'smtp://mail.example', MAIL_FROM: 'a@b.example\r\nBcc: c@d.example' }, /MAIL_FROM must be an address/],
+      [{ SMTP_URL: 'smtp://mail.example', MAIL_TRANSPORT: 'log', ...from }, /MAIL_TRANSPORT=log and SMTP_URL exclude each other/],
+      [{ MAIL_TRANSPORT: 'smtp' }, /MAIL_TRANSPORT=smtp needs SMTP_URL/],
+      [{ MAIL_TRANSPORT: 'pigeon' }, /MAIL_TRANSPORT must be smtp or log/],
+      [{ SMTP_PASSWORD: 'hunter2' }, /SMTP_PASSWORD needs SMTP_URL/],
+      [{ SMTP_URL: 'smtp://mail.example', SMTP_TIMEOUT_SECONDS: '0', ...from }, /SMTP_TIMEOUT_SECONDS must be an integer between 1 and 300/],
+      [{ MAIL_MAX_PER_ADDRESS_PER_HOUR: '0' }, /MAIL_MAX_PER_ADDRESS_PER_HOUR must be an integer/],
+    ];
+    for (const [env, message] of refusals) {
+      let thrown: unknown = null;
+      try {
+        loadConfig(env);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, JSON.stringify(env)).to.be.instanceOf(Error);
+      expect((thrown as Error).message).to.match(message).and.not.include('hunter2');
+    }
   });
 
   it('given inconsistent or out-of-range throttle settings, when loaded, then the error names the variable', () => {

@@ -76,13 +76,13 @@ import { logRoutes } from '../query-side/logs/logRoutes.ts';
 import { LogStreams } from '../query-side/logs/LogStreams.ts';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_POLL_MS } from '../query-side/logs/streamSession.ts';
 import { startLogRetention } from './logging/logRetention.ts';
-import { LogMailer } from './mail/LogMailer.ts';
+import { createMailer } from './mail/createMailer.ts';
 import { loadKeys } from './keys/loadKeys.ts';
 import { AesSecretBox } from './keys/AesSecretBox.ts';
 import { JoseTokenSigner } from './auth/JoseTokenSigner.ts';
 import { scryptPasswords } from './auth/scryptPasswords.ts';
 import { resolveRedirect } from './auth/isAllowedRedirect.ts';
-import { failureThrottle, loginThrottle, memoryLimiters } from './auth/rateLimiterThrottles.ts';
+import { failureThrottle, loginThrottle, memoryLimiters, rateThrottle } from './auth/rateLimiterThrottles.ts';
 import { secureDataDir } from './secureDataDir.ts';
 import { eventRoutes } from '../query-side/events/routes.ts';
 import { logQueries } from '../query-side/logs/queryLogs.ts';
@@ -196,7 +196,12 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const secrets = new AesSecretBox(keys.encryptionKey);
   const tokens = new JoseTokenSigner(keys.jwtPrivateKey, keys.jwtPublicKey, clock);
   const passwords = overrides.passwords ?? scryptPasswords();
-  const mailer = overrides.mailer ?? new LogMailer(logger);
+  const mailer = overrides.mailer ?? createMailer(config.mail, logger);
+  if (config.mail.transport === 'log' && config.emailTotp) {
+    const warning = 'MAIL_TRANSPORT=log: sign-in codes are written to the service log, not mailed; whoever reads the log can sign in as any user. For trials on one machine only';
+    logger.log({ level: 'warning', category: 'API', message: warning });
+    announce(`WARNING: ${warning}`);
+  }
 
   // Commits of the embedded store run on a writer thread: a writer (or a KurrentDB) that cannot start fails the start.
   const store = await openEventStore(config);
@@ -309,6 +314,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const throttles = {
     login: loginThrottle(memoryLimiters, config.throttle.login),
     token: failureThrottle(memoryLimiters, 'token-address', { ...config.throttle.login.perUserAddress, maxFailures: config.throttle.tokenMaxFailuresPerAddress }, 'release'),
+    mail: rateThrottle(memoryLimiters, 'mail-recipient', config.throttle.mailsPerAddressPerHour, 3600),
     passwordChange: failureThrottle(
       memoryLimiters,
       'password-change',
@@ -359,6 +365,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         emailTotp: config.emailTotp,
         loginThrottle: throttles.login,
         tokenThrottle: throttles.token,
+        mailThrottle: throttles.mail,
         cookieSecure: config.cookieSecure,
         resolveRedirect: (uri, serviceOrigin) => resolveRedirect(uri, config.allowedRedirectOrigins, serviceOrigin),
       }),

@@ -365,25 +365,3 @@ describe('logout across a restart (HTTP, embedded service)', () => {
     }
   });
 });
-
-describe('email_totp login (HTTP, embedded service)', () => {
-  let svc: TestService;
-  before(async () => {
-    svc = await startTestService({ EMAIL_TOTP: 'true' });
-  });
-  after(async () => svc.stop());
-
-  it('given email_totp, when the flow redirects, then only state is sent and the mailed code exchanges for a token', async () => {
-    const client = svc.client();
-    await client.get('/api/v1/auth?client_id=web&redirect_uri=http://localhost/cb&state=s9');
-    const login = await client.post('/api/v1/login', { form: { username: ADMIN.username, password: ADMIN.password } });
-    const redirect = await client.get(login.headers.get('location') ?? '');
-    const target = new URL(redirect.headers.get('location') ?? '');
-    expect([...target.searchParams.keys()]).to.deep.equal(['state']);
-    const mail = svc.mailer.sent.at(-1);
-    expect(mail?.to).to.equal('admin@localhost');
-    const code = /([0-9a-f]{32})/.exec(mail?.text ?? '')?.[1];
-    const token = await client.post('/api/v1/token', { json: { grant_type: 'authorization_code', credentials: { code } } });
-    expect(token.status).to.equal(200);
-  });
-});

@@ -37,13 +37,16 @@ export const authDocs: RouteDocs = {
       method: 'GET',
       path: '/api/v1/redirect-with-code',
       summary: "Send the signed-in user back to the client's redirect_uri with a code",
-      description: 'Needs the oauth_flow cookie (403 with an empty body without it) and the session cookie of that user. With EMAIL_TOTP the code goes by mail and only state is sent.',
+      description:
+        "Needs the oauth_flow cookie (403 with an empty body without it) and the session cookie of that user. With EMAIL_TOTP the code goes by mail to the user's address (SMTP_URL) and only state is sent; the redirect answers once the mail server took the mail.",
       params: { query: redirectQuerySchema, cookie: { type: 'object', properties: { oauth_flow: { type: 'string' }, session: { type: 'string' } } } },
       responses: {
         303: { description: 'To <redirect_uri>?state=<state>&code=<hex>', headers: { Location: "The client's redirect_uri" } },
         400: detail('Invalid argument: redirect_uri is not allowed'),
         401: detail('User not authenticated: no session of that user'),
         403: empty('No oauth_flow cookie (empty body)'),
+        429: detail('EMAIL_TOTP: Too many sign-in codes were mailed to this address, try again later (MAIL_MAX_PER_ADDRESS_PER_HOUR; with Retry-After)'),
+        503: detail('EMAIL_TOTP: The sign-in code could not be sent by mail: the mail server did not take it. Try again in a minute (with Retry-After)'),
       },
     },
     {

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { AppError, TooManyRequestsError, badRequest, unauthorized, unprocessable } from '../../shared/errors.ts';
+import { AppError, RetryLaterError, TooManyRequestsError, badRequest, unauthorized, unprocessable } from '../../shared/errors.ts';
 import { clientAddress } from '../../shared/http/clientAddress.ts';
 import type { AttemptThrottle, LoginAttempt } from '../../shared/ports/AttemptThrottle.ts';
 import type { AppContext, AppState } from '../../shared/http/AppState.ts';
@@ -36,6 +36,8 @@ export interface AuthRoutesDeps {
   loginThrottle: AttemptThrottle<LoginAttempt>;
   /** Failed code and refresh-token grants, per client address. */
   tokenThrottle: AttemptThrottle<string>;
+  /** Sign-in mails (email_totp), per recipient address: every mail counts. */
+  mailThrottle: AttemptThrottle<string>;
   cookieSecure: boolean;
   /**
    * The absolute URL a client's redirect_uri resolves to against the service's own origin, or null
@@ -49,6 +51,10 @@ const OAUTH_FLOW_TTL_SECONDS = 10 * 60;
 const LOGIN_FAILED = 'Invalid username or password';
 const TOO_MANY_LOGINS = 'Too many failed login attempts, try again later';
 const TOO_MANY_GRANTS = 'Too many failed token requests, try again later';
+const TOO_MANY_MAILS = 'Too many sign-in codes were mailed to this address, try again later';
+const MAIL_NOT_SENT = 'The sign-in code could not be sent by mail: the mail server did not take it. Try again in a minute';
+/** Retry-After of a sign-in mail that was not sent: the mail server's trouble is seldom over sooner. */
+const MAIL_RETRY_SECONDS = 60;
 
 export const loginSchema = {
   type: 'object',
@@ -101,6 +107,16 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
     if (!verified?.subject || !(await sessionStillOpen(deps.endedSessions, verified.claims, true))) return null;
     return { userLaui: verified.subject, sessionId: String(verified.claims.sid) };
   };
+  /** The address a user's sign-in code goes to, once the address's mail rate allows another mail. */
+  const mailRecipient = async (userLaui: string): Promise<string> => {
+    const user = await deps.users.get(userLaui);
+    if (!user) throw unauthorized();
+    // Addresses are case-insensitive in practice; an email is at most 254 characters: bounded keys.
+    const attempt = await deps.mailThrottle.begin(user.email.toLowerCase().slice(0, 320));
+    if (!attempt.allowed) throw new TooManyRequestsError(attempt.retryAfterSeconds, TOO_MANY_MAILS);
+    return user.email;
+  };
+
   const grantAccess = async (ctx: AppContext, userLaui: string, sessionId: string, refreshToken: string) => {
     const user = await deps.users.get(userLaui);
     if (!user) throw unauthorized(LOGIN_FAILED);
@@ -148,13 +164,20 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
     // Checked again: the allow-list may have changed since /auth signed the cookie.
     const checked = deps.resolveRedirect(redirect_uri, serviceOrigin(ctx));
     if (checked === null) throw badRequest('Invalid argument: redirect_uri is not allowed');
+    // email_totp: the code goes to the user's own address, never into the redirect, and each mail
+    // counts against that address's rate before a code is issued for it.
+    const recipient = deps.emailTotp ? await mailRecipient(query.user_laui) : null;
     const code = await deps.auth.issueCode(query.user_laui, client_id, session.sessionId, metaFor(ctx, query.user_laui));
     const target = new URL(checked);
     target.searchParams.set('state', state);
-    if (deps.emailTotp) {
-      const user = await deps.users.get(query.user_laui);
-      if (!user) throw unauthorized();
-      await deps.mailer.send({ to: user.email, subject: 'Your sign-in code', text: `Your sign-in code is ${code}. It expires in 5 minutes.` });
+    if (recipient !== null) {
+      // A dead or refusing mail server is a 503 after SMTP_TIMEOUT_SECONDS at most; the code it did
+      // not carry stays unknown to everyone and expires.
+      await deps.mailer
+        .send({ to: recipient, subject: 'Your sign-in code', text: `Your sign-in code is ${code}. It expires in 5 minutes.` })
+        .catch(() => {
+          throw new RetryLaterError(503, MAIL_RETRY_SECONDS, MAIL_NOT_SENT);
+        });
     } else {
       target.searchParams.set('code', code);
     }

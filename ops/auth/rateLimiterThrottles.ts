@@ -159,3 +159,22 @@ export const failureThrottle = (
     },
   };
 };
+
+/**
+ * A plain rate: at most `points` attempts per key within `durationSeconds`, successful or not (the
+ * sign-in mails to one address: each one lands in an inbox). `succeeded` gives nothing back.
+ */
+export const rateThrottle = (limiters: LimiterFactory, name: string, points: number, durationSeconds: number): AttemptThrottle<string> => {
+  const limiter = limiters({ keyPrefix: name, points, duration: durationSeconds });
+  return {
+    async begin(key) {
+      try {
+        await limiter.consume(key);
+      } catch (rejected) {
+        if (!(rejected instanceof RateLimiterRes)) throw rejected;
+        return refused(Math.max(1, Math.ceil(rejected.msBeforeNext / 1000)));
+      }
+      return { allowed: true, succeeded: async () => undefined };
+    },
+  };
+};

@@ -2,9 +2,9 @@ import type { Mail, Mailer } from '../../shared/ports/Mailer.ts';
 import type { Logger } from '../../shared/ports/Logger.ts';
 
 /**
- * Default mail adapter: writes the mail to the API log, for single-machine setups without SMTP.
- * With email_totp enabled this puts the sign-in code in the log file, so give the log directory
- * the same protection as the mailbox (see README, operations).
+ * The stand-in behind MAIL_TRANSPORT=log: writes the mail to the API log, for a trial on one
+ * machine without a mail server. With email_totp this puts the sign-in codes in the log file, where
+ * whoever reads it can sign in as anyone; the service warns at every start (ops/service.ts).
  */
 export class LogMailer implements Mailer {
   constructor(private readonly logger: Logger) {}

@@ -13,6 +13,7 @@ export const ADMIN = { username: 'admin', password: 'admin-password-1' };
 export interface TestService {
   service: Service;
   config: Config;
+  /** The mails sent, unless the env names a mail transport (SMTP_URL, MAIL_TRANSPORT): then they go through it. */
   mailer: CapturingMailer;
   announced: string[];
   dataDir: string;
@@ -47,7 +48,8 @@ export const startTestService = async (env: Record<string, string> = {}, overrid
   const mailer = new CapturingMailer();
   const announced: string[] = [];
   const service = await startService(config, {
-    mailer,
+    // A service given a mail transport (SMTP_URL, MAIL_TRANSPORT) sends through it; else tests read `mailer`.
+    ...(config.mail.transport === 'none' ? { mailer } : {}),
     passwords: scryptPasswords(2 ** 10),
     announce: (message) => announced.push(message),
     ...overrides,

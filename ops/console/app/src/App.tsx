@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { errorText, onSignedOut } from './api.ts';
-import { CALLBACK_PATH, completeSignIn, resumeSession, signOut, type Profile } from './auth.ts';
+import { CALLBACK_PATH, awaitingMailedCode, readCallback, redeemCode, resumeSession, signOut, stopAwaitingMailedCode, type Profile } from './auth.ts';
 import { followLink, navigate, useLocation } from './router.ts';
 import { CatalogPage } from './catalog/CatalogPage.tsx';
 import { TreeStore } from './catalog/TreeStore.ts';
@@ -13,7 +13,12 @@ import { SignIn } from './shell/SignIn.tsx';
 import { ChangePassword } from './shell/ChangePassword.tsx';
 import { Notice } from './shell/Notice.tsx';
 
-type Session = { kind: 'checking' } | { kind: 'signed-out'; reason: string | null } | { kind: 'signed-in'; profile: Profile };
+/** `code-needed`: the sign-in flow came back without a code (EMAIL_TOTP): the code was mailed. */
+type Session =
+  | { kind: 'checking' }
+  | { kind: 'signed-out'; reason: string | null }
+  | { kind: 'code-needed'; returnTo: string }
+  | { kind: 'signed-in'; profile: Profile };
 
 const NAV = [
   { path: '/', label: 'Catalog', matches: (path: string) => path === '/' || path === '/console' || path.startsWith('/console/item') },
@@ -26,23 +31,34 @@ const TITLES: Record<string, string> = { '/console/logs': 'Log query', '/console
 
 /**
  * Where the page load leaves the session: the callback's code exchanged first when this is the
- * callback, then the cookie's token. Once per page load (a code is spent on first use).
+ * callback (or the code field, when the code went by mail), then the cookie's token. Once per page
+ * load (a code is spent on first use).
  */
 let boot: Promise<Session> | null = null;
 const startSession = (): Promise<Session> => {
   boot ??= (async (): Promise<Session> => {
     if (window.location.pathname === CALLBACK_PATH) {
       try {
-        const returnTo = await completeSignIn(window.location.search);
-        // The code is spent; it leaves the address bar and the history.
-        navigate(returnTo === CALLBACK_PATH ? '/' : returnTo, { replace: true });
+        const callback = readCallback(window.location.search);
+        // The state, and the code once spent, leave the address bar and the history.
+        if (callback.code === null) {
+          navigate('/', { replace: true });
+          return { kind: 'code-needed', returnTo: callback.returnTo };
+        }
+        await redeemCode(callback.code);
+        navigate(callback.returnTo, { replace: true });
       } catch (error) {
         navigate('/', { replace: true });
         return { kind: 'signed-out', reason: errorText(error) };
       }
     }
     const profile = await resumeSession();
-    return profile ? { kind: 'signed-in', profile } : { kind: 'signed-out', reason: null };
+    if (profile) {
+      stopAwaitingMailedCode();
+      return { kind: 'signed-in', profile };
+    }
+    const awaiting = awaitingMailedCode();
+    return awaiting === null ? { kind: 'signed-out', reason: null } : { kind: 'code-needed', returnTo: awaiting };
   })();
   return boot;
 };
@@ -78,6 +94,18 @@ export const App = () => {
     );
   }
   if (session.kind === 'signed-out') return <SignIn reason={session.reason} />;
+  if (session.kind === 'code-needed') {
+    return (
+      <SignIn
+        reason={null}
+        mailedCode={{
+          returnTo: session.returnTo,
+          onSignedIn: (profile) => setSession({ kind: 'signed-in', profile }),
+          onStartOver: () => void signOut().finally(() => setSession({ kind: 'signed-out', reason: null })),
+        }}
+      />
+    );
+  }
   if (session.profile.must_change_password) {
     return <ChangePassword onChanged={() => setSession({ kind: 'signed-in', profile: { ...session.profile, must_change_password: false } })} />;
   }

@@ -3,8 +3,10 @@ import { api, setAccessToken } from './api.ts';
 /**
  * The console is an OAuth-style client of the service (spec 5.3): GET /api/v1/auth with a
  * redirect_uri on this origin, the service's login form, back to /console/callback with `code` and
- * `state`, then POST /api/v1/token, which sets the `frontend_token` cookie. The state is random and
- * kept in sessionStorage for the round trip, so a callback the console did not start is refused.
+ * `state`, then POST /api/v1/token, which sets the `frontend_token` cookie. With EMAIL_TOTP the
+ * callback brings the state alone and the code comes by mail: the sign-in page asks for it. The
+ * state is random and kept in sessionStorage for the round trip, so a callback the console did not
+ * start is refused.
  */
 export const CLIENT_ID = 'console';
 export const CALLBACK_PATH = '/console/callback';
@@ -27,18 +29,45 @@ export const startSignIn = (returnTo: string): void => {
   window.location.assign(`/api/v1/auth?${params.toString()}`);
 };
 
-/** Step 4: the code for the cookie. Returns where the user was going before signing in. */
-export const completeSignIn = async (search: string): Promise<string> => {
+/**
+ * Where the console goes after a sign-in: the page the user was on, on this origin (never `//host`).
+ * While a mailed code is awaited (EMAIL_TOTP) the flow stays in sessionStorage, so a reload of the
+ * tab (or a trip to the mailbox in it) comes back to the code field.
+ */
+const AWAITING_KEY = 'console.awaitingMailedCode';
+const safeReturn = (returnTo: string): string => (returnTo.startsWith('/') && !returnTo.startsWith('//') && returnTo !== CALLBACK_PATH ? returnTo : '/');
+
+/** Step 3's answer at the callback: the code, or null when it went by mail (EMAIL_TOTP); and where to go next. */
+export interface SignInCallback {
+  code: string | null;
+  returnTo: string;
+}
+
+export const readCallback = (search: string): SignInCallback => {
   const params = new URLSearchParams(search);
   const saved = sessionStorage.getItem(FLOW_KEY);
   sessionStorage.removeItem(FLOW_KEY);
   const flow = saved === null ? null : (JSON.parse(saved) as { state: string; returnTo: string });
   if (flow === null || params.get('state') !== flow.state) throw new Error('This sign-in was not started here, or it was started in another tab. Sign in again.');
+  const returnTo = safeReturn(flow.returnTo);
   const code = params.get('code');
-  if (code === null) throw new Error('No code came back: with EMAIL_TOTP the code is sent by mail, and the console cannot take it. Sign in with email_totp off.');
-  await api('/api/v1/token', { body: { grant_type: 'authorization_code', credentials: { code, provider: 'local' } } });
-  return flow.returnTo.startsWith('/') && !flow.returnTo.startsWith('//') ? flow.returnTo : '/';
+  if (code === null) sessionStorage.setItem(AWAITING_KEY, returnTo);
+  return { code, returnTo };
 };
+
+/** Where a mailed code is awaited for (the page to go to once it is entered), or null. */
+export const awaitingMailedCode = (): string | null => sessionStorage.getItem(AWAITING_KEY);
+
+/** Step 4: the code (the callback's, or the one the user copied from the mail) for the `frontend_token` cookie. */
+export const redeemCode = async (code: string): Promise<void> => {
+  // Copied from a mail: spaces or line breaks may come with it, and hex is case-insensitive to a reader.
+  const cleaned = code.replace(/\s+/g, '').toLowerCase();
+  await api('/api/v1/token', { body: { grant_type: 'authorization_code', credentials: { code: cleaned, provider: 'local' } } });
+  sessionStorage.removeItem(AWAITING_KEY);
+};
+
+/** Leaves the code field: the user starts over (a new code is mailed) or gave up. */
+export const stopAwaitingMailedCode = (): void => sessionStorage.removeItem(AWAITING_KEY);
 
 /** The access token of the browser's `frontend_token` cookie, or null when there is none (or it expired). */
 export const resumeSession = async (): Promise<Profile | null> => {
@@ -53,6 +82,7 @@ export const resumeSession = async (): Promise<Profile | null> => {
 };
 
 export const signOut = async (): Promise<void> => {
+  stopAwaitingMailedCode();
   try {
     await api('/api/v1/logout', { method: 'POST' });
   } finally {
