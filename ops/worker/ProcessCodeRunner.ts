@@ -1,4 +1,3 @@
-import { rm } from 'node:fs/promises';
 import { mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,7 +41,7 @@ import {
   type Output,
 } from './runOutcome.ts';
 import type { ExecRequest, RuntimeProcess, WireRequest } from './RuntimeProcess.ts';
-import { makeRunDir, pythonFor, resolvePython, runDirName, RunIdentities, type BwrapLayout, type RunAs, type RunAsRange } from './sandbox.ts';
+import { makeRunDir, pythonFor, removeRunDir, resolvePython, runDirName, RunIdentities, type BwrapLayout, type RunAs, type RunAsRange } from './sandbox.ts';
 import { sandboxLayout } from './sandboxLayout.ts';
 import { RunCgroups } from './runCgroups.ts';
 import { DEFAULT_RUN_SANDBOX, SANDBOX_LIBRARY, sandboxLayoutLines, sandboxLibraryBuilt, type RunSandboxLimits } from './runSandbox.ts';
@@ -303,7 +302,8 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     await this.pool.close();
     await this.starter.close();
     this.cgroups?.close();
-    if (this.bwrap) await rm(this.tmpRoot, { recursive: true, force: true }).catch(() => {});
+    // What is left of the runs' private root (directories of processes killed before they were removed).
+    if (this.bwrap) await removeRunDir(this.tmpRoot).catch(() => {});
   }
 
   /**
