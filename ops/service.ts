@@ -43,7 +43,7 @@ import { RelayedHeartbeats } from './liveness/RelayedHeartbeats.ts';
 import { reapStaleLeases } from '../command-side/task/reapStaleLeases.ts';
 import { EXECUTE_TASK, type TaskDeps } from '../command-side/task/taskDeps.ts';
 import type { ExecuteTaskMessage } from '../command-side/task/dispatchConnection.ts';
-import { ProcessCodeRunner } from './worker/ProcessCodeRunner.ts';
+import { ProcessCodeRunner, type ActiveRun } from './worker/ProcessCodeRunner.ts';
 import { followReuseRevocations } from '../command-side/task/reuseRevocation.ts';
 import { cronLiveness } from '../projections/cron/cronLiveness.ts';
 import { busCronOwnership, createCronScheduler } from '../command-side/cron/cronScheduler.ts';
@@ -143,6 +143,8 @@ export interface Service {
   close(): Promise<void>;
   /** A second signal: kills every run's process group now (nothing is recorded); the caller exits. */
   abort(): void;
+  /** The code runs in progress in this process (operators, actions, AI modules), oldest first. */
+  activeRuns(): ActiveRun[];
 }
 
 export interface ServiceOverrides {
@@ -539,6 +541,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     aiModule,
     shutdown,
     close: () => shutdown(),
+    activeRuns: () => runner.activeRuns(),
     abort() {
       stopping.abort();
       runner.stopRuns('the service was stopped at once (a second signal) before the run ended');

@@ -48,7 +48,7 @@ const DEFAULT_PROGRESS_MS = 5_000;
 
 const plural = (count: number, one: string, many = `${one}s`): string => `${count} ${count === 1 ? one : many}`;
 
-/** `task "nightly" (01H...) running for 125 s, session ...`: what an operator reads to find the run. */
+/** `task "nightly" (<laui>) (running for 125 s, session <id>)`: what an operator reads to find the run. */
 export const describeRun = (run: ActiveRun, now: Date): string => {
   const task = run.taskLaui === null ? null : `task ${JSON.stringify(run.taskName ?? '')} (${run.taskLaui})`;
   const action = run.actionLaui === null ? null : `action ${JSON.stringify(run.actionName ?? '')} (${run.actionLaui})`;
@@ -63,7 +63,7 @@ export const describeRun = (run: ActiveRun, now: Date): string => {
           ? 'an AI module run'
           : 'an action run';
   const seconds = Math.max(0, Math.round((now.getTime() - run.startedAt.getTime()) / 1000));
-  return `${what} running for ${seconds} s${run.sessionId === null ? '' : `, session ${run.sessionId}`}`;
+  return `${what} (running for ${seconds} s${run.sessionId === null ? '' : `, session ${run.sessionId}`})`;
 };
 
 /**
@@ -107,11 +107,13 @@ export const gracefulStop = async (parts: GracefulStopParts, options: GracefulSt
   options.report(`Waiting up to ${options.graceSeconds} s (SHUTDOWN_GRACE_SECONDS) for ${waitingFor()}`);
   for (;;) {
     const left = deadline - now().getTime();
-    if (left <= 0) break;
-    if (await until(now().getTime() + Math.min(left, progressMs))) return { stopped: 0, unsettled: [] };
-    const remaining = Math.ceil((deadline - now().getTime()) / 1000);
-    if (remaining > 0) options.report(`Still waiting (${remaining} s left) for ${waitingFor()}`);
+    // The last step ends at the deadline (a timer may fire a little early: never a "0 s left" line).
+    const step = Math.min(left, progressMs);
+    if (left <= 0 || (await until(now().getTime() + step))) break;
+    if (step === left) break;
+    options.report(`Still waiting (${Math.ceil((left - step) / 1000)} s left) for ${waitingFor()}`);
   }
+  if (open.size === 0) return { stopped: 0, unsettled: [] };
 
   const reason = shutdownReason(options.graceSeconds);
   const running = parts.runs();
