@@ -109,7 +109,9 @@ export class TreeRemover {
   private run(program: string, args: string[]): Promise<Exit> {
     return new Promise((resolve) => {
       // No environment: rm and chmod need none (and get no locale that could change their messages).
-      const child = spawn(program, args, { stdio: ['ignore', 'ignore', 'pipe'], env: {} });
+      // A session of its own: a Ctrl-C at the service's terminal (SIGINT to its process group) does
+      // not stop a removal half way, and one the service does not live to see still completes.
+      const child = spawn(program, args, { stdio: ['ignore', 'ignore', 'pipe'], env: {}, detached: true });
       let stderr = '';
       child.stderr?.on('data', (chunk: Buffer) => {
         if (stderr.length < STDERR_BYTES) stderr += chunk.toString('utf8').slice(0, STDERR_BYTES - stderr.length);
