@@ -343,7 +343,7 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     return this.runs.size;
   }
 
-  /** A run begins: tracked until it ends (`end`), described by its context. */
+  /** A run begins: tracked until its outcome is made (its `done`), described by its context. */
   private begin(kind: ActiveRun['kind'], context: Record<string, unknown>): RunRecord {
     const run: RunRecord = {
       kind,
@@ -407,8 +407,9 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
       this.runs.delete(run);
       await log.settle();
       log.end();
-      // A run stopped by stopRuns says so, whatever its killed process made of it.
-      const stopped: OperatorResult | null = run.stopped === null ? null : { status: 'error', output: { error: run.stopped }, message: run.stopped };
+      // A run stopped by stopRuns says so, whatever its killed process made of it (one that had
+      // succeeded just before keeps its success).
+      const stopped: OperatorResult | null = run.stopped === null || result.status === 'success' ? null : { status: 'error', output: { error: run.stopped }, message: run.stopped };
       const named = stopped ?? (result.status === 'error' ? { ...result, message: this.namingLimits(result.message) } : result);
       return { ...named, logs: log.text(), logsTruncated: log.truncated };
     };
@@ -547,7 +548,7 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
       this.runs.delete(run);
       await log.settle();
       log.end();
-      const stopped: ActionResult | null = run.stopped === null ? null : { ok: false, kind: 'error', message: run.stopped };
+      const stopped: ActionResult | null = run.stopped === null || result.ok ? null : { ok: false, kind: 'error', message: run.stopped };
       const named = stopped ?? (!result.ok && result.kind === 'error' ? { ...result, message: this.namingLimits(result.message) } : result);
       return { ...named, logs: log.text(), logsTruncated: log.truncated };
     };
