@@ -82,6 +82,11 @@ export interface Config {
   /** Idle reuse processes kept in all (every scope's together; WORKER_REUSE_MAX_IDLE, default 2 x WORKER_CONCURRENCY). */
   workerReuseMaxIdle: number;
   reaperIntervalMs: number;
+  /**
+   * SIGINT/SIGTERM: how long the work already taken (runs, HTTP requests, the scheduler's pass) may go
+   * on before its runs are killed and their tasks end `error` (ops/shutdown/gracefulStop.ts).
+   */
+  shutdownGraceSeconds: number;
   /** Length of one SLA minute for running actions: 60,000 in production, shorter for drills and tests. */
   slaMinuteMs: number;
   /**
@@ -592,6 +597,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     workerCpuWeight: integer(env, 'WORKER_CPU_WEIGHT', 100, 1, 10_000),
     workerReuseMaxIdle: integer(env, 'WORKER_REUSE_MAX_IDLE', 2 * workerConcurrency, 1, 4096),
     reaperIntervalMs: integer(env, 'REAPER_INTERVAL_MS', 5000, 100, 3_600_000),
+    shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 30, 0, 86_400),
     slaMinuteMs: integer(env, 'SLA_MINUTE_MS', 60_000, 1, 60_000),
     workerRunAs: runAs(env),
     workerRunAsRegistry: resolve(text(env, 'WORKER_RUN_AS_REGISTRY') ?? DEFAULT_RUN_IDENTITY_REGISTRY),

@@ -97,6 +97,13 @@ describe('configuration', () => {
     expect(() => loadConfig({ LOG_FOLLOW_IDLE_SECONDS: '0' })).to.throw(/LOG_FOLLOW_IDLE_SECONDS must be an integer between 1 and 86400/);
   });
 
+  it('given no SHUTDOWN_GRACE_SECONDS, when loaded, then a stop waits 30 s for the work taken; 0 stops the runs at once; bad values are refused by name', () => {
+    expect(loadConfig({})).to.include({ shutdownGraceSeconds: 30 });
+    expect(loadConfig({ SHUTDOWN_GRACE_SECONDS: '0' })).to.include({ shutdownGraceSeconds: 0 });
+    expect(() => loadConfig({ SHUTDOWN_GRACE_SECONDS: '-1' })).to.throw(/SHUTDOWN_GRACE_SECONDS must be an integer between 0 and 86400/);
+    expect(() => loadConfig({ SHUTDOWN_GRACE_SECONDS: 'soon' })).to.throw(/SHUTDOWN_GRACE_SECONDS/);
+  });
+
   it('given no stream settings, when loaded, then 256 log streams (192 anonymous, 8 per address, 16 per user) and 64 event streams (10 per user)', () => {
     const config = loadConfig({});
     expect(config.logStreams).to.deep.equal({ total: 256, perUser: 16, anonymous: { total: 192, perAddress: 8 } });

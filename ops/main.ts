@@ -5,8 +5,9 @@ import { startService } from './service.ts';
 
 /**
  * `npm start [-- --role api|projector|worker|scheduler|all]`: the service, or one role of it
- * (ops/roles.ts), stopped cleanly by SIGINT/SIGTERM. `--role` wins over ROLE. Once it runs, the
- * process guard (processGuard.ts) keeps an uncaught error of one connection from ending it.
+ * (ops/roles.ts), stopped by SIGINT/SIGTERM within SHUTDOWN_GRACE_SECONDS (a second signal: at
+ * once). `--role` wins over ROLE. Once it runs, the process guard (processGuard.ts) keeps an
+ * uncaught error of one connection from ending it.
  */
 const main = async () => {
   const program = new Command('npm start --')
@@ -21,13 +22,22 @@ const main = async () => {
   // it survives and what still ends the process).
   installProcessGuard({ process, logger: service.logger, exit: (code) => process.exit(code) });
   console.log(`Ready: ${service.url} (GET /healthz); web console: ${service.url}/`);
+  // The first signal stops taking work and waits at most SHUTDOWN_GRACE_SECONDS for what was taken,
+  // saying what it waits for (README, Operations: Stop); a second one kills the runs and exits at once.
   let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      console.log(`${signal} received again: stopping at once; runs killed, their tasks are left to the lease reaper at the next start`);
+      service.abort();
+      process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+    }
     stopping = true;
-    console.log(`${signal} received, stopping`);
-    service.close().then(
-      () => process.exit(0),
+    console.log(`${signal} received, stopping: no new work is taken (another SIGINT or SIGTERM stops at once)`);
+    service.shutdown({ report: (line) => console.log(line) }).then(
+      () => {
+        console.log('Stopped');
+        process.exit(0);
+      },
       (error: unknown) => {
         console.error(error);
         process.exit(1);

@@ -43,7 +43,7 @@ import { RelayedHeartbeats } from './liveness/RelayedHeartbeats.ts';
 import { reapStaleLeases } from '../command-side/task/reapStaleLeases.ts';
 import { EXECUTE_TASK, type TaskDeps } from '../command-side/task/taskDeps.ts';
 import type { ExecuteTaskMessage } from '../command-side/task/dispatchConnection.ts';
-import { ProcessCodeRunner } from './worker/ProcessCodeRunner.ts';
+import { ProcessCodeRunner, type ActiveRun } from './worker/ProcessCodeRunner.ts';
 import { followReuseRevocations } from '../command-side/task/reuseRevocation.ts';
 import { cronLiveness } from '../projections/cron/cronLiveness.ts';
 import { busCronOwnership, createCronScheduler } from '../command-side/cron/cronScheduler.ts';
@@ -109,9 +109,12 @@ import { TempGenerationSessions } from './ai/TempGenerationSessions.ts';
 import { optionalAuthentication } from './http/optionalAuthentication.ts';
 import { generateRoutes } from '../command-side/ai/generateRoutes.ts';
 import { apiReferenceRoutes } from './http/apiReferenceRoutes.ts';
+import { gracefulStop, settledWithin } from './shutdown/gracefulStop.ts';
 
 /** The checkpoint name of the projector writing a shared (MongoDB) read store. */
 const PROJECTOR = 'projector';
+/** After the grace period: how long stopped runs get to record their ends, and the bus its handlers. */
+const SHUTDOWN_SETTLE_MS = 15_000;
 
 export interface Service {
   url: string;
@@ -130,7 +133,18 @@ export interface Service {
   logStreams: LogStreams;
   /** The chats' AI module (/ai/generate, /ai/agent): the chat's own code in the sandbox, else the built-in one. */
   aiModule: AiModule;
+  /**
+   * The bounded stop of SIGINT/SIGTERM (ops/shutdown/gracefulStop.ts): takes no more work at once,
+   * waits at most SHUTDOWN_GRACE_SECONDS for the work taken (saying what it waits for through
+   * `report`), then kills the runs still going (their tasks end `error`) and closes everything.
+   */
+  shutdown(options?: { report?(line: string): void }): Promise<void>;
+  /** shutdown() without reports. */
   close(): Promise<void>;
+  /** A second signal: kills every run's process group now (nothing is recorded); the caller exits. */
+  abort(): void;
+  /** The code runs in progress in this process (operators, actions, AI modules), oldest first. */
+  activeRuns(): ActiveRun[];
 }
 
 export interface ServiceOverrides {
@@ -296,8 +310,11 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     config.bus.kind === 'kafka'
       ? new RelayedHeartbeats({ bus, onError: (error) => logger.log({ level: 'warning', category: 'CELERY', message: `Relaying a task heartbeat failed: ${String(error)}` }) })
       : null;
+  // Aborted when the stop begins: a delivered run not picked up yet is left to the bus (executeTask).
+  const stopping = new AbortController();
   const workerDeps: WorkerDeps = {
     ...taskDeps,
+    stopping: stopping.signal,
     heartbeats: relayedHeartbeats ?? new HeartbeatStore(),
     pollIntervalMs: config.workerPollIntervalMs,
     slaMinuteMs: config.slaMinuteMs,
@@ -529,34 +546,58 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     logger,
     logStreams,
     aiModule,
-    async close() {
-      ready = false;
-      clearInterval(reaper);
-      await cron.stop();
-      // Open SSE streams would keep server.close() waiting for ever.
-      eventStreams.closeAll();
-      logStreams.closeAll();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await worker?.close();
-      await relayedHeartbeats?.close();
-      await publisher?.close();
-      await bus.close();
-      await reaping;
-      await revocations?.close();
-      await runner.close();
-      // Its processes are gone: the range is free for another instance.
-      identityClaim?.release();
-      // After the runner: no run process is left that the table still has to hold.
-      network.remove();
-      generationSessions.close();
-      await projections?.stop();
-      await readStore.close();
-      await eventStore.close();
-      await retention.stop();
-      await logger.close();
+    shutdown,
+    close: () => shutdown(),
+    activeRuns: () => runner.activeRuns(),
+    abort() {
+      stopping.abort();
+      runner.stopRuns('the service was stopped at once (a second signal) before the run ended');
     },
   };
+
+  async function shutdown(options: { report?(line: string): void } = {}): Promise<void> {
+    // Stop taking work, all at once: health and new requests answer 503, no new connection, no
+    // delivered run is picked up, the worker leaves the bus (no new deliveries), no reaper or cron pass starts.
+    ready = false;
+    stopping.abort();
+    clearInterval(reaper);
+    const report = (line: string) => {
+      options.report?.(line);
+      logger.log({ level: 'info', category: 'API', message: line });
+    };
+    // Open SSE streams would keep server.close() waiting for ever.
+    eventStreams.closeAll();
+    logStreams.closeAll();
+    const pending = [
+      { name: 'the worker (runs delivered to it, and recording their ends)', done: worker?.close() ?? Promise.resolve() },
+      { name: 'HTTP requests in progress', done: new Promise<void>((resolve) => server.close(() => resolve())) },
+      { name: "the scheduler's current pass (pre-actions)", done: cron.stop() },
+      { name: 'the lease reaper', done: reaping },
+    ];
+    await gracefulStop(
+      { pending, runs: () => runner.activeRuns(), stopRuns: (reason) => runner.stopRuns(reason) },
+      { graceSeconds: config.shutdownGraceSeconds, settleMs: SHUTDOWN_SETTLE_MS, report },
+    );
+    server.closeAllConnections();
+    await relayedHeartbeats?.close();
+    await publisher?.close();
+    // The bus waits for its handlers: one that did not end even after its run was stopped is
+    // abandoned (gracefulStop said so), not waited for without end.
+    await settledWithin(bus.close(), SHUTDOWN_SETTLE_MS);
+    await settledWithin(reaping, SHUTDOWN_SETTLE_MS);
+    await revocations?.close();
+    await runner.close();
+    // Its processes are gone: the range is free for another instance.
+    identityClaim?.release();
+    // After the runner: no run process is left that the table still has to hold.
+    network.remove();
+    generationSessions.close();
+    await projections?.stop();
+    await readStore.close();
+    await eventStore.close();
+    await retention.stop();
+    await logger.close();
+  }
 };
 
 /** First start: the admin account, with ADMIN_PASSWORD or a random one shown once. */

@@ -26,6 +26,11 @@ export interface WorkerDeps extends TaskDeps {
   readYourWritesTimeoutMs: number;
   /** One SLA minute in milliseconds (60,000 outside tests). */
   slaMinuteMs: number;
+  /**
+   * Aborted when the service stops (ops/shutdown): a delivered run not picked up yet is not started
+   * (its message is not acknowledged: the bus delivers it again, to another worker or after a restart).
+   */
+  stopping?: AbortSignal;
 }
 
 const EXECUTOR = `${hostname()}:${process.pid}`;
@@ -97,6 +102,7 @@ export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTask
     const log = (level: 'info' | 'error', category: 'TASK' | 'TASK_HISTORY' | 'CELERY', step: string, text: string, extra: Record<string, unknown> = {}) =>
       session.log({ level, category, step, message: text, ...extra });
 
+    if (deps.stopping?.aborted) throw new Error(`The worker is stopping: task ${task.name} is not picked up (its message is not acknowledged)`);
     const started = deps.clock.now();
     const pickup = workerPickupChanges(runtime, started);
     // The running transition is committed while the operator starts: its commit is not on the run's

@@ -1,4 +1,3 @@
-import { rm } from 'node:fs/promises';
 import { mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,7 +41,7 @@ import {
   type Output,
 } from './runOutcome.ts';
 import type { ExecRequest, RuntimeProcess, WireRequest } from './RuntimeProcess.ts';
-import { makeRunDir, pythonFor, resolvePython, runDirName, RunIdentities, type BwrapLayout, type RunAs, type RunAsRange } from './sandbox.ts';
+import { makeRunDir, pythonFor, removeRunDir, resolvePython, runDirName, RunIdentities, type BwrapLayout, type RunAs, type RunAsRange } from './sandbox.ts';
 import { sandboxLayout } from './sandboxLayout.ts';
 import { RunCgroups } from './runCgroups.ts';
 import { DEFAULT_RUN_SANDBOX, SANDBOX_LIBRARY, sandboxLayoutLines, sandboxLibraryBuilt, type RunSandboxLimits } from './runSandbox.ts';
@@ -139,6 +138,26 @@ export interface ProcessCodeRunnerOptions {
   outputLines?: Partial<RunOutputLimits>;
 }
 
+/** A run in progress (operator, action or AI module), as a shutdown reports it (ops/shutdown). */
+export interface ActiveRun {
+  kind: 'operator' | 'action' | 'module';
+  /** From the run's context: the task and the action it is for, and its session, when it has them. */
+  taskLaui: string | null;
+  taskName: string | null;
+  actionLaui: string | null;
+  actionName: string | null;
+  sessionId: string | null;
+  startedAt: Date;
+}
+
+/** An ActiveRun and what stopRuns needs of it: its process, once it has one, and why it was stopped. */
+interface RunRecord extends ActiveRun {
+  proc: RuntimeProcess | null;
+  stopped: string | null;
+}
+
+const textOf = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
 /**
  * CodeRunner on separate OS processes (never node:vm): one python3 / node process per run (forked
  * from a Python or a node fork server, else spawned), taken from a warm pool, in a private temp
@@ -172,6 +191,10 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
   /** CODERUN_ISOLATION=off turned the run sandbox off (as root): runs see each other; the service warns. */
   readonly isolationSwitchedOff: boolean;
   private closed = false;
+  /** The runs in progress (activeRuns, stopRuns). */
+  private readonly runs = new Set<RunRecord>();
+  /** Set by stopRuns: every later run is refused with it. */
+  private stopMessage: string | null = null;
 
   constructor(options: ProcessCodeRunnerOptions = {}) {
     this.executables = {
@@ -298,12 +321,58 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     await this.pool.retire(match);
   }
 
+  /** The runs in progress now, oldest first. */
+  activeRuns(): ActiveRun[] {
+    return [...this.runs]
+      .map(({ kind, taskLaui, taskName, actionLaui, actionName, sessionId, startedAt }) => ({ kind, taskLaui, taskName, actionLaui, actionName, sessionId, startedAt }))
+      .sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
+  }
+
+  /**
+   * Stops every run in progress at once (a shutdown whose grace period is over): SIGKILL to each
+   * run's process group (or to its process as soon as it has one), and each run ends as an error
+   * whose message (and output `error`) is `message`, without its finish hook. Every later run is
+   * refused with `message`. Returns how many runs were stopped.
+   */
+  stopRuns(message: string): number {
+    this.stopMessage ??= message;
+    for (const run of this.runs) {
+      run.stopped ??= message;
+      run.proc?.kill('killed', message);
+    }
+    return this.runs.size;
+  }
+
+  /** A run begins: tracked until its outcome is made (its `done`), described by its context. */
+  private begin(kind: ActiveRun['kind'], context: Record<string, unknown>): RunRecord {
+    const run: RunRecord = {
+      kind,
+      taskLaui: textOf(context.task_laui),
+      taskName: textOf(context.task_name),
+      actionLaui: textOf(context.action_laui),
+      actionName: textOf(context.action_name),
+      sessionId: textOf(context.session_id),
+      startedAt: new Date(),
+      proc: null,
+      stopped: null,
+    };
+    this.runs.add(run);
+    return run;
+  }
+
+  /** The run has its process: one stopped meanwhile is killed at once. */
+  private attach(run: RunRecord, proc: RuntimeProcess): void {
+    run.proc = proc;
+    if (run.stopped !== null) proc.kill('killed', run.stopped);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await this.pool.close();
     await this.starter.close();
     this.cgroups?.close();
-    if (this.bwrap) await rm(this.tmpRoot, { recursive: true, force: true }).catch(() => {});
+    // What is left of the runs' private root (directories of processes killed before they were removed).
+    if (this.bwrap) await removeRunDir(this.tmpRoot).catch(() => {});
   }
 
   /**
@@ -333,10 +402,15 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     let active: RuntimeProcess | null = null;
     const { limits } = request;
     const log = this.runLog(limits, request.output, () => active?.kill('output', outputExceeded(limits)));
+    const run = this.begin('operator', request.context);
     const done = async (result: OperatorResult): Promise<OperatorOutcome> => {
+      this.runs.delete(run);
       await log.settle();
       log.end();
-      const named = result.status === 'error' ? { ...result, message: this.namingLimits(result.message) } : result;
+      // A run stopped by stopRuns says so, whatever its killed process made of it (one that had
+      // succeeded just before keeps its success).
+      const stopped: OperatorResult | null = run.stopped === null || result.status === 'success' ? null : { status: 'error', output: { error: run.stopped }, message: run.stopped };
+      const named = stopped ?? (result.status === 'error' ? { ...result, message: this.namingLimits(result.message) } : result);
       return { ...named, logs: log.text(), logsTruncated: log.truncated };
     };
 
@@ -352,6 +426,7 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     try {
       const taken = await this.takeFor(codeblock, limits.memoryMb, request);
       proc = taken.proc;
+      this.attach(run, proc);
       // A process of its own (or a run without a scope) is a fresh one, whatever the operator asked.
       request = { ...request, reuse: taken.reuse };
     } catch (error) {
@@ -388,7 +463,8 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
       if (!result && !has('check_completion')) result = { status: 'success', output: isRecord(runValue) ? runValue : { status: 'success' } };
       if (!result) result = await pollCompletion(request, control, driver, state);
 
-      if (has('finish')) {
+      // A stopped run (the service is stopping) starts nothing more, not even its finish hook.
+      if (has('finish') && run.stopped === null) {
         let finish: CallResult | null = null;
         if (proc.alive) {
           finish = await driver.finish(Date.now() + this.finishTimeoutMs);
@@ -419,12 +495,12 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
   }
 
   async runAction(request: ActionRunRequest): Promise<ActionOutcome> {
-    return await this.runCall(request, [request.connection, request.actionVariables, request.context]);
+    return await this.runCall(request, [request.connection, request.actionVariables, request.context], 'action', request.context);
   }
 
   /** A chat's AI module: `run(...args)` as an action runs, in a fresh process (ModuleRunRequest). */
   async runModule(request: ModuleRunRequest): Promise<ActionOutcome> {
-    return await this.runCall({ ...request, reuse: false }, request.args);
+    return await this.runCall({ ...request, reuse: false }, request.args, 'module');
   }
 
   /**
@@ -458,14 +534,22 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     }
   }
 
-  private async runCall(request: Omit<ActionRunRequest, 'connection' | 'actionVariables' | 'context'>, args: unknown[]): Promise<ActionOutcome> {
+  private async runCall(
+    request: Omit<ActionRunRequest, 'connection' | 'actionVariables' | 'context'>,
+    args: unknown[],
+    kind: 'action' | 'module',
+    context: Record<string, unknown> = {},
+  ): Promise<ActionOutcome> {
     let active: RuntimeProcess | null = null;
     const { limits } = request;
     const log = this.runLog(limits, request.output, () => active?.kill('output', outputExceeded(limits)));
+    const run = this.begin(kind, context);
     const done = async (result: ActionResult): Promise<ActionOutcome> => {
+      this.runs.delete(run);
       await log.settle();
       log.end();
-      const named = !result.ok && result.kind === 'error' ? { ...result, message: this.namingLimits(result.message) } : result;
+      const stopped: ActionResult | null = run.stopped === null || result.ok ? null : { ok: false, kind: 'error', message: run.stopped };
+      const named = stopped ?? (!result.ok && result.kind === 'error' ? { ...result, message: this.namingLimits(result.message) } : result);
       return { ...named, logs: log.text(), logsTruncated: log.truncated };
     };
 
@@ -480,6 +564,7 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
     try {
       const taken = await this.takeFor(codeblock, limits.memoryMb, request);
       proc = taken.proc;
+      this.attach(run, proc);
       request = { ...request, reuse: taken.reuse };
     } catch (error) {
       return await done({ ok: false, kind: 'error', message: `runner error: ${error instanceof Error ? error.message : String(error)}` });
@@ -573,6 +658,7 @@ export class ProcessCodeRunner implements CodeRunner, ModuleRunner, SyntaxChecke
   /** Why no run can start now (closed runner, missing interpreter), or null. */
   private unavailable(language: Language): string | null {
     if (this.closed) return 'the code runner is closed';
+    if (this.stopMessage !== null) return this.stopMessage;
     if (this.disabled) return this.disabled;
     const problem = this.problems[language];
     if (problem) return problem;

@@ -257,12 +257,15 @@ export class WarmPool {
       await Promise.race([process.exited, new Promise<void>((resolve) => (wait = setTimeout(resolve, EXIT_WAIT_MS)))]);
       clearTimeout(wait);
     }
-    // A sandboxed process's directory was in its own tmpfs, gone with it: nothing on the host to remove.
-    if (!process.inSandbox) await removeRunDir(process.home);
-    if (waitForExit) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([process.exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, EXIT_WAIT_MS)))]);
-      clearTimeout(timer);
+    try {
+      // A sandboxed process's directory was in its own tmpfs, gone with it: nothing on the host to remove.
+      if (!process.inSandbox) await removeRunDir(process.home);
+    } finally {
+      if (waitForExit) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([process.exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, EXIT_WAIT_MS)))]);
+        clearTimeout(timer);
+      }
     }
   }
 
@@ -283,7 +286,8 @@ export class WarmPool {
     this.used.clear();
     this.owners.clear();
     this.retired.clear();
-    await Promise.all(everything.map((p) => this.dispose(p, true)));
+    // A directory that would not go does not keep the others (or the close) from finishing.
+    await Promise.all(everything.map((p) => this.dispose(p, true).catch(() => {})));
     await this.settled();
   }
 

@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, chownSync, existsSync, mkdtempSync, openSync, readFileSync, readSync } from 'node:fs';
-import { chmod, lstat, readdir, rm, rmdir } from 'node:fs/promises';
 import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkedProgramPath, findSystemProgram, RUN_PATH } from './systemPrograms.ts';
 import { DEFAULT_RUN_AS, type RunAsRange } from './runIdentities.ts';
+import { TreeRemover } from './TreeRemover.ts';
 
 /**
  * The only environment user code (and its install step) sees: no service secrets, a private
@@ -43,35 +43,15 @@ export function runDirName(root: string = tmpdir()): string {
   return join(root, `coderun-${randomBytes(9).toString('base64url')}`);
 }
 
-/** Removes a working directory, also when user code left read-only folders in it. */
-export async function removeRunDir(dir: string): Promise<void> {
-  try {
-    // Usually already empty (a run clears what it wrote before its last line): one rmdir, where the
-    // recursive removal is an lstat, a failing rmdir, a readdir, and per entry an lstat and unlink.
-    await rmdir(dir);
-    return;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-  }
-  try {
-    await rm(dir, { recursive: true, force: true, maxRetries: 2 });
-  } catch {
-    await makeWritable(dir).catch(() => {});
-    await rm(dir, { recursive: true, force: true }).catch(() => {});
-  }
-}
+/** The service's one remover of run directories: removals share its bounded number of processes. */
+const runDirRemover = new TreeRemover();
 
 /**
- * u+rwx on `dir` and every directory under it (what removing their entries needs), with fs calls:
- * never a `chmod` program, which would be looked up by name. Links are not followed (lstat), as
- * chmod -R does not.
+ * Removes a working directory completely, also when user code left read-only folders, a deep tree
+ * or symbolic links in it (never followed), off the event loop (TreeRemover).
  */
-async function makeWritable(dir: string): Promise<void> {
-  const info = await lstat(dir);
-  if (!info.isDirectory()) return;
-  await chmod(dir, (info.mode & 0o7777) | 0o700);
-  const entries = await readdir(dir, { withFileTypes: true });
-  await Promise.all(entries.filter((entry) => entry.isDirectory()).map((entry) => makeWritable(join(dir, entry.name)).catch(() => {})));
+export async function removeRunDir(dir: string): Promise<void> {
+  await runDirRemover.remove(dir);
 }
 
 /** SIGKILL to the whole process group led by `pid` (children are spawned detached). */
