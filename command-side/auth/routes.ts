@@ -17,7 +17,7 @@ import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgres
 import type { EndedSessionDoc } from '../../shared/read-models/EndedSessionDoc.ts';
 import { sessionStillOpen } from '../../projections/sessions/sessionStillOpen.ts';
 import { newSessionId, type AuthHandler } from './handler.ts';
-import { loginPage } from './loginPage.ts';
+import { loginPage, type LoginPageState } from './loginPage.ts';
 
 export interface AuthRoutesDeps {
   auth: AuthHandler;
@@ -83,6 +83,21 @@ export const redirectQuerySchema = { type: 'object', properties: { user_laui: { 
 /** The origin the browser reached the service on (Koa 3's ctx.origin is not it). */
 const serviceOrigin = (ctx: AppContext): string => `${ctx.protocol}://${ctx.host}`;
 
+/** A refused attempt's username is kept in the form only when it could be one (USERNAME: 1-64 characters). */
+const MAX_KEPT_USERNAME = 64;
+
+/** The login form (GET /public/login, and a browser's refused POST /api/v1/login with the reason). */
+const sendLoginPage = (ctx: AppContext, status: number, state: LoginPageState = {}): void => {
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.set('Cache-Control', 'no-store');
+  // Never framed (clickjacking a password form): frame-ancestors, and X-Frame-Options for older browsers.
+  ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'");
+  ctx.set('X-Frame-Options', 'DENY');
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.body = loginPage(state);
+};
+
 /** Spent on an unknown username too, so response time does not reveal which names exist. */
 const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
@@ -126,7 +141,7 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
     ctx.body = { must_change_password: user.must_change_password };
   };
 
-  router.post('/api/v1/login', async (ctx) => {
+  const logIn = async (ctx: AppContext): Promise<void> => {
     const form = validateRequest<{ username: string; password: string }>(loginSchema, requireObjectBody(ctx.request.body ?? {}));
     // Counted before the check, so that parallel guesses are counted before any is answered.
     const attempt = await deps.loginThrottle.begin({ username: form.username, address: clientAddress(ctx.ip) });
@@ -139,6 +154,23 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
     cookie(ctx, 'session', session, SESSION_TTL_SECONDS);
     ctx.status = 303;
     ctx.redirect(`/api/v1/redirect-with-code?user_laui=${encodeURIComponent(user.laui)}`);
+  };
+
+  router.post('/api/v1/login', async (ctx) => {
+    // A browser that posted the form gets the form again with the reason, under the same status;
+    // API clients (JSON or no preference) keep the {detail} body. See docs/decisions.md.
+    if (ctx.accepts('json', 'html') !== 'html') return logIn(ctx);
+    try {
+      await logIn(ctx);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      if (error instanceof RetryLaterError) ctx.set('Retry-After', String(error.retryAfterSeconds));
+      const username = (ctx.request.body as { username?: unknown } | undefined)?.username;
+      sendLoginPage(ctx, error.status, {
+        error: typeof error.detail === 'string' ? error.detail : 'Enter a username and a password.',
+        ...(typeof username === 'string' && username.length <= MAX_KEPT_USERNAME ? { username } : {}),
+      });
+    }
   });
 
   router.get('/api/v1/auth', async (ctx) => {
@@ -269,15 +301,7 @@ export const authRoutes = (deps: AuthRoutesDeps): Router<AppState> => {
     ctx.body = JSON.stringify('logged out');
   });
 
-  router.get('/public/login', (ctx) => {
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Cache-Control', 'no-store');
-    // Never framed (clickjacking a password form): frame-ancestors, and X-Frame-Options for older browsers.
-    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'");
-    ctx.set('X-Frame-Options', 'DENY');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.body = loginPage();
-  });
+  router.get('/public/login', (ctx) => sendLoginPage(ctx, 200));
 
   return router;
 };

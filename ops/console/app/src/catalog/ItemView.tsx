@@ -13,6 +13,7 @@ import { ItemHistory, ItemRevisions } from './ItemHistory.tsx';
 import { NewItem } from './NewItem.tsx';
 import { ItemForm } from './ItemForm.tsx';
 import { typeInfo } from './itemTypes.ts';
+import { rememberItem } from './itemNames.ts';
 import type { TreeStore } from './TreeStore.ts';
 import { baseOf, type Item, type ItemTypeInfo } from './types.ts';
 
@@ -35,7 +36,9 @@ export const ItemView = ({ laui, store, types }: { laui: string; store: TreeStor
   }, [laui, store]);
 
   useEffect(() => {
-    if (loaded.data) store.update(loaded.data);
+    if (!loaded.data) return;
+    store.update(loaded.data);
+    rememberItem(loaded.data);
   }, [loaded.data, store]);
 
   if (loaded.error) return <Notice kind="error">{loaded.error}</Notice>;

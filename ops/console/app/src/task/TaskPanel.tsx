@@ -1,39 +1,49 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, errorText, query } from '../api.ts';
 import { Notice } from '../shell/Notice.tsx';
 import type { Item } from '../catalog/types.ts';
 import { RunOutput } from './RunOutput.tsx';
 import { DiagnosePanel } from './DiagnosePanel.tsx';
+import { ACTIVE_STATES, marksOf, requestEnded, runBanner, type RunRequest } from './runBanner.ts';
 
-const ACTIVE = new Set(['queued_for_connection', 'queued_in_redis', 'running']);
 const POLL_MS = 1000;
 
 /**
- * A task: its state (polled while a run is under way), Run, Cancel, Diagnose, and the live
- * output of the current or last run.
+ * A task: its state (polled while a run is under way or a requested one has not ended), Run,
+ * Cancel, Diagnose, and the live output of the current or last run. The banner of a requested
+ * run follows the polled state to the run's end (runBanner.ts).
  */
 export const TaskPanel = ({ task: initial, onChanged, onPolled }: { task: Item; onChanged(): void; onPolled(task: Item): void }) => {
   const [task, setTask] = useState<Item>(initial);
   const [busy, setBusy] = useState<'run' | 'cancel' | 'reset' | null>(null);
   const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string } | null>(null);
-  const [watching, setWatching] = useState(false);
+  const [request, setRequest] = useState<RunRequest | null>(null);
   const state = String(task.state ?? 'scheduled');
-  const active = ACTIVE.has(state);
+  const active = ACTIVE_STATES.has(state);
+  const following = request !== null && !requestEnded(request, task);
+  const polling = active || following;
 
   useEffect(() => setTask(initial), [initial]);
 
   useEffect(() => {
-    if (!active && !watching) return;
+    if (active) setRequest((current) => (current && !current.seenActive ? { ...current, seenActive: true } : current));
+  }, [active]);
+
+  // A run that ends reloads the item (its run output, duration and dates).
+  const wasPolling = useRef(polling);
+  useEffect(() => {
+    if (wasPolling.current && !polling) onChanged();
+    wasPolling.current = polling;
+  }, [polling]);
+
+  useEffect(() => {
+    if (!polling) return;
     const controller = new AbortController();
     const timer = setInterval(() => {
       api<Item>(`/api/v1/catalog/get?${query({ item_laui: task.laui })}`, { signal: controller.signal }).then(
         (fresh) => {
           setTask(fresh);
           onPolled(fresh);
-          if (!ACTIVE.has(String(fresh.state)) && fresh.session_id !== undefined) {
-            setWatching(false);
-            onChanged();
-          }
         },
         () => undefined,
       );
@@ -42,24 +52,25 @@ export const TaskPanel = ({ task: initial, onChanged, onPolled }: { task: Item; 
       clearInterval(timer);
       controller.abort();
     };
-  }, [active, watching, task.laui]);
+  }, [polling, task.laui]);
 
   const act = async (kind: 'run' | 'cancel' | 'reset'): Promise<void> => {
     setBusy(kind);
     setMessage(null);
+    setRequest(null);
+    const before = marksOf(task);
     try {
       if (kind === 'run') {
         await api('/api/v1/task/run', { body: { item_laui: task.laui } });
-        setMessage({ kind: 'success', text: 'Run requested' });
+        setRequest({ kind, before, seenActive: false });
       } else if (kind === 'cancel') {
         await api(`/api/v1/task/update/${task.laui}`, { body: { user_set_state: 'cancel' } });
-        setMessage({ kind: 'success', text: 'Cancellation requested: the worker stops the run at its next check' });
+        setRequest({ kind, before, seenActive: true });
       } else {
         await api(`/api/v1/task/dangerously_reset/${task.laui}`, { method: 'POST' });
         setMessage({ kind: 'success', text: 'Task reset to scheduled' });
       }
       setTask(await api<Item>(`/api/v1/catalog/get?${query({ item_laui: task.laui })}`));
-      setWatching(true);
     } catch (error) {
       setMessage({ kind: 'error', text: errorText(error) });
     } finally {
@@ -93,6 +104,7 @@ export const TaskPanel = ({ task: initial, onChanged, onPolled }: { task: Item; 
         </button>
       </div>
       {message ? <Notice kind={message.kind}>{message.text}</Notice> : null}
+      {request && !message ? <RunBanner request={request} task={task} /> : null}
       {task.last_run_output && Object.keys(task.last_run_output as object).length > 0 && !active ? (
         <details>
           <summary>Last run output (last_run_output)</summary>
@@ -102,5 +114,14 @@ export const TaskPanel = ({ task: initial, onChanged, onPolled }: { task: Item; 
       {sessionId ? <RunOutput key={sessionId} sessionId={sessionId} live={active} /> : <p className="hint">No run yet.</p>}
       <DiagnosePanel taskLaui={task.laui} />
     </section>
+  );
+};
+
+const RunBanner = ({ request, task }: { request: RunRequest; task: Item }) => {
+  const banner = runBanner(request, task);
+  return (
+    <div data-testid="run-banner" data-state={String(task.state ?? '')}>
+      <Notice kind={banner.kind}>{banner.text}</Notice>
+    </div>
   );
 };
