@@ -247,7 +247,7 @@ describe('web console in Chromium: sign in, build a workflow, run it live, cance
     expect(saved.content, 'fields left alone are not rewritten').to.deep.equal({ host: 'db.example' });
     await page.getByRole('tab', { name: 'Revisions' }).click();
     await page.getByRole('button', { name: 'Version 2' }).click();
-    await page.getByLabel('Version 2', { exact: true }).filter({ hasText: '"max_parallelism": 3' }).waitFor();
+    await page.getByRole('region', { name: 'Changes in version 2' }).getByRole('row', { name: /max_parallelism/ }).filter({ hasText: '3' }).waitFor();
     await page.getByRole('tab', { name: 'History' }).click();
     await page.getByRole('tabpanel').getByText('changed: max_parallelism').waitFor();
   });
