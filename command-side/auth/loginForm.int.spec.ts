@@ -33,7 +33,8 @@ describe('login form after a refused sign-in (POST /api/v1/login from a browser 
   });
 
   it('given an API client (JSON or no Accept), when the password is wrong, then the answer stays the JSON 401 of the spec', async () => {
-    for (const headers of [{}, { accept: 'application/json' }, { accept: '*/*' }]) {
+    const variants: Array<Record<string, string>> = [{}, { accept: 'application/json' }, { accept: '*/*' }];
+    for (const headers of variants) {
       const reply = await svc.client().post('/api/v1/login', { form: { username: ADMIN.username, password: 'wrong-password' }, headers });
       expect(reply.status).to.equal(401);
       expect(reply.json).to.deep.equal({ detail: 'Invalid username or password' });
@@ -51,7 +52,8 @@ describe('login form after a refused sign-in (POST /api/v1/login from a browser 
     for (let attempt = 0; attempt < 10 && reply.status !== 429; attempt += 1) reply = await browserLogin({ username: 'ghost', password: 'wrong-password' });
     expect(reply.status).to.equal(429);
     expect(Number(reply.headers.get('retry-after'))).to.be.greaterThan(0);
-    expect(reply.text).to.include('Too many failed login attempts, try again later');
+    expect(reply.headers.get('content-type')).to.match(/^text\/html/);
+    expect(reply.text).to.include('role="alert"').and.include('Too many failed login attempts, try again later');
   });
 
   it('given a browser with the right password, when submitted, then it is signed in as before (303 on to redirect-with-code)', async () => {
