@@ -145,4 +145,26 @@ describe('web console in Chromium: sign-in errors, references by name, the run b
     expect(edit).to.match(/version 2 · by admin <[^>]+> \(you\)changed: max_parallelism/);
     expect(texts.join('\n')).not.to.match(/by user [0-9a-f]{24}/);
   });
+
+  it('given bob, who may not read the event log, when he opens the same history, then he is named as himself and the administrator by id', async () => {
+    const own = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const bobPage = await own.newPage();
+      bobPage.setDefaultTimeout(60_000);
+      await bobPage.goto(url(`/console/item/${bed.connection}`));
+      await bobPage.getByRole('button', { name: 'Sign in' }).click();
+      await bobPage.getByLabel('Username').fill('bob');
+      await bobPage.getByLabel('Password').fill('password-123');
+      await bobPage.getByRole('button', { name: 'Sign in' }).click();
+      await bobPage.getByRole('heading', { level: 2, name: 'warehouse' }).waitFor();
+      await bobPage.getByRole('tab', { name: 'History' }).click();
+      const entries = bobPage.getByTestId('history-entry');
+      await entries.filter({ hasText: /by user [0-9a-f]{24}/ }).waitFor();
+      const texts = await entries.allTextContents();
+      expect(texts[0]).to.match(/^1\. ItemCreated .* by bob <bob@example\.com> \(you\)/);
+      expect(texts[1]).to.match(/^2\. ItemUpdated .* by user [0-9a-f]{24}/);
+    } finally {
+      await own.close();
+    }
+  });
 });
