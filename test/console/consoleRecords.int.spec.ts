@@ -111,6 +111,9 @@ describe('web console in Chromium: sign-in errors, references by name, the run b
     await banner().filter({ hasText: 'Run finished: success' }).waitFor({ timeout: 90_000 });
     expect(await page.getByTestId('task-state').textContent()).to.equal('success');
     expect(await page.getByText('Run requested').count(), 'the request note is gone').to.equal(0);
+    // Whose rights the run acted with is a user, named as such.
+    const runBy = page.getByRole('tabpanel').locator('.field-row').filter({ has: page.locator('dt', { hasText: /^run_by$/ }) });
+    await runBy.filter({ hasText: /^run_byadmin <[^>]+> \(you\)$/ }).waitFor();
   });
 
   it('given a connection edited from the console, when its revisions are opened, then the latest shows the changed field only, before and after', async () => {

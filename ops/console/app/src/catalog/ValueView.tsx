@@ -4,8 +4,8 @@ import { ItemRef } from './ItemRef.tsx';
 const LAUI = /^[0-9a-f]{24}$/;
 /** Keys that name another catalog item (`operator_laui`, and `laui` inside a task's actions). */
 const isReferenceKey = (key: string): boolean => key === 'laui' || key.endsWith('_laui');
-/** Fields that name a user. */
-const USER_KEYS = new Set(['created_by', 'updated_by', 'user_laui']);
+/** Fields that name a user (`run_by`: whose rights a task's run acts with). */
+const USER_KEYS = new Set(['created_by', 'updated_by', 'user_laui', 'run_by']);
 
 const isCode = (value: unknown): value is { language?: string; code?: string; content?: string } =>
   value !== null && typeof value === 'object' && !Array.isArray(value) && ('code' in value || 'content' in value) && 'language' in value;
