@@ -1,10 +1,12 @@
 # The service image for the distributed stack (docker-compose.yml): one image, the role is chosen
 # per container with `--role`. Node 20 on Debian, with what operator runs need: python3 for Python
-# operators, bubblewrap for the non-root sandbox, nftables for WORKER_NETWORK (as root; the
-# container needs NET_ADMIN for it: docker-compose.yml), a compiler for the nodefork addon.
+# operators and python3-pip for their install steps (`python3 -m pip install --target .`,
+# docs/writing-code.md; npm comes with the image), bubblewrap for the non-root sandbox, nftables
+# for WORKER_NETWORK (as root; the container needs NET_ADMIN for it: docker-compose.yml), a
+# compiler for the nodefork addon.
 FROM node:20-bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 bubblewrap nftables build-essential ca-certificates \
+ && apt-get install -y --no-install-recommends python3 python3-pip bubblewrap nftables build-essential ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./

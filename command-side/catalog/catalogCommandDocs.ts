@@ -1,6 +1,6 @@
 import { detail, json, messageSchema, objectOf, type RouteDocs } from '../../shared/http/routeDocs.ts';
 import { anyDetailSchema } from '../../shared/http/errorBodies.ts';
-import { listItemTypes } from '../../shared/item-types/itemTypes.ts';
+import { HIERARCHY, listItemTypes } from '../../shared/item-types/itemTypes.ts';
 import { lauiSchema } from '../../shared/validation/validateRequest.ts';
 import { bootstrapSchema, deleteSchema, linkSchema, restorePathSchema, updateSchema } from './routes.ts';
 
@@ -24,7 +24,8 @@ const updateBodySchema = { ...updateSchema, additionalProperties: true, descript
 
 const created = objectOf({ item_laui: lauiSchema });
 const invalidItem = json(
-  'The list form (each entry with expected_format), or an object: {message, item_type_passed, allowed_item_types} for a type the parent does not allow, {summary, validation_context}',
+  'The list form (each entry with expected_format), or an object: {message, item_type_passed, allowed_item_types} for a type the parent does not allow, {summary, validation_context}; ' +
+    "for a task whose schedule could never run, POST /task/run's string: `invalid cron expression: <frequency>`, `start_date and end_date required for scheduled tasks` or `end_date must be greater than or equal to start_date`",
   anyDetailSchema,
 );
 /** The rule on system configs, named by every route that writes an item (docs/decisions.md). */
@@ -40,7 +41,16 @@ const common = {
 /** The OpenAPI docs of catalogCommandRoutes (spec 4.3). */
 export const catalogCommandDocs: RouteDocs = {
   tag: 'Catalog',
-  description: 'The catalog of items: create, link, change, delete, restore, read and search.',
+  description: [
+    'The catalog of items: create, link, change, delete, restore, read and search.',
+    '',
+    // From the table the catalog enforces (shared/item-types/hierarchy.ts).
+    'An item is created under a parent whose type allows its type (`operator.<x>` and `connection.<x>` count as operator and connection; other parents allow nothing):',
+    '',
+    '| Parent type | Child types |',
+    '|---|---|',
+    ...Object.entries(HIERARCHY).map(([parent, children]) => `| ${parent} | ${children.join(', ')} |`),
+  ].join('\n'),
   auth: 'bearer',
   schemas: { ...itemTypeSchemas, ItemCreate: createBodySchema, Link: linkSchema, Delete: deleteSchema, Bootstrap: bootstrapSchema },
   routes: [

@@ -18,6 +18,7 @@ import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 import { linkDecider, linkKey, linkStream } from './link.ts';
 import { referenceChecker } from '../task/checkTaskReferences.ts';
 import { requirePlacementRights } from './placementRights.ts';
+import { requireRunnableSchedule } from '../task/requireRunnableSchedule.ts';
 
 /** Fields fixed at creation: moving an item or changing its type is not an update. */
 const IMMUTABLE = ['item_type', 'parent_laui', 'is_root', 'laui', 'created_at', 'created_by', 'version', 'pk'];
@@ -49,6 +50,9 @@ export const updateItem = async (deps: CatalogDeps, principal: Principal, reques
   const merged = { ...typeFields(item), ...changes, item_type: item.item_type, name: changes.name ?? item.name, parent_laui: item.parent_laui };
   const entries = validateItem(item.item_type, merged, 'create');
   if (entries.length > 0) throw unprocessable(entries);
+  // The task as it will be, as create checks it: a change that leaves an unrunnable schedule
+  // (including an old task's, saved before this check) is refused until the schedule is fixed.
+  if (definition.base === 'task') requireRunnableSchedule(merged);
   // Moving it to another project or account needs VIEW there, as creating it there does.
   await requirePlacementRights(deps, principal, changes, item);
   // The task as it will be: whoever changes it must VIEW everything it will reference, or an editor

@@ -29,6 +29,7 @@ import { itemDecider, requireSystemConfigRight } from './decide.ts';
 import { initialScheduleChanges } from '../cron/scheduleChanges.ts';
 import { referenceChecker } from '../task/checkTaskReferences.ts';
 import { requirePlacementRights } from './placementRights.ts';
+import { requireRunnableSchedule } from '../task/requireRunnableSchedule.ts';
 
 export const UNIQUE_KEY_EXISTS = 'Item already exists with the same unique key';
 
@@ -59,6 +60,9 @@ export const planItem = async (deps: CatalogDeps, principal: Principal, body: Re
   if (!definition) throw unprocessable([unknownItemTypeEntry(itemType)]);
   const entries = [...checkRootRules(body), ...validateItem(itemType, body, 'create')];
   if (entries.length > 0) throw unprocessable(entries);
+  // A schedule that can never run is refused as POST /task/run refuses it (spec 4.2 rules 3-4): saved,
+  // it would stay `scheduled` forever. Checked on the body alone, before any lookup.
+  if (definition.base === 'task') requireRunnableSchedule(body);
   const isRoot = body.is_root === true;
   if (isRoot && !ROOT_TYPES.has(definition.type)) {
     throw unprocessable({ message: `${definition.type} cannot be a root item`, item_type_passed: itemType, allowed_item_types: [...ROOT_TYPES] });

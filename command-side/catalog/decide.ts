@@ -1,13 +1,16 @@
 import { isDeepStrictEqual } from 'node:util';
 import { assertNever } from '../../shared/assertNever.ts';
-import { badRequest, conflict, forbidden, notFound } from '../../shared/errors.ts';
+import { badRequest, conflict, forbidden, notFound, unprocessable } from '../../shared/errors.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
 import { decideTaskChange, type TaskLifecycle } from '../task/decide.ts';
 import { evolveItem, initialItemState } from './evolve.ts';
 import { itemNotFound, type ItemActor, type ItemCommand, type ItemState } from './item.ts';
 import { isSystemConfig } from '../../shared/task/systemSettings.ts';
+import { scheduleProblem } from '../../shared/task/validateTask.ts';
 import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
+
+const SCHEDULE_FIELDS = ['frequency', 'start_date', 'end_date'];
 
 const isTask = (state: Extract<ItemState, { laui: string }>): boolean => resolveItemType(state.itemType)?.base === 'task';
 
@@ -30,6 +33,12 @@ const decideUpdate = (command: Extract<ItemCommand, { kind: 'update' }>, state: 
     const current = field === 'name' ? state.name : state.fields[field];
     const same = Object.is(current, value) || (typeof value === 'object' && value !== null && typeof current === 'object' && current !== null && isDeepStrictEqual(current, value));
     if (!same) changes[field] = value;
+  }
+  // Two updates at once may each leave a runnable schedule and together not (one sets a cron, the
+  // other clears the dates): the schedule is checked here too, on the stream's state, when it changes.
+  if (isTask(state) && SCHEDULE_FIELDS.some((field) => Object.hasOwn(changes, field))) {
+    const problem = scheduleProblem({ ...state.fields, ...changes });
+    if (problem !== null) throw unprocessable(problem);
   }
   const events: ItemEvent[] = [];
   if (Object.keys(changes).length > 0) {

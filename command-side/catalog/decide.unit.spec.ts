@@ -91,3 +91,28 @@ describe('catalog decider: system configs are the administrators\' (docs/decisio
       .then([{ type: 'ItemUpdated', data: { changes: { content: { a: 1 } }, version: 2, revision_laui: '65a0000000000000000000d2' } }]);
   });
 });
+
+describe('catalog decider: a task\'s schedule, on the stream\'s state (issue 33)', () => {
+  const given = deciderSpecification(itemDecider);
+  const SCHEDULED = { frequency: '0 0 * * *', start_date: '2026-01-01T00:00:00Z', end_date: '2027-01-01T00:00:00Z' };
+  const ADHOC_WITH_DATES = { frequency: 'ADHOC', start_date: '2026-01-01T00:00:00Z', end_date: '2027-01-01T00:00:00Z' };
+
+  it('given a scheduled task, when another update (decided on an older read) clears its dates, then 422 with the spec detail', () => {
+    given(...created(SCHEDULED, 'task')).when(update(USER, { start_date: null, end_date: null })).thenFails(422, 'start_date and end_date required for scheduled tasks');
+    given(...created(SCHEDULED, 'task')).when(update(USER, { end_date: '2025-01-01T00:00:00Z' })).thenFails(422, 'end_date must be greater than or equal to start_date');
+  });
+
+  it('given an ADHOC task whose dates were just cleared, when another update sets a cron, then 422; with its dates it is taken', () => {
+    const cleared: ItemEvent = { type: 'ItemUpdated', data: { changes: { start_date: null, end_date: null }, version: 2, revision_laui: '65a0000000000000000000d3' } };
+    given(...created(ADHOC_WITH_DATES, 'task'), cleared).when(update(USER, { frequency: '0 0 * * *' })).thenFails(422, 'start_date and end_date required for scheduled tasks');
+    given(...created(ADHOC_WITH_DATES, 'task'))
+      .when(update(USER, { frequency: '0 0 * * *' }))
+      .then([{ type: 'ItemUpdated', data: { changes: { frequency: '0 0 * * *' }, version: 1, revision_laui: null } }]);
+  });
+
+  it('given a task saved with a bad cron, when the service changes its run fields, then they are decided (only a schedule change is checked)', () => {
+    given(...created({ ...SCHEDULED, frequency: '61 * * * *' }, 'task'))
+      .when(update(SERVICE_ACTOR, { last_run_output: {} }))
+      .then([{ type: 'ItemUpdated', data: { changes: { last_run_output: {} }, version: 1, revision_laui: null } }]);
+  });
+});

@@ -227,7 +227,7 @@ export const schedulerCycle = async (
     try {
       // The stream may be ahead of the read model: the verdict stands only for the same definition.
       const unchanged = VALIDATED_FIELDS.every((field) => isDeepStrictEqual(claimedTask[field], fields[field]));
-      const run = () => prepareRun(deps, claimedTask, {}, metadata, reads, unchanged ? verdict : undefined);
+      const run = () => prepareRun(deps, claimedTask, { origin: 'scheduler' }, metadata, reads, unchanged ? verdict : undefined);
       const prepared = hookReferences(claimedTask, 'pre_actions').length > 0 ? await preActions(run) : await run();
       if (!prepared.ready) {
         await release(task, claim);

@@ -1,7 +1,7 @@
 import { AppError } from '../../shared/errors.ts';
 import type { EventMetadata } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
-import { isAdhoc } from '../../shared/task/cron.ts';
+import { runLogicalDate, type RunOrigin } from '../../shared/task/transitions.ts';
 import type { TaskValidation } from '../../shared/task/validateTask.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { QueueEntry } from '../queue/handler.ts';
@@ -15,6 +15,12 @@ import type { TaskDeps } from './taskDeps.ts';
 import { validateRun } from './validateRun.ts';
 
 const TERMINAL_STATES = new Set(['success', 'error', 'timeout', 'cancelled', 'fail']);
+
+/** Who starts the run, and the logical_date its request names (POST /task/run; checked to be a datetime). */
+export interface RunStart {
+  origin: RunOrigin;
+  logicalDate?: unknown;
+}
 
 /** A validated run whose pre-actions passed, ready to join its connection's queue. */
 export interface PreparedRun {
@@ -36,7 +42,7 @@ export interface PreparedRun {
 export const prepareRun = async (
   deps: TaskDeps,
   task: ItemDoc,
-  overrides: Record<string, unknown>,
+  start: RunStart,
   metadata: EventMetadata,
   reads: RunReads,
   verdict?: TaskValidation,
@@ -61,8 +67,8 @@ export const prepareRun = async (
     // Whose rights the run acts with at the worker (checkTaskReferences.ts: runPrincipalLaui).
     run_by: metadata.user_laui ?? task.created_by ?? null,
   };
-  if (typeof overrides.logical_date === 'string') changes.logical_date = overrides.logical_date;
-  else if (isAdhoc(task.frequency ?? 'ADHOC') && (task.logical_date ?? null) === null) changes.logical_date = metadata.at;
+  const logicalDate = runLogicalDate(task, start.logicalDate, new Date(metadata.at), start.origin);
+  if (logicalDate !== null) changes.logical_date = logicalDate;
   const connectionLaui = String(task.connection_laui);
   const connection = await reads.item(connectionLaui);
   const sortValues = Object.fromEntries(Object.keys(sortDictOf(connection)).map((field) => [field, task[field] ?? null]));

@@ -33,6 +33,12 @@ export const runTask = async (
   settle: (position: Position | null) => Promise<void>,
 ): Promise<RunOutcome> => {
   if (body.item_type !== undefined && body.item_type !== 'task') throw unprocessable(ONLY_TASKS_DETAIL);
+  // The run's logical_date (spec 4.2: it may be given at run time) is written as given: a datetime or
+  // nothing, as the task schema has it (`"garbage"` was stored, and its templates silently used now).
+  if (body.logical_date !== undefined) {
+    const entries = validateItem('task', { logical_date: body.logical_date }, 'update');
+    if (entries.length > 0) throw unprocessable(entries);
+  }
   let task: ItemDoc;
   if (body.item_laui === undefined) {
     const missing = CREATE_REQUIRED.filter((field) => body[field] === undefined || body[field] === null);
@@ -57,7 +63,7 @@ export const runTask = async (
   assertManualRun([task]);
   // Checked at every run, not only at creation: a right may have been revoked since.
   await referenceChecker(deps).require(principal, task);
-  const prepared = await prepareRun(deps, task, body, metadata, runReads(deps));
+  const prepared = await prepareRun(deps, task, { origin: 'user', logicalDate: body.logical_date }, metadata, runReads(deps));
   if (!prepared.ready) return prepared.outcome;
   const dispatched = await dispatchRuns(deps, prepared.run.connectionLaui, [prepared.run], metadata);
   // One run: any failure is this request's, as when every step ran inline.
@@ -94,7 +100,7 @@ export const runMany = async (
     if (seen.has(task.laui)) continue;
     seen.add(task.laui);
     try {
-      const prepared = await prepareRun(deps, task, {}, metadata, reads);
+      const prepared = await prepareRun(deps, task, { origin: 'user' }, metadata, reads);
       if (!prepared.ready) {
         // Spec: tasks whose pre-actions fail are silently omitted (their actions_status is written).
         later(prepared.outcome.position);

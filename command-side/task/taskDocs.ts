@@ -1,6 +1,7 @@
 import { detail, json, objectOf, type RouteDocs } from '../../shared/http/routeDocs.ts';
 import { anyDetailSchema } from '../../shared/http/errorBodies.ts';
-import { taskType } from '../../shared/item-types/schemas/task.ts';
+import { taskType, TASK_STATES } from '../../shared/item-types/schemas/task.ts';
+import { TRANSITIONS } from '../../shared/task/transitions.ts';
 import { lauiSchema } from '../../shared/validation/validateRequest.ts';
 import { MULTIPLE_SCHEMA, PATH_SCHEMA } from './routes.ts';
 import { updateSchema } from './updateSchema.ts';
@@ -13,14 +14,23 @@ const denied = detail('Access denied: EDIT on the task is needed');
 /** POST /task/run with item_laui: the existing task is run (logical_date may be given for this run). */
 const runExistingSchema = {
   type: 'object',
-  properties: { item_laui: lauiSchema, logical_date: { type: 'string', description: 'ISO 8601; overrides the logical date of this run' } },
+  properties: { item_laui: lauiSchema, logical_date: { type: 'string', description: 'ISO 8601 datetime; the logical date of this run (422 otherwise). Without it an ADHOC task runs for the current UTC, a scheduled one for the date its schedule set' } },
   required: ['item_laui'],
 };
 
 /** The OpenAPI docs of taskRoutes. */
 export const taskDocs: RouteDocs = {
   tag: 'Task',
-  description: 'Run tasks and report their progress. Execution is asynchronous: read the state through the catalog.',
+  description: [
+    'Run tasks and report their progress. Execution is asynchronous: read the state through the catalog.',
+    '',
+    // The state machine every route obeys (shared/task/transitions.ts); a refused change is a 409.
+    `A task's \`state\` is one of ${TASK_STATES.map((state) => `\`${state}\``).join(', ')}. It changes only along these rows (any other change is refused: 409 \`Invalid task state transition: <from> -> <to> ...\`):`,
+    '',
+    '| Trigger | From | To |',
+    '|---|---|---|',
+    ...TRANSITIONS.map((row) => `| ${row.trigger} | ${row.from === 'any' ? 'any state' : row.from.join(', ')} | ${row.to} |`),
+  ].join('\n'),
   auth: 'bearer',
   schemas: { TaskUpdate: updateSchema, TaskLauis: MULTIPLE_SCHEMA, RunExistingTask: runExistingSchema },
   routes: [
@@ -29,7 +39,7 @@ export const taskDocs: RouteDocs = {
       path: '/api/v1/task/run',
       summary: 'Create and run a task, or run an existing one',
       description:
-        'Without item_laui: a new task (name, parent_laui, project_laui, account_laui, operator_laui and connection_laui required; extra keys kept), or the existing one of the same unique key, then run. With item_laui: that task is run. Needs EDIT on the task and VIEW on everything it references.',
+        'Without item_laui: a new task (name, parent_laui, project_laui, account_laui, operator_laui and connection_laui required; extra keys kept), or the existing one of the same unique key, then run. With item_laui: that task is run. Each run of an ADHOC task is dated now (its logical_date, so {{ds}} and {{ts}}) unless logical_date is given. Needs EDIT on the task and VIEW on everything it references.',
       body: { schema: { anyOf: [taskType.schema, runExistingSchema] } },
       responses: {
         200: json('Dispatched (or queued for its connection)', itemLaui),

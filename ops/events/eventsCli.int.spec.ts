@@ -65,9 +65,11 @@ describe('CLI: auditors and the event log (beside a running service on the same 
     expect(existsSync(`${out}.partial`)).to.equal(false);
   });
 
-  it('given events, when exported as Parquet, then DuckDB reads the envelopes back', async () => {
+  it('given events, when exported to a .parquet file without --format, then the file is Parquet: DuckDB reads the envelopes back', async () => {
     const out = join(svc.dataDir, 'export.parquet');
-    await cli(svc.dataDir, 'events', 'export', '--type', 'CliProbed', '--format', 'parquet', '--out', out);
+    const { stdout } = await cli(svc.dataDir, 'events', 'export', '--type', 'CliProbed', '--out', out);
+    expect(JSON.parse(stdout)).to.deep.include({ format: 'parquet', events: 10 });
+    expect(readFileSync(out).subarray(0, 4).toString()).to.equal('PAR1');
     const { DuckDBInstance } = await import('@duckdb/node-api');
     const instance = await DuckDBInstance.create(':memory:');
     const connection = await instance.connect();
@@ -81,6 +83,48 @@ describe('CLI: auditors and the event log (beside a running service on the same 
       instance.closeSync();
     }
     expect(readFileSync(out).includes('probe-secret-1')).to.equal(false);
+  });
+
+  it('given events, when exported to a .csv file, then DuckDB reads one row per event with the metadata as columns, redacted', async () => {
+    const out = join(svc.dataDir, 'export.csv');
+    const { stdout } = await cli(svc.dataDir, 'events', 'export', '--type', 'CliProbed', '--out', out);
+    expect(JSON.parse(stdout)).to.deep.include({ format: 'csv', events: 10 });
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    try {
+      const reader = await connection.runAndReadAll(
+        `SELECT count(*)::INTEGER AS n, min(stream) AS stream, bool_and(json_extract_string(data, '$.password') = '********') AS masked, min(correlation_id) AS correlation FROM read_csv('${out}', header = true)`,
+      );
+      expect(reader.getRowObjects()[0]).to.deep.equal({ n: 10, stream: 'probe-cli', masked: true, correlation: 'probe' });
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+    expect(readFileSync(out, 'utf8').split('\n')[0]).to.equal('position,stream,revision,type,version,data,user_laui,at,correlation_id,causation_id');
+  });
+
+  it('given --out events.ndjson, when exported without --format, then the file is JSON lines', async () => {
+    const out = join(svc.dataDir, 'export.ndjson');
+    const { stdout } = await cli(svc.dataDir, 'events', 'export', '--type', 'CliProbed', '--out', out);
+    expect(JSON.parse(stdout)).to.deep.include({ format: 'jsonl', events: 10 });
+    expect(readFileSync(out, 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { type: string }).type)).to.have.length(10);
+  });
+
+  it('given an extension that names no format, or one that contradicts --format, when exporting, then it exits 1 naming the file and writes nothing', async () => {
+    const unknown = join(svc.dataDir, 'export.txt');
+    const conflicting = join(svc.dataDir, 'conflict.parquet');
+    const failures = await Promise.all(
+      [
+        ['--out', unknown],
+        ['--out', conflicting, '--format', 'jsonl'],
+      ].map((args) => cli(svc.dataDir, 'events', 'export', ...args).then(() => null, (error: { code: number; stderr: string }) => error)),
+    );
+    expect(failures[0]?.code).to.equal(1);
+    expect(failures[0]?.stderr).to.include(`error: cannot tell the format of ${unknown} from its extension: name the file .jsonl, .ndjson, .parquet, .csv, or give --format`);
+    expect(failures[1]?.code).to.equal(1);
+    expect(failures[1]?.stderr).to.include(`error: --format jsonl conflicts with the extension of ${conflicting} (parquet)`);
+    expect(existsSync(unknown) || existsSync(conflicting) || existsSync(`${conflicting}.partial`)).to.equal(false);
   });
 
   it('given events tail, when the service appends an event, then the tail prints it', async () => {

@@ -4,7 +4,9 @@ import type { EventStore, Position } from '../../shared/event-store/EventStore.t
 import { toEnvelope } from '../../query-side/events/eventEnvelope.ts';
 import { eventMatches } from '../../query-side/events/readEventsPage.ts';
 
-export type ExportFormat = 'jsonl' | 'parquet';
+/** What an export writes: JSON lines (the served envelopes), or through DuckDB Parquet or CSV. */
+export const EXPORT_FORMATS = ['jsonl', 'parquet', 'csv'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export interface ExportOptions {
   /** Exclusive, like GET /events. */
@@ -22,7 +24,7 @@ const PAGE = 1000;
 
 /**
  * Writes the served envelopes (GET /events, redacted) of (from, to] to a file: JSON lines, or
- * Parquet through DuckDB. The file appears whole or not at all (written aside, then renamed).
+ * Parquet or CSV through DuckDB. The file appears whole or not at all (written aside, then renamed).
  */
 export const exportEvents = async (store: EventStore, options: ExportOptions): Promise<{ events: number; last: Position }> => {
   const head = await store.headPosition();
@@ -52,8 +54,8 @@ export const exportEvents = async (store: EventStore, options: ExportOptions): P
     }
     file.end();
     await once(file, 'close');
-    if (options.format === 'parquet') {
-      await jsonlToParquet(jsonl, `${options.out}.partial`);
+    if (options.format !== 'jsonl') {
+      await convertJsonl(jsonl, `${options.out}.partial`, options.format);
       rmSync(jsonl, { force: true });
     }
     // Redacted, yet every user's activity: readable by the operator only (DuckDB's file too).
@@ -70,22 +72,38 @@ export const exportEvents = async (store: EventStore, options: ExportOptions): P
 
 const sqlString = (text: string): string => `'${text.replace(/'/g, "''")}'`;
 
+/** The envelope's schema as DuckDB's read_json takes it. */
+const ENVELOPE_COLUMNS =
+  "{position: 'BIGINT', stream: 'VARCHAR', revision: 'BIGINT', type: 'VARCHAR', version: 'INTEGER', data: 'JSON', " +
+  `metadata: 'STRUCT(user_laui VARCHAR, "at" VARCHAR, correlation_id VARCHAR, causation_id VARCHAR)'}`;
+
+/**
+ * What each format writes of the envelope: Parquet keeps `metadata` a struct; CSV has flat cells
+ * only, so its fields become columns of their own (`data` stays its JSON text: each event type has
+ * its own fields).
+ */
+const SELECTS: Readonly<Record<Exclude<ExportFormat, 'jsonl'>, { columns: string; copy: string }>> = {
+  parquet: { columns: '*', copy: 'FORMAT parquet, COMPRESSION zstd' },
+  csv: {
+    columns: 'position, stream, revision, type, version, data, metadata.user_laui AS user_laui, metadata."at" AS "at", metadata.correlation_id AS correlation_id, metadata.causation_id AS causation_id',
+    copy: 'FORMAT csv, HEADER true',
+  },
+};
+
 /**
  * DuckDB reads the JSON lines with the envelope's schema spelled out (no sampling guesswork):
  * `data` stays a JSON column, since each event type has its own fields.
  */
-export const jsonlToParquet = async (jsonl: string, parquet: string): Promise<void> => {
+export const convertJsonl = async (jsonl: string, out: string, format: Exclude<ExportFormat, 'jsonl'>): Promise<void> => {
   // Loaded here: the CLI's other commands do not pay for the native module.
   const { DuckDBInstance } = await import('@duckdb/node-api');
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
   try {
-    const columns =
-      "{position: 'BIGINT', stream: 'VARCHAR', revision: 'BIGINT', type: 'VARCHAR', version: 'INTEGER', data: 'JSON', " +
-      `metadata: 'STRUCT(user_laui VARCHAR, "at" VARCHAR, correlation_id VARCHAR, causation_id VARCHAR)'}`;
+    const { columns, copy } = SELECTS[format];
     await connection.run(
-      `COPY (SELECT * FROM read_json(${sqlString(jsonl)}, format = 'newline_delimited', columns = ${columns}) ORDER BY position) ` +
-        `TO ${sqlString(parquet)} (FORMAT parquet, COMPRESSION zstd)`,
+      `COPY (SELECT ${columns} FROM read_json(${sqlString(jsonl)}, format = 'newline_delimited', columns = ${ENVELOPE_COLUMNS}) ORDER BY position) ` +
+        `TO ${sqlString(out)} (${copy})`,
     );
   } finally {
     connection.closeSync();

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { get, type IncomingHttpHeaders } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -129,6 +129,22 @@ describe('API reference (OpenAPI document and docs page) on the real service', f
       }
       expect((await svc.client().get('/healthz')).status).to.equal(200);
       expect(doc.paths['/healthz']?.get).to.not.equal(undefined);
+    });
+  });
+
+  describe('docs/api.md', () => {
+    it('given the routers the service mounts, when docs/api.md is read, then every route they register has its section (npm run docs:api)', () => {
+      const markdown = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+      const sections = new Set([...markdown.matchAll(/^### (\S+ \S+)$/gm)].map((match) => match[1]));
+      const { keys: registered } = registeredRoutes(svc.service.app);
+      const missing = [...registered].flatMap((key) => {
+        const [method = '', koaPath = ''] = key.split(' ');
+        return openApiPaths(koaPath)
+          .map((path) => `${method} ${path}`)
+          .filter((section) => !sections.has(section));
+      });
+      expect(missing, 'served without a section in docs/api.md').to.deep.equal([]);
+      expect(sections.has('GET /healthz')).to.equal(true);
     });
   });
 

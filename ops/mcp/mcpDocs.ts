@@ -1,8 +1,12 @@
 import { json, objectOf, type RouteDocs } from '../../shared/http/routeDocs.ts';
 import { MCP_PATH } from './mcpRoutes.ts';
+import { SERVICE_TOOLS } from './mcpTools.ts';
 
 const jsonRpcError = objectOf({ jsonrpc: { type: 'string', const: '2.0' }, error: objectOf({ code: { type: 'integer' }, message: { type: 'string' } }), id: { type: 'null' } });
 const notServed = { 405: json('Stateless server: POST only', jsonRpcError, { Allow: 'POST' }) };
+
+/** A tool's description up to the route it calls: `Run a task (POST /api/v1/task/run)`. */
+const toolSummary = (description: string): string => /^.*?\((?:GET|POST|PUT|PATCH|DELETE) [^)]*\)/.exec(description)?.[0] ?? description;
 
 /** The OpenAPI docs of mcpRoutes. */
 export const mcpDocs: RouteDocs = {
@@ -14,7 +18,14 @@ export const mcpDocs: RouteDocs = {
       method: 'POST',
       path: MCP_PATH,
       summary: 'One JSON-RPC message of the MCP protocol',
-      description: 'Send `Accept: application/json, text/event-stream`. Replies are JSON; a notification gets 202 without a body.',
+      description: [
+        'Send `Accept: application/json, text/event-stream`. Replies are JSON; a notification gets 202 without a body.',
+        '',
+        // From the tools the server lists (tools/list gives each one's input schema as well).
+        "The tools (`tools/list`, `tools/call`), each over one route of this API with the token's user:",
+        '',
+        ...SERVICE_TOOLS.map((tool) => `- \`${tool.name}\`: ${toolSummary(tool.description)}`),
+      ].join('\n'),
       body: { schema: { type: 'object', description: 'A JSON-RPC 2.0 request or notification' } },
       responses: {
         200: json('The JSON-RPC response', { type: 'object' }),

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BoundedLineReader, TailBuffer } from './boundedOutput.ts';
-import { endingOnce, OUTPUT_DRAIN_MS, type ProcessEvents, type ProcessHandle } from './processHandle.ts';
+import { endingOnce, OUTPUT_DRAIN_MS, type ProcessEvents, type ProcessHandle, type SandboxLimitHit } from './processHandle.ts';
 import { socketPeerPid } from './nodeForkProgram.ts';
 import { bwrapArgs, killGroup, scrubbedEnv, type BwrapLayout, type RunAs } from './sandbox.ts';
 import { systemProgram } from './systemPrograms.ts';
@@ -63,8 +63,9 @@ export interface ForkRequest {
   /** Memory limit of the child's whole process tree (its own cgroup, where the fork server can make one). */
   treeMb?: number;
   /**
-   * The run's own namespaces and root (native/sandbox.c, as root with runAs): the child becomes the
-   * supervisor of a runtime process forked into them; its hellos name that process (`runPid`).
+   * The run's own namespaces and root (native/sandbox.c, as root with runAs): the child is forked as
+   * pid 1 of a pid namespace of its own; its hellos name it by its pid here. The fork server checks
+   * its limits (processes, disk, shared memory) every 100 ms and reports a kill at one with its exit.
    */
   sandbox?: SandboxSpec;
 }
@@ -74,7 +75,6 @@ export interface SandboxSpec {
   disk_mb: number;
   shm_mb: number;
   inodes: number;
-  poll_ms: number;
   limit_pids: number;
   net: 'none' | 'host';
   /** Host paths shown read-only at the same place (the system, the interpreters). */
@@ -85,7 +85,7 @@ export interface SandboxSpec {
   after: ReadonlyArray<string>;
   /** cgroup directories the run joins (pids, cpu), made and limited by the runner. */
   join: ReadonlyArray<string>;
-  /** The pids.events file of its pids cgroup, watched for the process limit. */
+  /** The pids.events file of its pids cgroup, watched by the fork server for the process limit. */
   pids_events?: string;
 }
 
@@ -241,11 +241,10 @@ export class ForkServer {
       if (end + 1 < head.length) socket.unshift(head.subarray(end + 1));
       const hello = parseHello(head.subarray(0, end));
       const handle = hello ? this.connecting.get(hello.token) : undefined;
-      // Sandboxed: the hello's pid is the child's in the sandbox's pid namespace; the kernel's
-      // record of who connected gives the pid to signal and watch here.
-      // In a run sandbox of its own, the hellos come from the child that supervises it and name the
-      // runtime process (pid 1 of the run's namespace) by its pid here: `runPid`.
-      const hostPid = this.options.bwrap ? peerPidOf(socket) : (hello?.runPid ?? hello?.pid);
+      // Sandboxed (bubblewrap): the hello's pid is the child's in the sandbox's pid namespace; the
+      // kernel's record of who connected gives the pid to signal and watch here. (A run sandbox of
+      // native/sandbox.c names its process by its pid here in the hello itself.)
+      const hostPid = this.options.bwrap ? peerPidOf(socket) : hello?.pid;
       if (!hello || !handle || hostPid === undefined || !handle.connected(hello.channel, socket, hello.pid, hostPid, hello.split)) socket.destroy();
     };
     socket.on('data', onData);
@@ -391,7 +390,7 @@ class Zygote {
   }
 
   private onLine(line: string): void {
-    let message: { op?: unknown; token?: unknown; pid?: unknown; code?: unknown; signal?: unknown; error?: unknown; memory?: unknown; cgroup?: unknown };
+    let message: { op?: unknown; token?: unknown; pid?: unknown; code?: unknown; signal?: unknown; error?: unknown; memory?: unknown; limit?: unknown; cgroup?: unknown };
     try {
       message = JSON.parse(line) as typeof message;
     } catch {
@@ -421,7 +420,8 @@ class Zygote {
         this.children.delete(pid);
         const code = typeof message.code === 'number' ? message.code : null;
         const signal = typeof message.signal === 'string' ? (message.signal as NodeJS.Signals) : null;
-        handle.exited(code, signal, this.tail.text(), message.memory === true);
+        const limit = message.limit !== null && typeof message.limit === 'object' ? (message.limit as SandboxLimitHit) : undefined;
+        handle.exited(code, signal, this.tail.text(), message.memory === true, limit);
         return;
       }
       case 'ready':
@@ -527,7 +527,7 @@ class ForkedProcess implements ProcessHandle {
   }
 
   /** The fork server reaped the child. */
-  exited(code: number | null, signal: NodeJS.Signals | null, serverOutput: string, memory = false): void {
+  exited(code: number | null, signal: NodeJS.Signals | null, serverOutput: string, memory = false, limit?: SandboxLimitHit): void {
     this.reaped = true;
     this.forget();
     if (!this.started) {
@@ -539,7 +539,7 @@ class ForkedProcess implements ProcessHandle {
     // Its last output and protocol bytes may still be in flight: wait for its channels to close.
     const sockets = [this.protocol, this.output, this.error].filter((s): s is Socket => s !== null && !s.destroyed);
     let open = sockets.length;
-    const settle = () => this.finish(() => this.events.exit(code, signal, memory));
+    const settle = () => this.finish(() => this.events.exit(code, signal, memory, limit));
     if (open === 0) return settle();
     const timer = setTimeout(settle, OUTPUT_DRAIN_MS);
     for (const socket of sockets) {
@@ -660,13 +660,12 @@ function peerPidOf(socket: Socket): number | undefined {
   return typeof fd === 'number' && fd >= 0 ? socketPeerPid(fd) : undefined;
 }
 
-function parseHello(line: Buffer): { token: string; pid: number; runPid?: number; channel: Channel; split: boolean } | null {
+function parseHello(line: Buffer): { token: string; pid: number; channel: Channel; split: boolean } | null {
   try {
-    const hello = JSON.parse(line.toString('utf8')) as { token?: unknown; pid?: unknown; runPid?: unknown; channel?: unknown; split?: unknown };
+    const hello = JSON.parse(line.toString('utf8')) as { token?: unknown; pid?: unknown; channel?: unknown; split?: unknown };
     if (typeof hello.token !== 'string' || typeof hello.pid !== 'number') return null;
     if (hello.channel !== 'protocol' && hello.channel !== 'output' && hello.channel !== 'error') return null;
-    const runPid = typeof hello.runPid === 'number' && Number.isInteger(hello.runPid) && hello.runPid > 0 ? hello.runPid : undefined;
-    return { token: hello.token, pid: hello.pid, ...(runPid !== undefined ? { runPid } : {}), channel: hello.channel, split: hello.split === true };
+    return { token: hello.token, pid: hello.pid, channel: hello.channel, split: hello.split === true };
   } catch {
     return null;
   }

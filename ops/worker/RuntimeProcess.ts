@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Language, RunStep } from '../../shared/ports/CodeRunner.ts';
 import { BoundedLineReader, TailBuffer, type CappedLog } from './boundedOutput.ts';
-import type { ProcessEvents, ProcessHandle } from './processHandle.ts';
+import type { ProcessEvents, ProcessHandle, SandboxLimitHit } from './processHandle.ts';
 import { ResidentReader, type RunAs } from './sandbox.ts';
 
 /** Directory of runtime.py / runtime.cjs (and the Python fork server). */
@@ -228,7 +228,11 @@ export class RuntimeProcess {
         this.tail.append(this.log ? this.log.append('code', chunk, stream) : chunk);
       },
       // Killed at its cgroup's limit (the whole tree's memory): as the watchdog's kill would be reported.
-      exit: (code, signal, memory) => this.finalize(memory === true && !this.killReason ? new ProcessDied('memory', this.memoryMessage()) : this.describeExit(code, signal)),
+      exit: (code, signal, memory, limit) => {
+        // Killed by its fork server at a limit of its run sandbox (processes, disk, shared memory).
+        if (limit && !this.killReason) this.limitHit = limitMessage(limit);
+        this.finalize(memory === true && !this.killReason ? new ProcessDied('memory', this.memoryMessage()) : this.describeExit(code, signal));
+      },
       failed: (reason, message) => this.finalize(this.killReason ? this.describeKill() : new ProcessDied(reason, message)),
     });
     // A starting or busy process keeps the parent alive; an idle pooled one must not.
@@ -413,11 +417,6 @@ export class RuntimeProcess {
       this.settleReady?.resolve();
       return;
     }
-    if (message.op === 'limit') {
-      // From the run's supervisor (native/sandbox.c), once the process it killed at a limit is gone.
-      this.limitHit ??= limitMessage(message as { limit?: unknown; setting?: unknown; value?: unknown });
-      return;
-    }
     if (typeof message.id !== 'number') return;
     if (message.op === 'reset' && this.resetLine?.id === message.id) {
       this.resetLine.settle((message as { ok?: unknown }).ok === true);
@@ -524,7 +523,7 @@ export function stepAfter(event: ExecEvent, plan: ExecRequest['plan']): RunStep 
 }
 
 /** The error a run gets for the sandbox limit it hit (naming the limit and its setting). */
-function limitMessage(report: { limit?: unknown; setting?: unknown; value?: unknown }): string {
+function limitMessage(report: SandboxLimitHit): string {
   const value = typeof report.value === 'number' ? report.value : '?';
   const setting = typeof report.setting === 'string' && /^[A-Z_]{1,40}$/.test(report.setting) ? report.setting : 'a sandbox limit';
   switch (report.limit) {

@@ -21,8 +21,9 @@ export interface ProcessEvents {
   /**
    * The process ended; its last output was delivered (or OUTPUT_DRAIN_MS passed). `memory`: the
    * kernel killed a process of its tree at the memory limit of the run's cgroup (forked processes).
+   * `limit`: its fork server killed it at a limit of its run sandbox (native/sandbox.c).
    */
-  exit(code: number | null, signal: NodeJS.Signals | null, memory?: boolean): void;
+  exit(code: number | null, signal: NodeJS.Signals | null, memory?: boolean, limit?: SandboxLimitHit): void;
   /**
    * The process could not be started (`spawn`), or was lost: its end can no longer be observed
    * (the fork server died), so it was killed.
@@ -55,6 +56,13 @@ export interface ProcessHandle {
   setRef(ref: boolean): void;
 }
 
+/** The limit of its run sandbox a process hit, as its fork server reports it (names checked by the reader). */
+export interface SandboxLimitHit {
+  limit: unknown;
+  setting: unknown;
+  value: unknown;
+}
+
 /** `events` that report at most one end (exit or failed) and nothing after it. */
 export function endingOnce(events: ProcessEvents): ProcessEvents {
   let ended = false;
@@ -65,10 +73,10 @@ export function endingOnce(events: ProcessEvents): ProcessEvents {
     output: (chunk, stream) => {
       if (!ended) events.output(chunk, stream);
     },
-    exit: (code, signal, memory) => {
+    exit: (code, signal, memory, limit) => {
       if (ended) return;
       ended = true;
-      events.exit(code, signal, memory);
+      events.exit(code, signal, memory, limit);
     },
     failed: (reason, message) => {
       if (ended) return;

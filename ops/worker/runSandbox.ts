@@ -67,7 +67,6 @@ export function sandboxSpec(layout: { ro: string[]; hide: string[]; after: strin
     shm_mb: limits.shmMb,
     // Enough files for a virtualenv (~5,000) many times over; a tree of millions stays out.
     inodes: Math.max(16_384, limits.diskMb * 256),
-    poll_ms: 100,
     limit_pids: limits.maxProcesses,
     net: limits.network,
     ro: layout.ro,

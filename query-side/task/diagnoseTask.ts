@@ -1,7 +1,7 @@
 import { ADHOC } from '../../shared/task/cron.ts';
 import { toInstant } from '../../shared/task/dates.ts';
 import { isHeartbeatStale } from '../../shared/task/transitions.ts';
-import { isUsableReference, itemNotFoundEntry, referencedItems, type ItemLookup } from '../../shared/task/validateTask.ts';
+import { isUsableReference, itemNotFoundEntry, referencedItems, scheduleProblem, type ItemLookup } from '../../shared/task/validateTask.ts';
 import type { SlotWait } from '../../shared/task/SlotWait.ts';
 
 /**
@@ -12,10 +12,13 @@ import type { SlotWait } from '../../shared/task/SlotWait.ts';
  *   next_run_in_future, scheduler_not_running, pre_action_failed, state_cancelled,
  *   user_cancellation_requested, end_date_passed, state_not_schedulable, required_item_deleted,
  *   stuck_in_connection_queue, worker_not_running,
- * then two beyond the spec's list: workflow_paused (blocking), since spec 3.2 excludes a task under a
- * PAUSE workflow from ready-to-run and from the scheduler: it actively prevents running; and
- * waiting_for_worker_slot (info: the run starts when a slot frees), a dispatched run that a worker
- * holds but has no slot for yet, with how long it has waited and how many runs start before it.
+ * then three beyond the spec's list: workflow_paused (blocking), since spec 3.2 excludes a task
+ * under a PAUSE workflow from ready-to-run and from the scheduler; schedule_invalid (blocking), a
+ * schedule that can never run (spec 4.2 rules 3-4: a frequency cron-parser refuses, missing dates,
+ * end before start) on a task saved before every write checked it: each run of it is refused with
+ * that 422; and waiting_for_worker_slot (info: the run starts when a slot frees), a dispatched run
+ * that a worker holds but has no slot for yet, with how long it has waited and how many runs start
+ * before it.
  */
 
 export type Severity = 'info' | 'warning' | 'blocking';
@@ -91,6 +94,7 @@ export function diagnoseTask(input: DiagnoseInput): Record<string, CheckResult> 
   const stale = isHeartbeatStale({ ...task, latest_heartbeat: beat, task_instance_start_date: toInstant(task.task_instance_start_date) }, now, input.staleHeartbeatSeconds);
   const waitingSince = toInstant(task.last_system_updated_date);
   const pickupOverdue = waitingSince !== null && now.getTime() - waitingSince.getTime() > input.staleHeartbeatSeconds * 1000;
+  const schedule = scheduleProblem(task);
   const slotWait = state === 'queued_in_redis' ? (input.slotWait ?? null) : null;
   const cronText = `project cron ${cron.status ?? 'never started'}, latest heartbeat ${at(cron.latestHeartbeat)} (dead after ${3 * cron.intervalSeconds} s)`;
   return {
@@ -121,6 +125,10 @@ export function diagnoseTask(input: DiagnoseInput): Record<string, CheckResult> 
       input.workflowState === 'PAUSE'
         ? `The parent workflow ${String(task.parent_laui)} is paused (folder_metadata.state PAUSE): neither the scheduler nor ready-to-run takes its tasks; set it to ACTIVE`
         : `The parent workflow state is ${input.workflowState ?? 'not set'}`),
+    schedule_invalid: check(schedule !== null, 'blocking', 'Schedule invalid',
+      schedule !== null
+        ? `${schedule}: neither the scheduler nor POST /api/v1/task/run runs it; correct frequency, start_date and end_date with POST /api/v1/catalog/update`
+        : scheduled ? 'frequency, start_date and end_date can run' : 'ADHOC: runs when asked'),
     waiting_for_worker_slot: check(slotWait !== null, 'info', 'Waiting for a worker slot', slotWaitDetails(state, slotWait, waitingSince, now)),
   };
 }

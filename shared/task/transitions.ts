@@ -1,4 +1,4 @@
-import { ADHOC, advanceLogicalDate, floorToGranularity, initialLogicalDate, nextCronDate } from './cron.ts';
+import { ADHOC, advanceLogicalDate, nextCronDate } from './cron.ts';
 import { iso, toInstant } from './dates.ts';
 import { retryFields, type TaskRecord, type TaskState } from './taskFields.ts';
 import { TASK_STATES } from '../item-types/schemas/task.ts';
@@ -155,17 +155,20 @@ export interface TaskChanges {
 
 const frequencyOf = (task: TaskRecord): string => task.frequency ?? ADHOC;
 
+/** Who starts a run: a user (POST /task/run, /task/multiple_tasks) or the scheduler (a due run or a retry). */
+export type RunOrigin = 'user' | 'scheduler';
+
 /**
- * The logical date of a run: a run-time override (POST /task/run), else the stored logical_date, else
- * now (ADHOC) or the first logical date from start_date (scheduled); scheduled values are floored.
+ * The logical_date a run writes as it is queued, or null to leave the stored one: the request's
+ * (`override`, already checked to be a datetime) as given; else, for an ADHOC task started by a user,
+ * the current UTC (spec 2.4), so that each re-run computes its own period and {{ds}}/{{ts}} name it;
+ * a scheduler retry of an ADHOC run keeps the failed run's date (now when it has none). A scheduled
+ * task keeps the date its schedule set: the caller's copy may lag a run that just advanced it.
  */
-export function resolveRunLogicalDate(task: TaskRecord, override: unknown, now: Date): Date {
-  const frequency = frequencyOf(task);
-  const chosen = toInstant(override) ?? toInstant(task.logical_date);
-  if (frequency === ADHOC) return chosen ?? now;
-  if (chosen !== null) return floorToGranularity(chosen, frequency);
-  const start = toInstant(task.start_date);
-  return start === null ? floorToGranularity(now, frequency) : initialLogicalDate(start, frequency);
+export function runLogicalDate(task: TaskRecord, override: unknown, now: Date, origin: RunOrigin): string | null {
+  if (typeof override === 'string' && toInstant(override) !== null) return override;
+  if (frequencyOf(task) !== ADHOC) return null;
+  return origin === 'user' || toInstant(task.logical_date) === null ? iso(now) : null;
 }
 
 /** The data interval computed by a run with this logical date. */

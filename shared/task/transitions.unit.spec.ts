@@ -15,7 +15,7 @@ import {
   failureChanges,
   isCompletionTimedOut,
   isHeartbeatStale,
-  resolveRunLogicalDate,
+  runLogicalDate,
   successChanges,
   transitionTarget,
   workerPickupChanges,
@@ -249,20 +249,25 @@ describe('task state machine: dangerously_reset (spec 4.2)', () => {
 });
 
 describe('task state machine: run logical date, timeout and stale heartbeat', () => {
-  it('given a run-time override, when the logical date is resolved, then it wins and is floored for scheduled tasks', () => {
-    expect(resolveRunLogicalDate(daily(), '2024-03-05T17:30:00Z', NOW).toISOString()).to.equal('2024-03-05T00:00:00.000Z');
-    expect(resolveRunLogicalDate({ frequency: 'ADHOC' }, '2024-03-05T17:30:00Z', NOW).toISOString()).to.equal('2024-03-05T17:30:00.000Z');
+  it('given a run-time logical_date, when a run is queued, then it is written as given, ADHOC or scheduled, whoever starts it', () => {
+    expect(runLogicalDate(daily(), '2024-03-05T17:30:00Z', NOW, 'user')).to.equal('2024-03-05T17:30:00Z');
+    expect(runLogicalDate({ frequency: 'ADHOC', logical_date: '2024-01-01T10:00:00.000Z' }, '2024-03-05T17:30:00Z', NOW, 'user')).to.equal('2024-03-05T17:30:00Z');
   });
 
-  it('given no override, when the logical date is resolved, then the stored one, else now (ADHOC) or the first from start_date applies', () => {
-    expect(resolveRunLogicalDate(daily(), undefined, NOW).toISOString()).to.equal('2024-06-15T00:00:00.000Z');
-    expect(resolveRunLogicalDate({ frequency: 'ADHOC', logical_date: null }, null, NOW).toISOString()).to.equal(NOW.toISOString());
-    expect(resolveRunLogicalDate({ frequency: 'ADHOC', logical_date: '2024-01-01T10:00:00.000Z' }, null, NOW).toISOString()).to.equal(
-      '2024-01-01T10:00:00.000Z',
-    );
-    expect(resolveRunLogicalDate(daily({ logical_date: null, start_date: '2024-01-06T10:00:00Z', frequency: '0 0 * * 1-5' }), null, NOW).toISOString()).to.equal(
-      '2024-01-08T00:00:00.000Z',
-    );
+  it('given an ADHOC task with an old logical_date, when a user runs it again, then the run gets the current UTC (spec 2.4; issue 33)', () => {
+    expect(runLogicalDate({ frequency: 'ADHOC', logical_date: '2024-01-01T10:00:00.000Z' }, undefined, NOW, 'user')).to.equal(NOW.toISOString());
+    expect(runLogicalDate({ logical_date: '2024-01-01T10:00:00.000Z' }, null, NOW, 'user'), 'ADHOC is the default frequency').to.equal(NOW.toISOString());
+    expect(runLogicalDate({ frequency: 'ADHOC', logical_date: null }, undefined, NOW, 'user')).to.equal(NOW.toISOString());
+  });
+
+  it('given a scheduler retry of an ADHOC run, when queued, then the failed run\'s date is kept (now when it has none)', () => {
+    expect(runLogicalDate({ frequency: 'ADHOC', logical_date: '2024-01-01T10:00:00.000Z' }, undefined, NOW, 'scheduler')).to.equal(null);
+    expect(runLogicalDate({ frequency: 'ADHOC', logical_date: null }, undefined, NOW, 'scheduler')).to.equal(NOW.toISOString());
+  });
+
+  it('given a scheduled task and no logical_date in the request, when queued, then the date its schedule set is left alone', () => {
+    expect(runLogicalDate(daily(), undefined, NOW, 'user')).to.equal(null);
+    expect(runLogicalDate(daily(), undefined, NOW, 'scheduler')).to.equal(null);
   });
 
   it('given a running task, when its completion timeout is reached, then it is timed out; not before, and never when not running', () => {

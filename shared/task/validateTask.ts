@@ -2,6 +2,9 @@ import { ADHOC, isValidFrequency } from './cron.ts';
 import { toInstant } from './dates.ts';
 import type { ConnectionOperatorMapping } from './systemSettings.ts';
 import { quoted } from '../validation/boundedDetail.ts';
+import { DATES_REQUIRED_DETAIL, END_BEFORE_START_DETAIL, INVALID_CRON_PREFIX } from './scheduleDetails.ts';
+
+export { DATES_REQUIRED_DETAIL, END_BEFORE_START_DETAIL };
 
 /**
  * Task validation before a run (spec 4.2 Execution rules 2-5 and the 422 rows of POST /task/run).
@@ -11,10 +14,8 @@ import { quoted } from '../validation/boundedDetail.ts';
  */
 
 export const ONLY_TASKS_DETAIL = 'only tasks can be executed';
-export const DATES_REQUIRED_DETAIL = 'start_date and end_date required for scheduled tasks';
-export const END_BEFORE_START_DETAIL = 'end_date must be greater than or equal to start_date';
 
-export const invalidCronDetail = (value: unknown): string => `invalid cron expression: ${quoted(value)}`;
+export const invalidCronDetail = (value: unknown): string => `${INVALID_CRON_PREFIX}${quoted(value)}`;
 
 export const mappingDetail = (connectionSubtype: string, operatorSubtype: string, allowed: readonly string[]): string =>
   `connection subtype ${connectionSubtype} does not support operator subtype ${operatorSubtype}; ` +
@@ -134,18 +135,27 @@ export function connectionOperatorMappingError(
 
 const fail = (detail: string): TaskValidation => ({ ok: false, status: 422, detail });
 
+/**
+ * Spec 4.2 rules 3 and 4, the one schedule check of every path that writes or runs a task (catalog
+ * create, update and validate, POST /task/run, the scheduler) and of diagnose: ADHOC (the default)
+ * or a 5-field frequency cron-parser accepts, and for a scheduled task both dates with
+ * end_date >= start_date. The 422 detail, or null when the schedule can run.
+ */
+export function scheduleProblem(task: Pick<TaskToValidate, 'frequency' | 'start_date' | 'end_date'>): string | null {
+  const frequency = task.frequency === undefined || task.frequency === null ? ADHOC : task.frequency;
+  if (!isValidFrequency(frequency)) return invalidCronDetail(frequency);
+  if (frequency === ADHOC) return null;
+  const start = toInstant(task.start_date);
+  const end = toInstant(task.end_date);
+  if (start === null || end === null) return DATES_REQUIRED_DETAIL;
+  return end.getTime() < start.getTime() ? END_BEFORE_START_DETAIL : null;
+}
+
 export function validateTask(task: TaskToValidate, context: ValidationContext): TaskValidation {
   if (task.item_type !== undefined && task.item_type !== 'task') return fail(ONLY_TASKS_DETAIL);
 
-  const frequency = task.frequency === undefined || task.frequency === null ? ADHOC : task.frequency;
-  if (!isValidFrequency(frequency)) return fail(invalidCronDetail(frequency));
-
-  if (frequency !== ADHOC) {
-    const start = toInstant(task.start_date);
-    const end = toInstant(task.end_date);
-    if (start === null || end === null) return fail(DATES_REQUIRED_DETAIL);
-    if (end.getTime() < start.getTime()) return fail(END_BEFORE_START_DETAIL);
-  }
+  const schedule = scheduleProblem(task);
+  if (schedule !== null) return fail(schedule);
 
   if (context.enforce_connection_operator_mapping) {
     const operator = isLauiValue(task.operator_laui) ? context.items.get(task.operator_laui) : undefined;

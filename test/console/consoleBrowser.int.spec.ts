@@ -7,7 +7,7 @@ import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
 import { ensureConsoleBuilt } from '../../ops/console/buildConsole.ts';
 import { ADMIN, startTestService, type TestService } from '../support/testService.ts';
 import { catalogClient, type CatalogClient } from '../support/catalogFixture.ts';
-import { launchChromium, requireChromium } from '../support/browser.ts';
+import { closeBrowser, launchChromium, requireChromium, shotOnFailure, signInWithForm } from '../support/browser.ts';
 import { seedLargeFolder, type SeededFolder } from '../support/seedCatalog.ts';
 import { POSTGRES, requireDatabase } from '../support/databases.ts';
 
@@ -123,30 +123,20 @@ describe('web console in Chromium: sign in, build a workflow, run it live, cance
     page.setDefaultTimeout(60_000);
   });
 
+  // A failing step leaves a picture of the page beside the screenshots, named after the test.
   afterEach(async function () {
-    // A failing step leaves a picture of the page beside the screenshots, named after the test.
-    if (this.currentTest?.state === 'failed' && page) {
-      const file = join(screenshotDir, `failed-${this.currentTest.title.slice(0, 60).replace(/[^a-z0-9]+/gi, '-')}.png`);
-      await page.screenshot({ path: file, fullPage: true }).catch(() => undefined);
-      console.log(`      page at failure: ${file} (${page.url()})`);
-    }
+    await shotOnFailure(this, page, screenshotDir);
   });
 
   after(async () => {
-    await context?.close().catch(() => undefined);
-    await browser?.close().catch(() => undefined);
+    await closeBrowser(context, browser);
     await svc?.stop();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('given the console at /, when a user signs in through the service login form, then the catalog opens and its first load stays within 300 KB of gzipped JavaScript', async () => {
     const scripts = scriptBudget(page);
-    await page.goto(url('/'));
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(/\/public\/login$/);
-    await page.getByLabel('Username').fill(ADMIN.username);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInWithForm(page, url('/'), ADMIN);
     await page.getByRole('treeitem', { name: /^scale/ }).waitFor();
     // Back from /console/callback: the code is spent and gone from the address bar.
     expect(new URL(page.url()).pathname).to.equal('/');

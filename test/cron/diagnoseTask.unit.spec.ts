@@ -16,11 +16,12 @@ const KEYS = [
   'stuck_in_connection_queue',
   'worker_not_running',
   'workflow_paused',
+  'schedule_invalid',
   'waiting_for_worker_slot',
 ];
 
 const input = (task: Record<string, unknown>, overrides: Partial<DiagnoseInput> = {}): DiagnoseInput => ({
-  task: { item_type: 'task', frequency: '0 0 * * *', state: 'scheduled', operator_laui: ids.operator, connection_laui: ids.connection, parent_laui: ids.workflow, ...task },
+  task: { item_type: 'task', frequency: '0 0 * * *', start_date: '2024-06-01T00:00:00Z', end_date: '2024-12-31T00:00:00Z', state: 'scheduled', operator_laui: ids.operator, connection_laui: ids.connection, parent_laui: ids.workflow, ...task },
   now,
   cron: { status: 'RUNNING', alive: true, latestHeartbeat: new Date(ago(1)), intervalSeconds: 5 },
   items: new Map([
@@ -36,7 +37,7 @@ const input = (task: Record<string, unknown>, overrides: Partial<DiagnoseInput> 
 const triggered = (result: ReturnType<typeof diagnoseTask>) => Object.keys(result).filter((key) => result[key]?.triggered);
 
 describe('task diagnose checks (spec 4.2)', () => {
-  it('given a healthy scheduled task, when diagnosed, then all twelve checks are present and none triggered', () => {
+  it('given a healthy scheduled task, when diagnosed, then all thirteen checks are present and none triggered', () => {
     const result = diagnoseTask(input({ next_run_date: ago(10) }));
     expect(Object.keys(result)).to.deep.equal(KEYS);
     expect(triggered(result)).to.deep.equal([]);
@@ -64,6 +65,23 @@ describe('task diagnose checks (spec 4.2)', () => {
     expect(triggered(result)).to.deep.equal(['workflow_paused']);
     expect(result.workflow_paused).to.include({ severity: 'blocking', title: 'Workflow paused' });
     expect(triggered(diagnoseTask(input({ next_run_date: ago(10) }, { workflowState: 'ACTIVE' })))).to.deep.equal([]);
+  });
+
+  it('given a task saved with a schedule that cannot run, when diagnosed, then schedule_invalid blocks with the 422 a run of it gets (issue 33)', () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ frequency: '61 * * * *' }, 'invalid cron expression: 61 * * * *'],
+      [{ frequency: 'every 5 minutes' }, 'invalid cron expression: every 5 minutes'],
+      [{ frequency: '0 0 * * * *' }, 'invalid cron expression: 0 0 * * * *'],
+      [{ start_date: null, end_date: null }, 'start_date and end_date required for scheduled tasks'],
+      [{ end_date: '2024-05-01T00:00:00Z' }, 'end_date must be greater than or equal to start_date'],
+    ];
+    for (const [fields, detail] of cases) {
+      const result = diagnoseTask(input({ next_run_date: ago(10), ...fields }));
+      expect(triggered(result), detail).to.include('schedule_invalid');
+      expect(result.schedule_invalid).to.include({ severity: 'blocking', title: 'Schedule invalid' });
+      expect(result.schedule_invalid?.details.startsWith(`${detail}:`), result.schedule_invalid?.details).to.equal(true);
+    }
+    expect(triggered(diagnoseTask(input({ frequency: 'ADHOC', start_date: null, end_date: null })))).not.to.include('schedule_invalid');
   });
 
   it('given a cancelled task, when diagnosed, then state_cancelled and state_not_schedulable fire', () => {

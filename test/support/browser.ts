@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 /** Debian's Chromium (`apt-get install chromium`; .ci/run installs it). Never a downloaded browser. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -25,3 +26,28 @@ export function requireChromium(context: Mocha.Context): void {
 
 /** A headless Chromium; Playwright gives it a fresh, empty profile of its own and removes it on close. */
 export const launchChromium = (): Promise<Browser> => chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+
+/** From an afterEach hook: a failing test leaves a picture of the page in `dir`, named after the test. */
+export async function shotOnFailure(context: Mocha.Context, page: Page | undefined, dir: string): Promise<void> {
+  const test = context.currentTest;
+  if (test?.state !== 'failed' || !page) return;
+  const file = join(dir, `failed-${test.title.slice(0, 60).replace(/[^a-z0-9]+/gi, '-')}.png`);
+  await page.screenshot({ path: file, fullPage: true }).catch(() => undefined);
+  console.log(`      page at failure: ${file} (${page.url()})`);
+}
+
+/** From an after hook: closes what a browser spec opened, whatever of it did open. */
+export async function closeBrowser(context: BrowserContext | undefined, browser: Browser | undefined): Promise<void> {
+  await context?.close().catch(() => undefined);
+  await browser?.close().catch(() => undefined);
+}
+
+/** Signs in as a user would: the console's Sign in, then the service's login form. */
+export async function signInWithForm(page: Page, consoleUrl: string, credentials: { username: string; password: string }): Promise<void> {
+  await page.goto(consoleUrl);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(/\/public\/login$/);
+  await page.getByLabel('Username').fill(credentials.username);
+  await page.getByLabel('Password').fill(credentials.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}

@@ -89,8 +89,21 @@ static int all_mappings_dofork(void) {
   return 0;
 }
 
-/* forkChild(): the child's pid in the fork server, 0 in the child (whose event loop is its own). */
+/* native/sandbox.c: the fork server's half of the run sandbox. */
+long coderun_pid_namespace(int begin);
+long coderun_pids_limit_hits(const char *pids_events);
+long coderun_limit_hit(long pid, const char *pids_events, long baseline);
+
+/*
+ * forkChild(isolated): the child's pid in the fork server, 0 in the child (whose event loop is its
+ * own). isolated: the child is pid 1 of a pid namespace of its own (a run sandbox, native/sandbox.c).
+ */
 static napi_value fork_child(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  bool isolated = false;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc >= 1) napi_get_value_bool(env, argv[0], &isolated);
   uv_loop_t *loop;
   if (napi_get_uv_event_loop(env, &loop) != napi_ok) {
     napi_throw_error(env, NULL, "no event loop");
@@ -99,8 +112,13 @@ static napi_value fork_child(napi_env env, napi_callback_info info) {
   if (child_count >= MAX_CHILDREN) return throw_errno(env, "fork", EAGAIN);
   int error = all_mappings_dofork();
   if (error) return throw_errno(env, "reading /proc/self/maps", error);
+  if (isolated && coderun_pid_namespace(1) != 0) return throw_errno(env, "unshare(CLONE_NEWPID)", errno);
   pid_t pid = fork();
-  if (pid < 0) return throw_errno(env, "fork", errno);
+  int fork_error = errno;
+  /* Only here: the child could not go back (a pid namespace is entered only downwards). Its next
+   * children are this process's namespace's again; were they not, never go on. */
+  if (isolated && pid != 0 && coderun_pid_namespace(0) != 0) _exit(70);
+  if (pid < 0) return throw_errno(env, "fork", fork_error);
   if (pid == 0) {
     for (int i = 0; i < child_count; i++) close(child_pidfds[i]);
     child_count = 0;
@@ -188,6 +206,38 @@ static napi_value wait_events(napi_env env, napi_callback_info info) {
   return result;
 }
 
+static int get_string(napi_env env, napi_value value, char *out, size_t size);
+
+/* pidsLimitHits(pidsEvents): the count of forks its pids cgroup refused so far (-1: unreadable). */
+static napi_value pids_limit_hits(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], out;
+  static char path[4096];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 1 || get_string(env, argv[0], path, sizeof path)) {
+    napi_throw_type_error(env, NULL, "pidsLimitHits(path)");
+    return NULL;
+  }
+  napi_create_int64(env, coderun_pids_limit_hits(path), &out);
+  return out;
+}
+
+/* limitHit(pid, pidsEvents, baseline): the limit a sandboxed run hit (native/sandbox.c: 0 none, 1-3). */
+static napi_value limit_hit(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3], out;
+  static char path[4096];
+  int64_t pid = 0, baseline = -1;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 3 || napi_get_value_int64(env, argv[0], &pid) != napi_ok || get_string(env, argv[1], path, sizeof path) ||
+      napi_get_value_int64(env, argv[2], &baseline) != napi_ok) {
+    napi_throw_type_error(env, NULL, "limitHit(pid, pidsEvents, baseline)");
+    return NULL;
+  }
+  napi_create_int64(env, coderun_limit_hit((long)pid, path, (long)baseline), &out);
+  return out;
+}
+
 static int get_string(napi_env env, napi_value value, char *out, size_t size) {
   size_t length;
   if (napi_get_value_string_utf8(env, value, out, size, &length) != napi_ok) return -1;
@@ -249,7 +299,7 @@ static int join_cgroup(const char *directory) {
  * (all made while the child may still reach the 0700 socket directory), then the run user's
  * identity when uid >= 0. Throws on any failure.
  */
-/* native/sandbox.c: the run's namespaces, root and supervisor (returns only in the run's process). */
+/* native/sandbox.c: the run's namespaces, root and identity (the caller is pid 1 of its own pid namespace). */
 long coderun_isolate(const char *spec, char *error, size_t size);
 
 /* One connection to the runner's socket without its hello (the sandbox sends it, naming the run's pid); the fd, or -errno. */
@@ -323,18 +373,11 @@ static napi_value become_child(napi_env env, napi_callback_info info) {
     for (int i = 0; i < 3; i++)
       if (channels[i] > 3) close(channels[i]);
     if (control > 3) close(control);
-    /* The run is forked again (into its pid namespace) from here: what V8 mapped since the fork
-     * server's marking (new heap pages, MADV_DONTFORK) must be copied too, or the run crashes on it. */
-    int marked = all_mappings_dofork();
-    if (marked) return throw_errno(env, "reading /proc/self/maps", marked);
     char error[1024];
     if (coderun_isolate(sandbox, error, sizeof error) != 0) {
       napi_throw_error(env, NULL, error);
       return NULL;
     }
-    /* The run's process (pid 1 of its namespace): a loop of its own again, not the supervisor's. */
-    uv_loop_t *loop;
-    if (napi_get_uv_event_loop(env, &loop) != napi_ok || uv_loop_fork(loop) != 0) _exit(71);
     return NULL;
   }
   if (create) {
@@ -488,7 +531,7 @@ NAPI_MODULE_INIT() {
   static const struct {
     const char *name;
     napi_callback callback;
-  } functions[] = {{"forkChild", fork_child}, {"waitEvents", wait_events}, {"becomeChild", become_child}, {"exit", hard_exit}, {"ownPid", own_pid}, {"closeInherited", close_inherited}, {"dieWithParent", die_with_parent}, {"becomeSubreaper", become_subreaper}, {"setDumpable", set_dumpable}, {"peerPid", peer_pid}};
+  } functions[] = {{"forkChild", fork_child}, {"waitEvents", wait_events}, {"becomeChild", become_child}, {"exit", hard_exit}, {"ownPid", own_pid}, {"closeInherited", close_inherited}, {"dieWithParent", die_with_parent}, {"becomeSubreaper", become_subreaper}, {"setDumpable", set_dumpable}, {"peerPid", peer_pid}, {"pidsLimitHits", pids_limit_hits}, {"limitHit", limit_hit}};
   for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++) {
     napi_value fn;
     napi_create_function(env, functions[i].name, NAPI_AUTO_LENGTH, functions[i].callback, NULL, &fn);

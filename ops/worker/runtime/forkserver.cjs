@@ -278,6 +278,35 @@ function drain() {
 /** Each child's run directory, removed here if the runner dies before it could remove them. */
 const runDirs = new Map();
 
+/**
+ * The sandboxed runs alive, supervised here (native/sandbox.c): pid -> {events: its pids.events,
+ * baseline: that count at the fork, spec: its limits, hit: the limit it hit or null}.
+ */
+const supervised = new Map();
+const SUPERVISE_MS = 100;
+/** What native.limitHit answers: the limit, its setting and the spec key of its value. */
+const LIMITS = new Map([
+  [1, ['processes', 'WORKER_MAX_PROCESSES', 'limit_pids']],
+  [2, ['disk', 'WORKER_DISK_MB', 'disk_mb']],
+  [3, ['shared memory', 'WORKER_SHM_MB', 'shm_mb']],
+]);
+
+/** A sandboxed run that hit a limit of its sandbox is killed (its pid namespace with it); its exit report names the limit. */
+function supervise() {
+  for (const [pid, entry] of supervised) {
+    if (entry.hit !== null) continue;
+    const known = LIMITS.get(native.limitHit(pid, entry.events, entry.baseline));
+    if (known === undefined) continue;
+    const [limit, setting, key] = known;
+    entry.hit = { limit, setting, value: Number.isInteger(entry.spec[key]) ? entry.spec[key] : 0 };
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+}
+
 function send(message) {
   const data = Buffer.from(`${JSON.stringify(message)}\n`);
   for (let offset = 0; offset < data.length; ) offset += writeSync(CONTROL_FD, data, offset);
@@ -293,13 +322,17 @@ function serve() {
   send({ op: 'ready', pid: process.pid, cgroups: CGROUP_BASE !== null });
   let orphans = false;
   for (;;) {
-    const events = native.waitEvents(CONTROL_FD, draining.size > 0 ? 50 : orphans ? 5 : -1);
+    const events = native.waitEvents(CONTROL_FD, draining.size > 0 ? 50 : orphans ? 5 : supervised.size > 0 ? SUPERVISE_MS : -1);
     // The runner died (parent-death signal): as at the end of the control channel.
     if (events.terminated) return null;
     drain();
+    if (supervised.size > 0) supervise();
     for (const [pid, code, signal] of events.exits) {
       runDirs.delete(pid);
       const report = { op: 'exit', pid, code, signal: signal === null ? null : (SIGNAL_NAMES.get(signal) ?? `SIG${signal}`) };
+      const entry = supervised.get(pid);
+      supervised.delete(pid);
+      if (entry !== undefined && entry.hit !== null) report.limit = entry.hit;
       // Whatever the run started is killed with it (setsid and double forks included).
       sweep(pid, report);
       send(report);
@@ -360,7 +393,13 @@ function fork(request) {
   let cgroup = null;
   try {
     if (CGROUP_BASE !== null) cgroup = takeCgroup(Number.isInteger(request.treeMb) ? request.treeMb : 0);
-    pid = native.forkChild();
+    const isolated = request.sandbox !== null && typeof request.sandbox === 'object';
+    // The pooled cgroup's count so far: only what this run adds is its.
+    const events = isolated && typeof request.sandbox.pids_events === 'string' ? request.sandbox.pids_events : '';
+    const baseline = events ? native.pidsLimitHits(events) : -1;
+    // Sandboxed: the child is pid 1 of a pid namespace of its own (no second fork in the sandbox).
+    pid = native.forkChild(isolated);
+    if (isolated && pid !== 0) supervised.set(pid, { events, baseline, spec: request.sandbox, hit: null });
   } catch (error) {
     if (cgroup !== null) freeCgroups.push(cgroup);
     send({ op: 'fork_failed', token: request.token, error: error.message });
@@ -404,7 +443,9 @@ function becomeRuntime(request) {
   const split = native.splitsStderr === true;
   const uid = Number.isInteger(request.uid) ? request.uid : RUN_AS ? RUN_AS.uid : -1;
   const gid = Number.isInteger(request.gid) ? request.gid : RUN_AS ? RUN_AS.gid : -1;
-  const sandbox = request.sandbox !== null && typeof request.sandbox === 'object' ? sandboxSpec(request, uid, gid, [hello('output', { split: true }), hello('error'), hello('protocol')]) : null;
+  // The sandbox's hellos name the run by its pid here, which only the sandbox knows (it is pid 1 of its own namespace).
+  const sandboxHello = (channel, extra) => `${JSON.stringify({ token: request.token, channel, ...extra })}\n`;
+  const sandbox = request.sandbox !== null && typeof request.sandbox === 'object' ? sandboxSpec(request, uid, gid, [sandboxHello('output', { split: true }), sandboxHello('error'), sandboxHello('protocol')]) : null;
   if (sandbox !== null && !split) throw new Error('run sandbox: the nodefork addon is too old (rebuild it: npm ci)');
   native.becomeChild({
     ...(sandbox !== null ? { sandbox } : {}),
@@ -440,7 +481,7 @@ function becomeRuntime(request) {
 function sandboxSpec(request, uid, gid, hellos) {
   const spec = request.sandbox;
   const lines = [`parent=${SERVER_PID}`, `uid=${uid}`, `gid=${gid}`, `dir=${request.dir}`];
-  for (const key of ['disk_mb', 'shm_mb', 'inodes', 'poll_ms', 'limit_pids', 'net', 'pids_events']) {
+  for (const key of ['disk_mb', 'shm_mb', 'inodes', 'net']) {
     if (spec[key] !== undefined) lines.push(`${key}=${spec[key]}`);
   }
   for (const [key, list] of [['ro', spec.ro], ['hide', spec.hide], ['ro', spec.after], ['join', spec.join]]) {

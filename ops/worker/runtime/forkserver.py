@@ -13,7 +13,8 @@ Control channel: JSON lines on fd 3 (a socket pair made by the runner), both dir
      with "exec": {"executable": path, "args": [...]} the prepared child execs that program, the
      node runtime, instead of serving the Python one)
   -> {"op": "forked", "token": hex, "pid": n, "cgroup"?: path} | {"op": "fork_failed", "token": hex, "error": text}
-  -> {"op": "exit", "pid": n, "code": n | null, "signal": name | null, "memory"?: true}   each child, once reaped
+  -> {"op": "exit", "pid": n, "code": n | null, "signal": name | null, "memory"?: true,
+      "limit"?: {"limit": name, "setting": name, "value": n}}   each child, once reaped
 EOF on the control channel (the runner is gone) ends this process; its children notice the same
 on their own channels.
 
@@ -317,17 +318,49 @@ def sandbox_library():
         _sandbox = ctypes.CDLL(SANDBOX_LIBRARY, use_errno=True)
         _sandbox.coderun_isolate.restype = ctypes.c_long
         _sandbox.coderun_isolate.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+        _sandbox.coderun_pid_namespace.restype = ctypes.c_long
+        _sandbox.coderun_pid_namespace.argtypes = [ctypes.c_int]
+        _sandbox.coderun_pids_limit_hits.restype = ctypes.c_long
+        _sandbox.coderun_pids_limit_hits.argtypes = [ctypes.c_char_p]
+        _sandbox.coderun_limit_hit.restype = ctypes.c_long
+        _sandbox.coderun_limit_hit.argtypes = [ctypes.c_long, ctypes.c_char_p, ctypes.c_long]
     return _sandbox
 
 
-def isolate(request, token, pid, run_as):
-    """In the child, root, channels connected as fds 1-3 without their hellos: native/sandbox.c makes
-    the run's namespaces and root, forks the runtime process (pid 1 of its own pid namespace; this
-    process stays outside as its supervisor and never comes back here) and returns in it, as the
-    run's uid, in the run's directory."""
+# The sandboxed runs alive, supervised here: pid -> [pids.events path (bytes), its count at the
+# fork, the run's limits, the limit it hit (or None)]. Checked every SUPERVISE_SECONDS.
+supervised = {}
+SUPERVISE_SECONDS = 0.1
+# What coderun_limit_hit answers: the limit, its setting and the spec key of its value.
+LIMITS = {1: ("processes", "WORKER_MAX_PROCESSES", "limit_pids"), 2: ("disk", "WORKER_DISK_MB", "disk_mb"), 3: ("shared memory", "WORKER_SHM_MB", "shm_mb")}
+
+
+def supervise():
+    """A sandboxed run that hit a limit of its sandbox is killed (its pid namespace with it); its
+    exit report names the limit (native/sandbox.c)."""
+    library = sandbox_library()
+    for pid, entry in supervised.items():
+        if entry[3] is not None:
+            continue
+        hit = library.coderun_limit_hit(pid, entry[0], entry[1])
+        if hit in LIMITS:
+            limit, setting, key = LIMITS[hit]
+            value = entry[2].get(key)
+            entry[3] = {"limit": limit, "setting": setting, "value": value if isinstance(value, int) else 0}
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def isolate(request, token, run_as):
+    """In the child (pid 1 of its own pid namespace), root, channels connected as fds 1-3 without
+    their hellos: native/sandbox.c makes the run's other namespaces and root, drops to the run's
+    uid, sends the hellos (naming this process by its pid in the runner's namespace) and returns,
+    in the run's directory."""
     sandbox = request["sandbox"]
     lines = ["parent=%d" % SERVER_PID, "uid=%d" % run_as[0], "gid=%d" % run_as[1], "dir=%s" % request["dir"]]
-    for key in ("disk_mb", "shm_mb", "inodes", "poll_ms", "limit_pids", "net", "pids_events"):
+    for key in ("disk_mb", "shm_mb", "inodes", "net"):
         if key in sandbox:
             lines.append("%s=%s" % (key, sandbox[key]))
     lines += ["ro=%s" % path for path in sandbox.get("ro", [])]
@@ -335,7 +368,7 @@ def isolate(request, token, pid, run_as):
     lines += ["ro=%s" % path for path in sandbox.get("after", [])]
     lines += ["join=%s" % path for path in sandbox.get("join", [])]
     for number, (channel, extra) in enumerate((("output", {"split": True}), ("error", {}), ("protocol", {})), start=1):
-        lines.append("hello%d=%s" % (number, hello(token, pid, channel, **extra)[:-1]))
+        lines.append("hello%d=%s" % (number, json.dumps({"token": token, "channel": channel, **extra}, separators=(",", ":"))[:-1]))
     for line in lines:
         if "\n" in line:
             raise ValueError("sandbox spec: a value has a newline")
@@ -394,7 +427,7 @@ def become_runtime(request, cgroup):
         for fd in (output, error, protocol):
             if fd not in (1, 2, runtime.PROTO_FD):
                 os.close(fd)
-        isolate(request, token, pid, run_as)
+        isolate(request, token, run_as)
         # From here on: the runtime process, pid 1 of the run's namespace, as the run's uid.
         run_as = None
     elif request.get("create"):
@@ -452,17 +485,41 @@ def become_runtime(request, cgroup):
     runtime.main()
 
 
+def restore_pid_namespace(library):
+    """In this process after a sandboxed run's fork: its next children are its own namespace's again."""
+    if library.coderun_pid_namespace(0) != 0:
+        # Its next forks would land in the run's namespace: never go on so.
+        os._exit(70)
+
+
 def fork(request):
     token = request.get("token")
     cgroup = None
     try:
         if CGROUP_BASE is not None:
             cgroup = take_cgroup(int(request.get("treeMb") or 0))
-        if isinstance(request.get("sandbox"), dict):
+        sandbox = request.get("sandbox")
+        if isinstance(sandbox, dict):
             # Here, before the fork: loaded in the child it was a dlopen and ctypes set-up per run,
             # and pages of this interpreter written again in both processes of the run.
-            sandbox_library()
-        pid = os.fork()
+            library = sandbox_library()
+            events = sandbox.get("pids_events")
+            events = events.encode("utf-8") if isinstance(events, str) else b""
+            # The pooled cgroup's count so far: only what this run adds is its.
+            baseline = library.coderun_pids_limit_hits(events) if events else -1
+            # The child is pid 1 of a pid namespace of its own (no second fork in the sandbox).
+            if library.coderun_pid_namespace(1) != 0:
+                raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWPID): %s" % os.strerror(ctypes.get_errno()))
+            try:
+                pid = os.fork()
+            except OSError:
+                restore_pid_namespace(library)
+                raise
+            if pid != 0:
+                restore_pid_namespace(library)
+                supervised[pid] = [events, baseline, sandbox, None]
+        else:
+            pid = os.fork()
     except OSError as error:
         if cgroup is not None:
             free_cgroups.append(cgroup)
@@ -538,6 +595,9 @@ def reap_children():
         run_dirs.pop(pid, None)
         code, name = exit_status(status)
         report = {"op": "exit", "pid": pid, "code": code, "signal": name}
+        entry = supervised.pop(pid, None)
+        if entry is not None and entry[3] is not None:
+            report["limit"] = entry[3]
         cgroup = run_cgroups.pop(pid, None)
         if cgroup is not None:
             kills = oom_kills(cgroup[0])
@@ -624,9 +684,11 @@ def cleanup():
 
 def serve(wake_read):
     while True:
-        readable, _, _ = select.select([CONTROL_FD, wake_read], [], [], 0.05 if draining else None)
+        readable, _, _ = select.select([CONTROL_FD, wake_read], [], [], 0.05 if draining else SUPERVISE_SECONDS if supervised else None)
         if terminated:
             return
+        if supervised:
+            supervise()
         if draining:
             reap()
             drain()

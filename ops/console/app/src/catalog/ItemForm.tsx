@@ -5,6 +5,7 @@ import { Notice } from '../shell/Notice.tsx';
 import { codeLanguages, FieldError, fieldsOf, requestFields, toInput, type CodeValue, type FieldSpec, type FieldValue } from './formFields.ts';
 import { ReferenceSelect } from './ReferenceSelect.tsx';
 import type { Item, ItemTypeInfo } from './types.ts';
+import { DATES_REQUIRED_DETAIL, scheduleFieldsOf } from '../../../../../shared/task/scheduleDetails.ts';
 
 interface Props {
   info: ItemTypeInfo;
@@ -18,9 +19,20 @@ interface Props {
   onCancel(): void;
 }
 
-/** 422 entries name their field in `loc` (`['body', 'name']`): shown beside that field. */
-const fieldErrorsOf = (error: unknown): Record<string, string> => {
-  if (!(error instanceof ApiError) || !Array.isArray(error.detail)) return {};
+/**
+ * 422 entries name their field in `loc` (`['body', 'name']`): shown beside that field. A task's
+ * schedule refusal is one string (POST /task/run's): shown beside the fields it is about, the blank
+ * ones when it asks for dates.
+ */
+const fieldErrorsOf = (error: unknown, values: Record<string, FieldValue>): Record<string, string> => {
+  if (!(error instanceof ApiError)) return {};
+  if (typeof error.detail === 'string') {
+    const about = scheduleFieldsOf(error.detail);
+    const blank = about.filter((field) => String(values[field] ?? '').trim() === '');
+    const detail = error.detail;
+    return Object.fromEntries((error.detail === DATES_REQUIRED_DETAIL && blank.length > 0 ? blank : about).map((field) => [field, detail]));
+  }
+  if (!Array.isArray(error.detail)) return {};
   const errors: Record<string, string> = {};
   for (const entry of error.detail as Array<{ loc?: unknown[]; msg?: string }>) {
     const field = (entry.loc ?? []).find((part, index) => index > 0 && typeof part === 'string');
@@ -70,7 +82,7 @@ export const ItemForm = ({ info, types, item, parentLaui, defaults = {}, onSaved
         onSaved(created.item_laui);
       }
     } catch (error) {
-      setErrors(fieldErrorsOf(error));
+      setErrors(fieldErrorsOf(error, values));
       setFailure(error instanceof ApiError && error.status === 409 && item ? `${error.message} (someone else changed the item: reload it)` : errorText(error));
     } finally {
       setSaving(false);

@@ -1,0 +1,174 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { systemClock } from '../../shared/clock.ts';
+import { AppError } from '../../shared/errors.ts';
+import { metadataFor } from '../../shared/events.ts';
+import { userHandler } from '../../command-side/user/handler.ts';
+import { loadConfig } from '../config.ts';
+import { loadKeys } from '../keys/loadKeys.ts';
+import { AesSecretBox } from '../keys/AesSecretBox.ts';
+import { scryptPasswords } from '../auth/scryptPasswords.ts';
+import { SingleBar, Presets } from 'cli-progress';
+import type { Position } from '../../shared/event-store/EventStore.ts';
+import { userStream, usernameKey } from '../../command-side/user/user.ts';
+import { uniqueKeyDecider, uniqueKeyStream } from '../../command-side/kernel/uniqueKey.ts';
+import { loadState } from '../../command-side/kernel/handleCommand.ts';
+import { toEnvelope } from '../../query-side/events/eventEnvelope.ts';
+import { eventMatches } from '../../query-side/events/readEventsPage.ts';
+import { EXPORT_FORMATS, exportEvents, type ExportFormat } from '../events/exportEvents.ts';
+import { exportFormatFor } from './exportFormat.ts';
+import { openDataDirStore } from './openDataDirStore.ts';
+
+const nonEmpty = (name: string) => (value: string) => {
+  if (value.trim() === '') throw new InvalidArgumentError(`${name} must not be empty`);
+  return value;
+};
+
+const position = (name: string) => (value: string): Position => {
+  if (!/^\d{1,16}$/.test(value)) throw new InvalidArgumentError(`${name} must be a global position (a non-negative integer)`);
+  return BigInt(value);
+};
+
+/** `--from`'s default shown as a number: commander shows a default with JSON.stringify, which throws on a bigint. */
+const fromOption = (description: string, defaultValue?: Position): Option => {
+  const option = new Option('--from <position>', description).argParser(position('from'));
+  return defaultValue === undefined ? option : option.default(defaultValue, String(defaultValue));
+};
+
+/**
+ * The operator commands against DATA_DIR (ops/cli.ts runs them). They append to the same SQLite
+ * log as the service (WAL lets both write; a running service notices the new events by polling), so
+ * they work whether the service runs or not. A new program each call: tests parse one per case.
+ */
+export const cliProgram = (): Command => {
+  const program = new Command('orchestrator').description('Pipeline orchestrator operations');
+
+  const user = program.command('user').description('manage users');
+
+  user
+    .command('create')
+    .description('create a user (like POST /api/v1/user/create)')
+    .requiredOption('--username <name>', 'login name', nonEmpty('username'))
+    .requiredOption('--email <email>', 'email address', nonEmpty('email'))
+    .option('--password <password>', 'password (default: read from the PASSWORD environment variable)')
+    .option('--must-change-password', 'force a password change at first login', false)
+    .option('--admin', 'make the user an administrator', false)
+    .option('--auditor', 'grant the auditor role (reads the whole event log: GET /api/v1/events)', false)
+    .action(async (options: { username: string; email: string; password?: string; mustChangePassword: boolean; admin: boolean; auditor: boolean }) => {
+      const password = options.password ?? process.env.PASSWORD;
+      if (!password) throw new InvalidArgumentError('give --password or set PASSWORD');
+      const config = loadConfig();
+      // DATA_DIR checked (and the log opened) first: loadKeys would make DATA_DIR/keys in any directory.
+      const eventStore = openDataDirStore(config);
+      try {
+        const keys = await loadKeys(config);
+        const users = userHandler({ eventStore, passwords: scryptPasswords(), secrets: new AesSecretBox(keys.encryptionKey) });
+        const created = await users.create(
+          {
+            username: options.username,
+            email: options.email,
+            password,
+            mustChangePassword: options.mustChangePassword,
+            isAdmin: options.admin,
+            isAuditor: options.auditor,
+          },
+          metadataFor(null, systemClock.now(), 'cli'),
+        );
+        console.log(JSON.stringify({ user_laui: created.laui }));
+      } finally {
+        await eventStore.close();
+      }
+    });
+
+  user
+    .command('grant-auditor')
+    .description('grant (or with --revoke withdraw) the auditor role (like POST /api/v1/user/roles)')
+    .requiredOption('--username <name>', 'login name', nonEmpty('username'))
+    .option('--revoke', 'withdraw the role instead', false)
+    .action(async (options: { username: string; revoke: boolean }) => {
+      const config = loadConfig();
+      const eventStore = openDataDirStore(config);
+      try {
+        const keys = await loadKeys(config);
+        // The name's reservation names its user's stream: no read model needed beside the log.
+        const reservation = await loadState(eventStore, uniqueKeyStream(usernameKey(options.username)), uniqueKeyDecider);
+        const owner = reservation.owner;
+        if (owner === null || !owner.startsWith('user-')) throw new AppError(404, 'User not found');
+        const laui = owner.slice('user-'.length);
+        if ((await eventStore.readStream(userStream(laui), { toRevision: 0 })).length === 0) throw new AppError(404, 'User not found');
+        const users = userHandler({ eventStore, passwords: scryptPasswords(), secrets: new AesSecretBox(keys.encryptionKey) });
+        await users.setAuditor(laui, !options.revoke, metadataFor(null, systemClock.now(), 'cli'));
+        console.log(JSON.stringify({ user_laui: laui, is_auditor: !options.revoke }));
+      } finally {
+        await eventStore.close();
+      }
+    });
+
+  const events = program.command('events').description('read the event log (redacted as GET /api/v1/events serves it)');
+
+  events
+    .command('export')
+    .description('write events to a file (JSON lines, Parquet or CSV: the extension of --out tells which), with a progress bar')
+    .requiredOption('--out <file>', 'the file to write: .jsonl or .ndjson, .parquet, .csv (another name needs --format)', nonEmpty('out'))
+    .addOption(fromOption('start after this global position (exclusive)', 0n))
+    .option('--to <position>', 'stop at this global position (inclusive; default: the head at start)', position('to'))
+    .option('--type <prefix>', 'only event types starting with this (e.g. Task)')
+    .addOption(new Option('--format <format>', "the file's format (default: the one the extension of --out names)").choices(EXPORT_FORMATS))
+    .action(async (options: { out: string; from: Position; to?: Position; type?: string; format?: ExportFormat }) => {
+      const format = exportFormatFor(options.out, options.format);
+      const eventStore = openDataDirStore(loadConfig());
+      // On stderr, and only on a terminal: stdout carries the summary line for scripts.
+      const bar = new SingleBar({ stream: process.stderr, format: 'events {bar} {percentage}% | {value}/{total} positions | ETA {eta}s' }, Presets.shades_classic);
+      let started = false;
+      try {
+        const result = await exportEvents(eventStore, {
+          from: options.from,
+          ...(options.to === undefined ? {} : { to: options.to }),
+          ...(options.type === undefined ? {} : { type: options.type }),
+          format,
+          out: options.out,
+          onProgress: (done, total) => {
+            if (!started) bar.start(total, 0);
+            started = true;
+            bar.update(done);
+          },
+        });
+        if (started) bar.stop();
+        console.log(JSON.stringify({ out: options.out, format, events: result.events, last_position: Number(result.last) }));
+      } finally {
+        if (started) bar.stop();
+        await eventStore.close();
+      }
+    });
+
+  events
+    .command('tail')
+    .description('follow the log: one served event (JSON) per line, until interrupted')
+    .addOption(fromOption('start after this global position (default: the head, new events only)'))
+    .option('--type <prefix>', 'only event types starting with this')
+    .option('--stream <id>', 'only this stream')
+    .action(async (options: { from?: Position; type?: string; stream?: string }) => {
+      const eventStore = openDataDirStore(loadConfig());
+      const matches = eventMatches({ ...(options.type === undefined ? {} : { type: options.type }), ...(options.stream === undefined ? {} : { stream: options.stream }) });
+      const after = options.from ?? (await eventStore.headPosition());
+      await new Promise<void>((resolve, reject) => {
+        const subscription = eventStore.subscribeToAll({
+          after,
+          onEvent: async (event) => {
+            if (!matches(event)) return;
+            // Honour a slow reader of the pipe (| head, | jq): wait rather than buffer.
+            if (!process.stdout.write(`${JSON.stringify(toEnvelope(event))}\n`)) await new Promise((done) => process.stdout.once('drain', done));
+          },
+          onError: reject,
+        });
+        const stop = (): void => {
+          void subscription.close().then(resolve, reject);
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+        process.stdout.once('error', stop);
+      });
+      await eventStore.close();
+    });
+
+  return program;
+};
