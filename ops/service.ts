@@ -41,6 +41,7 @@ import { executeTask, type WorkerDeps } from '../command-side/task/executeTask.t
 import { HeartbeatStore } from '../command-side/task/HeartbeatStore.ts';
 import { RelayedHeartbeats } from './liveness/RelayedHeartbeats.ts';
 import { reapStaleLeases } from '../command-side/task/reapStaleLeases.ts';
+import { WorkerSlots, type SlotPolicy } from '../command-side/task/WorkerSlots.ts';
 import { EXECUTE_TASK, type TaskDeps } from '../command-side/task/taskDeps.ts';
 import type { ExecuteTaskMessage } from '../command-side/task/dispatchConnection.ts';
 import { ProcessCodeRunner, type ActiveRun } from './worker/ProcessCodeRunner.ts';
@@ -160,7 +161,19 @@ export interface ServiceOverrides {
   eventStoreView?(store: EventStore): EventStore;
   /** The AI module of the chat items (tests: a scripted one). */
   aiModule?: AiModule;
+  /** How worker slots are handed out: `fifo` is the bench's baseline only (never a setting); default `fair`. */
+  slotPolicy?: SlotPolicy;
 }
+
+/**
+ * Messages of execute_task a worker process takes from the bus at once (its bus consumer's
+ * concurrency): many more than its slots, so that the runs waiting for a slot wait in WorkerSlots,
+ * which takes turns between projects, rather than in the bus, which delivers in arrival order. Fair
+ * share holds among the runs taken (README, Operations); each costs a pending handler (~1 kB beside
+ * its message, which the in-process bus keeps anyway). Kafka hands a member one record per
+ * partition at a time: there the intake is the partitions' heads.
+ */
+const WORKER_INTAKE = 10_000;
 
 /**
  * The composition root of the embedded mode: every real adapter is built here and handed to the
@@ -222,13 +235,16 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const eventStore: EventStore = overrides.eventStoreView ? overrides.eventStoreView(store) : store;
   const readStore: ReadStore =
     config.readStore.kind === 'mongodb' ? await openMongoReadStore({ url: config.readStore.url, database: config.readStore.database }) : new MemoryReadStore();
+  // The embedded bus: its messages live in this process, so the reaper can ask it whether a run's
+  // message is still there (judgeLease).
+  let inProcessBus: InProcessBus | null = null;
   const bus: MessageBus =
     config.bus.kind === 'kafka'
       ? prefixedBus(
           new KafkaBus({
             brokers: config.bus.brokers,
             clientId: config.bus.clientId,
-            concurrency: config.workerConcurrency,
+            concurrency: WORKER_INTAKE,
             // A member heartbeats ten times per session, so one late beat does not cost it its partitions.
             sessionTimeoutMs: config.bus.sessionTimeoutMs,
             heartbeatIntervalMs: Math.max(100, Math.floor(config.bus.sessionTimeoutMs / 10)),
@@ -236,7 +252,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
           }),
           config.bus.topicPrefix,
         )
-      : new InProcessBus({ concurrency: config.workerConcurrency });
+      : (inProcessBus = new InProcessBus({ concurrency: WORKER_INTAKE }));
   // The projecting roles apply the log to the read store; the others (api, worker, scheduler on a
   // shared MongoDB) follow the projector's checkpoint for read-your-writes. The checkpoint's id is
   // the runner's name: one name per read-store database.
@@ -312,10 +328,12 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       : null;
   // Aborted when the stop begins: a delivered run not picked up yet is left to the bus (executeTask).
   const stopping = new AbortController();
+  const slots = new WorkerSlots({ slots: config.workerConcurrency, policy: overrides.slotPolicy ?? 'fair', now: () => clock.now() });
   const workerDeps: WorkerDeps = {
     ...taskDeps,
     stopping: stopping.signal,
     heartbeats: relayedHeartbeats ?? new HeartbeatStore(),
+    slots,
     pollIntervalMs: config.workerPollIntervalMs,
     slaMinuteMs: config.slaMinuteMs,
     readModels,
@@ -451,7 +469,13 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
         liveness,
         journal: diagnosisJournal(eventStore),
         // Workers subscribe before the service is ready and leave when it closes.
-        workers: { heartbeat: (laui) => workerDeps.heartbeats.last(laui), running: () => ready, broker: config.bus.kind === 'kafka' ? `Kafka (${config.bus.brokers.join(', ')})` : 'in-process bus' },
+        workers: {
+          heartbeat: (laui) => workerDeps.heartbeats.last(laui),
+          running: () => ready,
+          broker: config.bus.kind === 'kafka' ? `Kafka (${config.bus.brokers.join(', ')})` : 'in-process bus',
+          // The wait of a run for a slot of this process's worker (none in a role without one).
+          slotWait: (laui) => (parts.worker ? slots.waitOf(laui) : null),
+        },
       }),
       catalogCommandRoutes({ eventStore, items, links, access, clock, secrets, readModels, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
       userQueryRoutes({ users, secrets }),
@@ -511,9 +535,14 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   // Workers and the lease reaper start once the read models are current: they read task state.
   const worker = parts.worker ? await bus.subscribe<ExecuteTaskMessage>({ topic: EXECUTE_TASK, group: 'workers', handler: executeTask(workerDeps) }) : null;
   let reaping = Promise.resolve(0);
+  const reaperOptions = {
+    // Only the in-process bus can say a run's message is gone; Kafka keeps it until a worker took it.
+    busHolds: inProcessBus === null ? null : (laui: string) => (inProcessBus as InProcessBus).holds(EXECUTE_TASK, 'workers', laui),
+    watchingSince: clock.now(),
+  };
   const reaper = !parts.scheduler ? undefined : setInterval(() => {
     reaping = reaping
-      .then(async () => reapStaleLeases(workerDeps, (await items.find({ where: { queue_active: true } })).map((doc) => doc.laui)))
+      .then(async () => reapStaleLeases(workerDeps, (await items.find({ where: { queue_active: true } })).map((doc) => doc.laui), reaperOptions))
       .catch((error: unknown) => {
         logger.log({ level: 'error', category: 'CELERY', message: `Lease reaper failed: ${String(error)}` });
         return 0;
@@ -560,6 +589,9 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     // delivered run is picked up, the worker leaves the bus (no new deliveries), no reaper or cron pass starts.
     ready = false;
     stopping.abort();
+    // Runs waiting for a slot are given back at once (not acknowledged: Kafka hands them to another
+    // worker; in the embedded mode the next start's reaper finds their messages gone).
+    slots.close();
     clearInterval(reaper);
     const report = (line: string) => {
       options.report?.(line);

@@ -10,6 +10,7 @@ import { leasesOf, type Lease } from '../queue/handler.ts';
 import { EXECUTE_TASK, type TaskDeps } from './taskDeps.ts';
 import { renderPayload } from './renderPayload.ts';
 import { runPrincipalLaui } from './checkTaskReferences.ts';
+import { abandonRun } from './abandonRun.ts';
 
 /** What a worker receives on `execute_task`. */
 export interface ExecuteTaskMessage {
@@ -23,6 +24,11 @@ export interface ExecuteTaskMessage {
   user_laui: Laui | null;
   /** Log position of the queued_in_redis change: a worker reads the task only once its read model has it. */
   position: string | null;
+  /**
+   * The task's project: the share whose turn the run waits for at a worker (WorkerSlots). Absent
+   * from messages sent before it existed: those share one turn.
+   */
+  project_laui?: Laui | null;
 }
 
 /** Worker tokens outlive the longest run they may report on. */
@@ -56,7 +62,7 @@ export const dispatchConnection = async (
   };
   const queued = await deps.queue.enqueueManyAndDispatch(connectionLaui, batch, maxParallelismOf(connection), sortDictOf(connection), metadata, plan);
   const published = await leases.publish();
-  // A lease whose task could not be sent fails the call (the reaper frees its slot).
+  // A lease whose task could not be sent fails the call (its run was ended and its slot freed).
   const [failure] = published.failed.values();
   if (published.failed.size > 0) throw failure;
   return { sent: published.sent, position: queued.position };
@@ -117,6 +123,7 @@ const publishLease = async (deps: TaskDeps, connectionLaui: Laui, prepared: Prep
     payload: prepared.payload,
     user_laui: user,
     position: position === null ? null : position.toString(),
+    project_laui: typeof task.project_laui === 'string' ? task.project_laui : null,
   };
   const id = await deps.bus.publish(EXECUTE_TASK, task.laui, message);
   deps.logger.log({
@@ -133,13 +140,29 @@ const publishLease = async (deps: TaskDeps, connectionLaui: Laui, prepared: Prep
 };
 
 /**
+ * A leased run whose message could not be sent ends at once (its slot freed): the reaper leaves a
+ * run that has not started alone (judgeLease), and on Kafka it cannot tell an unsent message from
+ * one waiting in the broker. Sent after all (a send that failed late), the message finds its task
+ * ended and is dropped by the worker.
+ */
+const abandonUnsent = async (deps: TaskDeps, connectionLaui: Laui, prepared: PreparedLease, error: unknown): Promise<void> => {
+  const reason = `the run could not be sent to the workers (${error instanceof Error ? error.message : String(error)}); the run was abandoned`;
+  try {
+    await abandonRun(deps, connectionLaui, prepared.lease, reason);
+  } catch (failure) {
+    deps.logger.log({ level: 'error', category: 'TASK', step: 'dispatch', message: `Task ${prepared.task.name}: ${reason}, and ending it failed: ${String(failure)}`, session_id: prepared.lease.sessionId, task_laui: prepared.task.laui });
+  }
+};
+
+/**
  * Sends leased tasks to the workers: each leased task's changes (queued_in_redis with the lease's
  * session, after its queued_for_connection step when `leadOf` gives one: a task enqueued in the same
  * commit as its lease) are companions of the queue commit that leases it (one commit instead of two
  * in sequence where the store has multi-stream transactions), planned again on every attempt of
  * that commit. `publish` then sends the tasks whose changes were committed. A task whose change
  * cannot be planned or written (it was deleted meanwhile) keeps its lease without a message:
- * `failed` holds its error and the reaper frees the slot.
+ * `failed` holds its error and the reaper frees the slot. One whose message cannot be sent is
+ * ended at once (abandonUnsent).
  */
 export const leaseCompanions = (
   deps: TaskDeps,
@@ -203,6 +226,7 @@ export const leaseCompanions = (
         sent.set(laui, await publishLease(deps, connectionLaui, entry.prepared, entry.position));
       } catch (error) {
         failed.set(laui, error);
+        await abandonUnsent(deps, connectionLaui, entry.prepared, error);
       }
     }
     return { sent, positions, failed };

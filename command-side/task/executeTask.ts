@@ -17,9 +17,12 @@ import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
 import type { TaskHeartbeats } from './HeartbeatStore.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 import { runSessionLog } from './runSessionLog.ts';
+import type { WorkerSlots } from './WorkerSlots.ts';
 
 export interface WorkerDeps extends TaskDeps {
   heartbeats: TaskHeartbeats;
+  /** This worker's slots (WORKER_CONCURRENCY), handed out in turn between projects. */
+  slots: WorkerSlots;
   /** How often check_completion is polled and user_set_state checked. */
   pollIntervalMs: number;
   readModels: ReadModelProgress;
@@ -65,7 +68,23 @@ const terminalChanges = (record: TaskRecord, outcome: OperatorOutcome, now: Date
 export const executeTask = (deps: WorkerDeps): ((message: BusMessage<ExecuteTaskMessage>) => Promise<void>) => {
   // The connection document is peeked (below): the opened content is kept per sealed value.
   const openConnection = secretFieldOpener(deps.secrets);
+  const run = runMessage(deps, openConnection);
   return async (message) => {
+    // A delivered run waits here for a slot, in its project's turn (WorkerSlots), not in the bus:
+    // the bus hands workers more messages than they have slots. Waiting is not running: no
+    // heartbeat, no pick-up, and the reaper leaves the run alone (reapStaleLeases).
+    const slot = await deps.slots.acquire(message.value.task_laui, message.value.project_laui ?? '');
+    try {
+      await run(message);
+    } finally {
+      slot.release();
+    }
+  };
+};
+
+/** One delivered run, once it holds a slot: the session check, the pick-up, the operator and the end. */
+const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFieldOpener>) => {
+  return async (message: BusMessage<ExecuteTaskMessage>): Promise<void> => {
     const { task_laui: taskLaui, session_id: sessionId, dispatch_id: dispatchId, connection_laui: connectionLaui } = message.value;
     // The task's runtime fields as its stream holds them, not as the read model does: the read model
     // may lag (another process's run just advanced logical_date), and the session check must see

@@ -15,6 +15,7 @@ import { benchLogsQuery } from './logsQueryBench.ts';
 import { benchLogsSession } from './logsSessionBench.ts';
 import { benchQuery } from './queryBench.ts';
 import { benchBusKafka } from './busKafkaBench.ts';
+import { benchFairShare } from './fairShareBench.ts';
 
 /**
  * `npm run bench`: every figure as one JSON line on stdout, each beside the baseline measured in
@@ -22,6 +23,7 @@ import { benchBusKafka } from './busKafkaBench.ts';
  */
 const events = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const only = process.env.BENCH_ONLY?.split(',');
+const fairScale = Number(process.env.BENCH_FAIR_SCALE ?? 0.2);
 const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unknown>>>]> = [
   ['eventstore', (dir) => benchEventStore({ dir, events })],
   ['rebuild', (dir) => benchRebuild({ dir, events })],
@@ -31,6 +33,9 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['actions', (dir) => benchActions({ dir })],
   ['scheduler', () => benchScheduler()],
   ['tasks', (dir) => benchTasks({ dir, seconds: Number(process.env.BENCH_TASK_SECONDS ?? 20) })],
+  // Another project's run behind a 10-run backlog on 2 worker slots, fair share vs FIFO. The issue's
+  // 8 s and 1 s runs scaled by BENCH_FAIR_SCALE (default 0.2: 1.6 s and 0.2 s, ~25 s in all).
+  ['fair-share', (dir) => benchFairShare({ dir, longMs: 8000 * fairScale, shortMs: 1000 * fairScale })],
   // 100,000 events by default (the issue's figure); BENCH_EVENTS scales it like the others.
   ['events', (dir) => benchEvents({ dir, events: Math.min(events, 100_000) })],
   // 1,000,000 lines of one day by default (the issue's figure); BENCH_LOG_LINES scales it.

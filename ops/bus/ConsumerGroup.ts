@@ -2,7 +2,7 @@ import type { BusMessage } from '../../shared/bus/MessageBus.ts';
 import type { Logger } from '../../shared/ports/Logger.ts';
 import { backoffDelay, type BackoffSettings } from './backoffDelay.ts';
 import type { DeadLetter } from './DeadLetter.ts';
-import { Fifo } from './Fifo.ts';
+import { Fifo } from '../../shared/Fifo.ts';
 import { InFlight } from './InFlight.ts';
 import type { StoredMessage, TopicLog } from './TopicLog.ts';
 
@@ -115,6 +115,11 @@ export class ConsumerGroup {
     }
     for (const message of this.log.readFrom(this.cursor)) this.enqueue(message);
     this.cursor = this.log.endOffset;
+  }
+
+  /** Whether a message of `key` is still to be handled by the group: waiting, being handled or between retries. */
+  holds(key: string): boolean {
+    return this.lanes.has(key);
   }
 
   deadLetters(): DeadLetter[] {

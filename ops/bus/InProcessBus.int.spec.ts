@@ -70,6 +70,34 @@ describe('InProcessBus', () => {
     blocked.releaseAll();
   });
 
+  it('given messages waiting, running and between retries, when asked whether the group holds their keys, then yes until each is handled', async () => {
+    open({ concurrency: 1, backoffBaseMs: 10_000 });
+    const blocked = gate();
+    let failOnce = true;
+    await bus.subscribe<Seq>({ topic: 't', group: 'g', handler: blocked.handler });
+    await bus.subscribe<Seq>({
+      topic: 'r',
+      group: 'g',
+      handler: async () => {
+        if (!failOnce) return;
+        failOnce = false;
+        throw new Error('first attempt fails');
+      },
+    });
+    await publish(['a', 'b']);
+    await publish(['x'], 'r');
+    await waitUntil(() => blocked.started.length === 1, 'the first runs');
+    // a runs, b waits for the one slot, x waits out its backoff: all held; unknown keys and groups are not.
+    expect(['a', 'b'].map((key) => bus.holds('t', 'g', key))).to.deep.equal([true, true]);
+    expect(bus.holds('r', 'g', 'x')).to.equal(true);
+    expect([bus.holds('t', 'g', 'c'), bus.holds('t', 'other', 'a'), bus.holds('none', 'g', 'a')]).to.deep.equal([false, false, false]);
+    blocked.releaseAll();
+    await waitUntil(() => blocked.started.length === 2, 'the second runs');
+    expect(bus.holds('t', 'g', 'a')).to.equal(false);
+    blocked.releaseAll();
+    await waitUntil(() => !bus.holds('t', 'g', 'b'), 'the second was handled');
+  });
+
   it('given a key waiting out a backoff, when another key is published, then it is handled meanwhile', async () => {
     open({ backoffBaseMs: 200, backoffMaxMs: 1000 });
     const handled: string[] = [];

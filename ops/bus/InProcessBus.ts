@@ -99,6 +99,15 @@ export class InProcessBus implements MessageBus, DeadLetterSource {
     return ownership;
   }
 
+  /**
+   * Whether `group` has a message of `key` on `topic` not yet handled (waiting for a consumer,
+   * being handled, or waiting for its redelivery). Only this bus can say so: its messages live in
+   * this process, so one it does not hold is gone (lost with a restart, or never published).
+   */
+  holds(topic: string, group: string, key: string): boolean {
+    return this.topics.get(topic)?.groups.get(group)?.holds(key) ?? false;
+  }
+
   deadLetters(topic: string, group: string): DeadLetter[] {
     return this.topics.get(topic)?.groups.get(group)?.deadLetters() ?? [];
   }

@@ -1,4 +1,4 @@
-import { Fifo } from './Fifo.ts';
+import { Fifo } from '../../shared/Fifo.ts';
 
 /** A published message as kept by the bus: the value stays JSON text until each delivery. */
 export interface StoredMessage {

@@ -13,6 +13,7 @@ import type { CronLiveness } from '../../projections/cron/cronLiveness.ts';
 import { cronViewOf } from './cronView.ts';
 import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
 import { diagnoseTask, type CheckResult } from './diagnoseTask.ts';
+import type { SlotWait } from '../../shared/task/SlotWait.ts';
 import { workflowStateOf } from './readyToRunRoutes.ts';
 
 /** Where diagnoses are kept (the command side's diagnosis journal; wired in ops). */
@@ -28,7 +29,7 @@ export interface DiagnoseDeps {
   liveness: CronLiveness;
   journal: DiagnosisHistory;
   /** Worker liveness of this process: the in-memory task heartbeats and whether execute_task has consumers. */
-  workers: { heartbeat(taskLaui: Laui): Date | null; running(): boolean; broker: string };
+  workers: { heartbeat(taskLaui: Laui): Date | null; running(): boolean; broker: string; slotWait?(taskLaui: Laui): SlotWait | null };
 }
 
 export const DIAGNOSE_PATH = { type: 'object', properties: { task_laui: lauiSchema }, required: ['task_laui'] } as const;
@@ -77,6 +78,7 @@ export const diagnoseRoutes = (deps: DiagnoseDeps): Router<AppState> => {
       staleHeartbeatSeconds: settings.stale_heartbeat_seconds,
       taskHeartbeat: deps.workers.heartbeat(task.laui),
       workers: { running: deps.workers.running(), broker: deps.workers.broker },
+      slotWait: deps.workers.slotWait?.(task.laui) ?? null,
       workflowState: await workflowStateOf(deps.items, task.parent_laui, new Map()),
     });
     await deps.journal.record(task.laui, checks, metadataFor(principal.laui, now, ctx.state.correlationId));

@@ -2,6 +2,7 @@ import { ADHOC } from '../../shared/task/cron.ts';
 import { toInstant } from '../../shared/task/dates.ts';
 import { isHeartbeatStale } from '../../shared/task/transitions.ts';
 import { isUsableReference, itemNotFoundEntry, referencedItems, scheduleProblem, type ItemLookup } from '../../shared/task/validateTask.ts';
+import type { SlotWait } from '../../shared/task/SlotWait.ts';
 
 /**
  * GET /task/diagnose (spec 4.2): why a task does not run. Pure: the route gathers the inputs.
@@ -11,10 +12,13 @@ import { isUsableReference, itemNotFoundEntry, referencedItems, scheduleProblem,
  *   next_run_in_future, scheduler_not_running, pre_action_failed, state_cancelled,
  *   user_cancellation_requested, end_date_passed, state_not_schedulable, required_item_deleted,
  *   stuck_in_connection_queue, worker_not_running,
- * then two beyond the spec's list, both blocking: workflow_paused, since spec 3.2 excludes a task
- * under a PAUSE workflow from ready-to-run and from the scheduler; schedule_invalid, a schedule that
- * can never run (spec 4.2 rules 3-4: a frequency cron-parser refuses, missing dates, end before
- * start) on a task saved before every write checked it: each run of it is refused with that 422.
+ * then three beyond the spec's list: workflow_paused (blocking), since spec 3.2 excludes a task
+ * under a PAUSE workflow from ready-to-run and from the scheduler; schedule_invalid (blocking), a
+ * schedule that can never run (spec 4.2 rules 3-4: a frequency cron-parser refuses, missing dates,
+ * end before start) on a task saved before every write checked it: each run of it is refused with
+ * that 422; and waiting_for_worker_slot (info: the run starts when a slot frees), a dispatched run
+ * that a worker holds but has no slot for yet, with how long it has waited and how many runs start
+ * before it.
  */
 
 export type Severity = 'info' | 'warning' | 'blocking';
@@ -37,6 +41,8 @@ export interface DiagnoseInput {
   /** The worker's in-memory heartbeat of this task, when a worker of this process runs it. */
   taskHeartbeat: Date | null;
   workers: { running: boolean; broker: string };
+  /** The run's wait for a slot of this process's worker (WorkerSlots), when it holds the run. */
+  slotWait?: SlotWait | null;
   /** folder_metadata.state of the task's parent workflow (null: none, or no workflow). */
   workflowState?: string | null;
 }
@@ -62,6 +68,18 @@ const failedPreActions = (task: Record<string, unknown>): string[] => {
   });
 };
 
+const seconds = (from: Date, to: Date): number => Math.max(0, Math.round((to.getTime() - from.getTime()) / 1000));
+
+const slotWaitDetails = (state: string, wait: SlotWait | null, dispatchedAt: Date | null, now: Date): string => {
+  if (wait !== null) {
+    const order = wait.policy === 'fair' ? 'slots go in turn between projects' : 'slots go in arrival order';
+    return `Waiting for a worker slot for ${seconds(wait.since, now)} s (dispatched ${at(dispatchedAt)}); ${wait.ahead} run(s) ahead of it; ${wait.running} of ${wait.slots} slots busy (${order}). A run waiting for a slot is never reaped.`;
+  }
+  if (state !== 'queued_in_redis') return `State is ${state}, not waiting for a worker slot`;
+  // Another process's worker holds it (the roles of the distributed mode), or none took it yet.
+  return `Dispatched ${dispatchedAt === null ? 'at an unknown time' : `${seconds(dispatchedAt, now)} s ago (${at(dispatchedAt)})`}; no worker of this process holds it, so its place in a worker's queue is not known here`;
+};
+
 export function diagnoseTask(input: DiagnoseInput): Record<string, CheckResult> {
   const { task, now, cron } = input;
   const state = String(task.state ?? 'scheduled');
@@ -77,6 +95,7 @@ export function diagnoseTask(input: DiagnoseInput): Record<string, CheckResult> 
   const waitingSince = toInstant(task.last_system_updated_date);
   const pickupOverdue = waitingSince !== null && now.getTime() - waitingSince.getTime() > input.staleHeartbeatSeconds * 1000;
   const schedule = scheduleProblem(task);
+  const slotWait = state === 'queued_in_redis' ? (input.slotWait ?? null) : null;
   const cronText = `project cron ${cron.status ?? 'never started'}, latest heartbeat ${at(cron.latestHeartbeat)} (dead after ${3 * cron.intervalSeconds} s)`;
   return {
     next_run_in_future: check(next !== null && next.getTime() > now.getTime(), 'info', 'Next run date in future',
@@ -97,7 +116,8 @@ export function diagnoseTask(input: DiagnoseInput): Record<string, CheckResult> 
       missing.length > 0 ? missing.join('; ') : 'Operator, connection, payload, workflow and attached configs exist'),
     stuck_in_connection_queue: check(stale, 'blocking', 'Stuck in connection queue',
       state === 'running' ? `Running; latest heartbeat ${at(beat)} (stale after ${input.staleHeartbeatSeconds} s)` : `State is ${state}, not running`),
-    worker_not_running: check(state === 'queued_in_redis' && (!input.workers.running || pickupOverdue), 'warning', `Celery not running (worker broker: ${input.workers.broker})`,
+    // A run a worker holds waits for a slot (waiting_for_worker_slot), however long: not a missing worker.
+    worker_not_running: check(state === 'queued_in_redis' && slotWait === null && (!input.workers.running || pickupOverdue), 'warning', `Celery not running (worker broker: ${input.workers.broker})`,
       state === 'queued_in_redis'
         ? `Queued for a worker since ${at(waitingSince)}; workers ${input.workers.running ? 'subscribed' : 'not subscribed'} to execute_task`
         : `State is ${state}, not waiting for a worker`),
@@ -109,5 +129,6 @@ export function diagnoseTask(input: DiagnoseInput): Record<string, CheckResult> 
       schedule !== null
         ? `${schedule}: neither the scheduler nor POST /api/v1/task/run runs it; correct frequency, start_date and end_date with POST /api/v1/catalog/update`
         : scheduled ? 'frequency, start_date and end_date can run' : 'ADHOC: runs when asked'),
+    waiting_for_worker_slot: check(slotWait !== null, 'info', 'Waiting for a worker slot', slotWaitDetails(state, slotWait, waitingSince, now)),
   };
 }

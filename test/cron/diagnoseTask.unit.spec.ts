@@ -17,6 +17,7 @@ const KEYS = [
   'worker_not_running',
   'workflow_paused',
   'schedule_invalid',
+  'waiting_for_worker_slot',
 ];
 
 const input = (task: Record<string, unknown>, overrides: Partial<DiagnoseInput> = {}): DiagnoseInput => ({
@@ -36,7 +37,7 @@ const input = (task: Record<string, unknown>, overrides: Partial<DiagnoseInput> 
 const triggered = (result: ReturnType<typeof diagnoseTask>) => Object.keys(result).filter((key) => result[key]?.triggered);
 
 describe('task diagnose checks (spec 4.2)', () => {
-  it('given a healthy scheduled task, when diagnosed, then all twelve checks are present and none triggered', () => {
+  it('given a healthy scheduled task, when diagnosed, then all thirteen checks are present and none triggered', () => {
     const result = diagnoseTask(input({ next_run_date: ago(10) }));
     expect(Object.keys(result)).to.deep.equal(KEYS);
     expect(triggered(result)).to.deep.equal([]);
@@ -101,6 +102,22 @@ describe('task diagnose checks (spec 4.2)', () => {
     const none = diagnoseTask(input(waiting, { workers: { running: false, broker: 'in-process bus' } }));
     expect(none.worker_not_running).to.include({ triggered: true, severity: 'warning', title: 'Celery not running (worker broker: in-process bus)' });
     expect(triggered(diagnoseTask(input({ ...waiting, last_system_updated_date: ago(300) })))).to.include('worker_not_running');
+  });
+
+  it('given a run a worker holds without a free slot, when diagnosed long after its dispatch, then it is reported waiting with its position, not as a missing worker', () => {
+    const waiting = { state: 'queued_in_redis', last_system_updated_date: ago(300) };
+    const slotWait = { since: new Date(ago(290)), ahead: 7, slots: 8, running: 8, policy: 'fair' as const };
+    const result = diagnoseTask(input(waiting, { slotWait }));
+    expect(triggered(result)).to.deep.equal(['state_not_schedulable', 'waiting_for_worker_slot']);
+    expect(result.waiting_for_worker_slot).to.include({ severity: 'info', title: 'Waiting for a worker slot' });
+    expect(result.waiting_for_worker_slot?.details).to.match(/for 290 s .*; 7 run\(s\) ahead of it; 8 of 8 slots busy/);
+    // Not held by a worker of this process: no position, and the overdue pick-up warns as before.
+    const elsewhere = diagnoseTask(input(waiting));
+    expect(elsewhere.waiting_for_worker_slot?.triggered).to.equal(false);
+    expect(elsewhere.waiting_for_worker_slot?.details).to.match(/300 s ago/);
+    expect(triggered(elsewhere)).to.include('worker_not_running');
+    // A run that left the queue is not waiting, whatever a worker's pool said a moment ago.
+    expect(diagnoseTask(input({ state: 'running', latest_heartbeat: ago(1) }, { slotWait })).waiting_for_worker_slot?.triggered).to.equal(false);
   });
 
   it('given an ADHOC task and no cron, when diagnosed, then the scheduler is not needed', () => {

@@ -1,5 +1,5 @@
 import type { KafkaMessage } from 'kafkajs';
-import { Fifo } from '../Fifo.ts';
+import { Fifo } from '../../../shared/Fifo.ts';
 import { InFlight } from '../InFlight.ts';
 
 export interface PartitionLanesDeps {
