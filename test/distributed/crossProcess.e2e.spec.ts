@@ -192,10 +192,9 @@ describe('roles as processes on one data directory and a live Kafka broker', fun
     const events = await eventsOf(api1.url, token);
     const ofTask = (task: string) => events.filter((event) => event.stream === `item-${task}`);
     // Each task ran once: one pick-up by a worker, one end. The reaper's verdict (error) is only for
-    // the runs the killed worker held, or (on a machine so loaded that the rebalance took longer than
-    // stale_heartbeat_seconds) for a dispatch still waiting on its partition: never picked up at all.
+    // the runs the killed worker held: a dispatch still waiting on a partition of the killed worker is
+    // never judged (Kafka keeps it for the survivor), however long the rebalance takes.
     const workerOf = new Map<string, string>();
-    let reapedUnstarted = 0;
     for (const task of taskLauis) {
       const started = ofTask(task).filter((event) => event.type === 'TaskStarted');
       const ends = ofTask(task).filter((event) => ['TaskSucceeded', 'TaskErrored', 'TaskFailed', 'TaskTimedOut'].includes(event.type));
@@ -204,16 +203,15 @@ describe('roles as processes on one data directory and a live Kafka broker', fun
       workerOf.set(task, String(started[0]?.data.changes?.executor ?? ''));
       if (ends[0]!.type === 'TaskErrored') {
         expect(JSON.stringify(ends[0]!.data.changes?.last_run_output), 'the reaper ended it').to.include('heartbeat went stale');
-        if (started.length === 0) reapedUnstarted += 1;
-        else expect(workerOf.get(task), 'only the killed worker runs are reaped').to.match(new RegExp(`:${worker1.pid}$`));
+        expect(started, `reaped task ${task} had started`).to.have.length(1);
+        expect(workerOf.get(task), 'only the killed worker runs are reaped').to.match(new RegExp(`:${worker1.pid}$`));
       } else {
         expect(ends[0]!.type).to.equal('TaskSucceeded');
         expect(started, `task ${task} that succeeded was picked up`).to.have.length(1);
       }
     }
-    if (reapedUnstarted > 0) console.log(`      ${reapedUnstarted} dispatch(es) reaped before the rebalance delivered them (a loaded machine)`);
     const reaped = taskLauis.filter((task) => ofTask(task).some((event) => event.type === 'TaskErrored'));
-    expect(reaped.length - reapedUnstarted, 'at most the runs the killed worker held').to.be.at.most(PARALLELISM);
+    expect(reaped.length, 'at most the runs the killed worker held').to.be.at.most(PARALLELISM);
     console.log(`      ${reaped.length} run(s) reaped; ${TASKS - reaped.length} succeeded`);
     expect([...workerOf.values()].filter((worker) => worker.endsWith(`:${worker2.pid}`)).length, 'the surviving worker ran tasks').to.be.greaterThan(0);
 
