@@ -27,6 +27,8 @@ class SummaryReporter extends Mocha.reporters.Spec {
         const sorted = [...timings].sort((a, b) => b[1] - a[1]).map(([file, ms]) => ({ file: file.replace(`${process.cwd()}/`, ''), ms }));
         writeFileSync(output, `${JSON.stringify(sorted, null, 1)}\n`);
       }
+      // For .ci/run, which runs `npm test` and `npm run test:slow` and prints one total.
+      if (process.env.TEST_SUMMARY_FILE) writeFileSync(process.env.TEST_SUMMARY_FILE, `${JSON.stringify({ passes, failures, pending })}\n`);
       process.stdout.write(`\ntests: ${passes} passed, ${failures} failed, ${pending} skipped\n`);
     });
   }

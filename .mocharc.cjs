@@ -1,0 +1,13 @@
+// `npm test`'s mocha: every spec but the slow tier (test/slowSpecs.cjs, run by `npm run test:slow`).
+'use strict';
+const slow = require('./test/slowSpecs.cjs');
+
+module.exports = {
+  'node-option': ['import=tsx'],
+  require: ['test/support/consoleBuildHook.ts'],
+  spec: ['shared/**/*.spec.ts', 'command-side/**/*.spec.ts', 'query-side/**/*.spec.ts', 'projections/**/*.spec.ts', 'ops/**/*.spec.ts', 'test/**/*.spec.ts'],
+  ignore: slow,
+  timeout: 20000,
+  exit: true,
+  reporter: './test/support/summary-reporter.cjs',
+};
