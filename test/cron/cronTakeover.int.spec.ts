@@ -64,7 +64,7 @@ describe('cron supervisor: heartbeat staleness, takeover and the ERROR status', 
       [{ type: 'ItemCreated', data: { laui: PROJECT, item_type: 'folder.project', name: 'main', parent_laui: null, parent_type: null, link_laui: null, is_root: false, fields, access: { owners: {}, editors: {}, viewers: {} }, version: 1, revision_laui: PROJECT }, metadata }],
       'no_stream',
     );
-    await runner.waitFor(created.position, 5000);
+    await runner.waitFor(created.position, 60_000);
   });
   afterEach(async () => {
     await scheduler?.stop();
@@ -106,7 +106,7 @@ describe('cron supervisor: heartbeat staleness, takeover and the ERROR status', 
       [{ type: 'ItemUpdated', data: { changes: { folder_metadata: { cron_status: 'STOP', latest_heartbeat: start.toISOString() } }, version: 1, revision_laui: null }, metadata: metadataFor(null, start, 'test') }],
       'any',
     );
-    await runner.waitFor(stop.position, 5000);
+    await runner.waitFor(stop.position, 60_000);
     scheduler = startSchedulers(deps(), { superviseMs: 30, ownerPrefix: 'idle' });
     await until(async () => (await statusOf()).cron_status === 'STOPPED');
     expect(await liveness.last(PROJECT)).to.equal(null);
