@@ -37,7 +37,7 @@ describe('SqliteEventStore: following another process through the file', functio
     return store;
   };
 
-  it('given two subscriptions in one process, when another process appends, then both see its events (neither one's polling starves the other)', async () => {
+  it('given two subscriptions in one process, when another process appends, then both see its events (the polling of neither starves the other)', async () => {
     const here = await open();
     const there = await open();
     await here.append('item-a', [event(1)], 'any');
