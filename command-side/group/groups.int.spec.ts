@@ -251,7 +251,7 @@ describe('group endpoints (HTTP, embedded service)', () => {
         ],
         revision,
       );
-      await svc.service.readModels.waitFor(written.position, 5000);
+      await svc.service.readModels.waitFor(written.position, 60_000);
 
       expect((await save(dan, { name: 'Crashed', description: 'again' })).status).to.equal(200);
       const reborn = await find(dan, 'Crashed');

@@ -3,7 +3,7 @@ import type { EventMetadata } from '../../shared/events.ts';
 import { WrongExpectedVersionError, type EventStore, type Position } from '../../shared/event-store/EventStore.ts';
 import { newSessionId, type Laui } from '../../shared/ids.ts';
 import { decideOnCache, loadRevision, lruStateCache } from '../kernel/handleCommand.ts';
-import { retryOnConflict, SPEC_RETRY, type Attempt } from '../kernel/retryOnConflict.ts';
+import { retryOnConflict, SPEC_RETRY, type Attempt, type RetryPolicy } from '../kernel/retryOnConflict.ts';
 import { commit, type Committed } from '../kernel/commit.ts';
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import type { Decider } from '../kernel/Decider.ts';
@@ -90,7 +90,8 @@ const batchDecision = () => {
 
 /**
  * Queue commands under the spec's retry rule (5 attempts, exponential backoff from 100 ms,
- * retryOnConflict): a conflict means another dispatcher moved first, so the decision is remade.
+ * retryOnConflict; `retry` is that rule unless a test narrows it): a conflict means another
+ * dispatcher moved first, so the decision is remade.
  *
  * A connection's queue is one stream, and every run passes through it twice (enqueue and lease,
  * finish and the next lease). Decided one caller at a time, each waiting for the previous commit,
@@ -99,7 +100,7 @@ const batchDecision = () => {
  * arrival order, as one decision and one append: each decided on the state the previous ones left,
  * exactly as in turn, each caller getting its own events (with its own metadata) or its own error.
  */
-export const queueHandler = (eventStore: EventStore) => {
+export const queueHandler = (eventStore: EventStore, retry: RetryPolicy = SPEC_RETRY) => {
   const cache = lruStateCache<QueueState>(1000);
 
   /**
@@ -112,7 +113,7 @@ export const queueHandler = (eventStore: EventStore) => {
   const commitBatch = async (connectionLaui: Laui, requests: QueueRequest[]): Promise<Array<PromiseSettledResult<QueueResult>>> => {
     const stream = queueStream(connectionLaui);
     const batch = batchDecision();
-    return retryOnConflict(SPEC_RETRY, async (fresh): Promise<Attempt<Array<PromiseSettledResult<QueueResult>>>> => {
+    return retryOnConflict(retry, async (fresh): Promise<Attempt<Array<PromiseSettledResult<QueueResult>>>> => {
       const decided = await decideOnCache(eventStore, stream, batch.decider, requests, cache, fresh);
       const verdicts = batch.verdicts();
       const events = decided.events.map((event, index) => ({ ...event, metadata: batch.metadataOf(index) as EventMetadata }));

@@ -16,6 +16,7 @@ import { benchLogsSession } from './logsSessionBench.ts';
 import { benchQuery } from './queryBench.ts';
 import { benchBusKafka } from './busKafkaBench.ts';
 import { benchFairShare } from './fairShareBench.ts';
+import { benchEventLoop } from './eventLoopBench.ts';
 
 /**
  * `npm run bench`: every figure as one JSON line on stdout, each beside the baseline measured in
@@ -46,6 +47,8 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['query', (dir) => benchQuery({ dir })],
   // The task pipeline on the Kafka bus vs the in-process bus (TEST_KAFKA_BROKERS, else .ci/kafka start).
   ['bus-kafka', (dir) => benchBusKafka({ dir, seconds: Number(process.env.BENCH_BUS_SECONDS ?? 10) })],
+  // The event loop while a run prints 100,000 lines (ProcessCodeRunner, then the service), beside a ten-line run.
+  ['event-loop', (dir) => benchEventLoop({ dir, rounds: Number(process.env.BENCH_EVENT_LOOP_ROUNDS ?? 4) })],
   // ~3.5 minutes with the defaults: 2 rounds of 3 services (5 s windows) and of 2 runners (3 s windows).
   [
     'sandbox',

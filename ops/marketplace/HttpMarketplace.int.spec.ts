@@ -121,7 +121,9 @@ describe('marketplace adapter (HttpMarketplace, local HTTP servers)', () => {
     const started = Date.now();
     const result = await marketplace({ timeoutMs: 300 }).fetchItem(ID, TOKEN);
     expect(result).to.deep.equal({ kind: 'unreachable', reason: 'no complete answer within 0.3 s' });
-    expect(Date.now() - started).to.be.within(250, 2000);
+    // Not before the total timeout (a lower bound: a slower machine only makes it longer); the stub never
+    // answers, so without the timeout the test's own would end it.
+    expect(Date.now() - started).to.be.at.least(250);
   });
 
   it('given an answer cut off halfway, when fetched, then unreachable', async () => {
@@ -146,8 +148,7 @@ describe('marketplace adapter (HttpMarketplace, local HTTP servers)', () => {
 
   it('given a connection that cannot be made (a name that never resolves), when fetched, then unreachable after the connect timeout', async () => {
     const hanging = new HttpMarketplace({ url: 'http://marketplace.invalid', connectTimeoutMs: 200, timeoutMs: 5000, maxBytes: 1024, lookup: () => undefined });
-    const started = Date.now();
+    // The connect timeout's reason, not the total timeout's (5 s): which one ended it is told by the message.
     expect(await hanging.fetchItem(ID, TOKEN)).to.deep.equal({ kind: 'unreachable', reason: 'could not connect to marketplace.invalid within 0.2 s' });
-    expect(Date.now() - started).to.be.below(2000);
   });
 });

@@ -130,9 +130,8 @@ describe('Athena target (connection.aws with output_location) against a stub of 
     });
     try {
       const target = factories({ athena: stub.url })['connection.aws']!(connection());
-      const started = Date.now();
+      // The stub answers RUNNING forever: only the statement timeout ends it (else the test's timeout would).
       await failure(() => target.execute(queryRequest('SELECT slow()', { statementTimeoutMs: 400 })), 'timeout');
-      expect(Date.now() - started).to.be.below(3000);
       expect(stub.calls.find((call) => call.operation === 'StopQueryExecution')?.input).to.deep.equal({ QueryExecutionId: 'q-1' });
     } finally {
       await stub.close();
@@ -162,9 +161,8 @@ describe('Athena target (connection.aws with output_location) against a stub of 
     const silent = await silentServer();
     try {
       const target = factories({ athena: silent.url })['connection.aws']!(connection());
-      const started = Date.now();
+      // The server never answers: the connect timeout (its message) ended the wait, else the test's timeout would.
       const error = await failure(() => target.execute(queryRequest('SELECT 1', { connectTimeoutMs: 500 })), 'unreachable');
-      expect(Date.now() - started).to.be.below(2500);
       expect(error.message).to.contain('did not answer within');
     } finally {
       await silent.close();

@@ -123,9 +123,8 @@ describe('S3 and Cloud Storage through the embedded engine (s3rver on loopback)'
   });
 
   it('given a statement running past the statement timeout, when executed, then timeout', async () => {
-    const started = Date.now();
+    // 1e11 rows: without the timeout it would run for hours, and the test's timeout would end it.
     await failure(() => run("SELECT count(*) FROM read_parquet('s3://data/orders.parquet'), range(100000000000)", { statementTimeoutMs: 1500 }), 'timeout');
-    expect(Date.now() - started).to.be.below(5000);
   });
 
   it('given keys the store refuses, when executed, then unreachable', async () => {

@@ -176,7 +176,7 @@ describe('Node fork server: a fresh forked node process per JavaScript run', fun
   it('given a run in progress, when the node fork server dies, then the run ends as an error naming it instead of hanging', async () => {
     const own = runner({ poolSize: 0 });
     const outcome = js(own, 'exports.run = () => new Promise(() => {});');
-    expect(await until(() => own.processIds().length === 1 && own.nodeForkServerPids().length === 1, 5000)).to.equal(true);
+    expect(await until(() => own.processIds().length === 1 && own.nodeForkServerPids().length === 1, 60_000)).to.equal(true);
     const [zygote] = own.nodeForkServerPids();
     const [child] = own.processIds();
     if (zygote === undefined || child === undefined) throw new Error('no processes');
@@ -191,7 +191,7 @@ describe('Node fork server: a fresh forked node process per JavaScript run', fun
     const own = runner();
     await own.warmUp('javascript', LIMITS.memoryMb);
     const outcome = js(own, 'exports.run = () => new Promise(() => {});');
-    expect(await until(() => own.processIds().length >= 3, 5000)).to.equal(true);
+    expect(await until(() => own.processIds().length >= 3, 60_000)).to.equal(true);
     const pids = [...own.processIds(), ...own.nodeForkServerPids()];
     await own.close();
     expect(pids.filter(alive)).to.deep.equal([]);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { ActionRunRequest, Language, OperatorOutcome, OperatorRunRequest, RunOutputDropped, RunOutputLine } from '../../shared/ports/CodeRunner.ts';
+import type { ActionRunRequest, Language, OperatorRunRequest, RunOutputDropped, RunOutputLine } from '../../shared/ports/CodeRunner.ts';
 import { bareOperatorRequest, LIMITS, REUSE } from './operatorRequests.ts';
 import { ProcessCodeRunner, type ProcessCodeRunnerOptions } from './ProcessCodeRunner.ts';
 
@@ -51,22 +51,25 @@ const EXPECTED_STEPS = [
   ['finish', 'finish'],
 ];
 
-/** A line now, then a line without its newline, then a long sleep: both must show while the run sleeps. */
-const PRINTS_THEN_SLEEPS: Record<Language, string> = {
+/**
+ * A line now, then a line without its newline, then a wait longer than the run's time limit: both must
+ * show while the run waits (the test cancels it once they are in; otherwise the limit ends it as a timeout).
+ */
+const PRINTS_THEN_WAITS: Record<Language, string> = {
   python: `
 import sys, time
 def run(c, p, x):
     print("started")
     sys.stdout.write("working... 50%")
     sys.stdout.flush()
-    time.sleep(2.5)
+    time.sleep(3600)
     return None
 `,
   javascript: `
 export async function run() {
   console.log('started');
   process.stdout.write('working... 50%');
-  await new Promise((resolve) => setTimeout(resolve, 2500));
+  await new Promise((resolve) => setTimeout(resolve, 3_600_000));
   return null;
 }
 `,
@@ -160,19 +163,18 @@ describe('ProcessCodeRunner: a run\'s output line by line (RunOutput)', function
 
   for (const language of ['python', 'javascript'] as const) {
     describe(`${language}`, () => {
-      it('given a run that prints, then sleeps, when it runs, then its line and its unfinished line reach the sink while it still runs', async () => {
+      it('given a run that prints, then waits, when it runs, then its line and its unfinished line reach the sink while it still runs', async () => {
         const { sink, lines } = collector();
-        const started = Date.now();
-        const outcome = await runner({ outputLines: { partialFlushMs: 200 } }).runOperator(operator(language, PRINTS_THEN_SLEEPS[language], sink));
-        const ended = Date.now();
-        expect(outcome.status, outcome.logs).to.equal('success');
+        // Cancelled once both lines are in, by order rather than by a clock: lines that came only at the
+        // run's end would leave it to its time limit, a timeout.
+        const outcome = await runner({ outputLines: { partialFlushMs: 200 } }).runOperator(
+          operator(language, PRINTS_THEN_WAITS[language], sink, { isCancelled: async () => lines.length >= 2 }),
+        );
+        expect(outcome.status, outcome.logs).to.equal('cancelled');
         expect(lines.map((line) => [line.text, line.partial ?? false])).to.deep.equal([
           ['started', false],
           ['working... 50%', true],
         ]);
-        // The run sleeps 2.5 s after writing them: both came well before its end (the process starts in under a second).
-        for (const line of lines) expect(ended - line.at, line.text).to.be.above(1500);
-        expect(lines[0]?.at ?? Infinity).to.be.below(started + 1000 + (ended - started - 2500));
       });
 
       it('given no sink, when the code prints, then the runtime writes no marks and the outcome has the output as before', async () => {
@@ -214,28 +216,15 @@ describe('ProcessCodeRunner: a run\'s output line by line (RunOutput)', function
         expect(of('stderr')).to.deep.equal([['install', 'warned']]);
       });
 
-      it('given 100,000 lines printed, when run, then the first 10,000 reach the sink, one report counts the other 90,000, and the event loop is never held long', async () => {
+      // How long the event loop is held meanwhile is a speed figure: `BENCH_ONLY=event-loop npm run bench`.
+      it('given 100,000 lines printed, when run, then the first 10,000 reach the sink and one report counts the other 90,000', async () => {
         const { sink, lines, dropped } = collector();
-        let longest = 0;
-        let last = Date.now();
-        const ticker = setInterval(() => {
-          const now = Date.now();
-          longest = Math.max(longest, now - last);
-          last = now;
-        }, 10);
-        let outcome: OperatorOutcome;
-        try {
-          outcome = await runner().runOperator(operator(language, FLOOD[language], sink, { limits: { ...LIMITS, timeoutMs: 30_000, maxOutputBytes: 8 * 1024 * 1024 } }));
-        } finally {
-          clearInterval(ticker);
-        }
+        const outcome = await runner().runOperator(operator(language, FLOOD[language], sink, { limits: { ...LIMITS, timeoutMs: 30_000, maxOutputBytes: 8 * 1024 * 1024 } }));
         expect(outcome.status, outcome.logs.slice(-500)).to.equal('success');
         expect(lines).to.have.length(10_000);
         expect(lines.at(-1)?.text).to.equal('9999');
         const droppedBytes = Array.from({ length: 90_000 }, (_, n) => String(n + 10_000).length + 1).reduce((sum, size) => sum + size, 0);
         expect(dropped).to.deep.equal([{ lines: 90_000, bytes: droppedBytes, maxLines: 10_000, maxBytes: 1024 * 1024 }]);
-        // Chunks are handled as they come, never the whole flood at once (generous: a shared, loaded machine).
-        expect(longest, 'longest gap between 10 ms ticks').to.be.below(1000);
       });
     });
   }

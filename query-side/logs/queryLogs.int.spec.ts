@@ -106,10 +106,9 @@ describe('SQL over log files (queryLogs, DuckDB sandboxed per query)', () => {
 
   describe('the request', () => {
     it('given no category, when queried, then an error comes at once, before any file or SQL is looked at', async () => {
-      const started = performance.now();
+      // No logs directory at all: had the files been looked at, the answer would say there are none.
       const answer = await queryLogs({ sql: 'SELECT 1' }, { logsRoot: '/nonexistent' });
       expect(answer).to.deep.equal({ error: 'category is required: one of API, TASK, TASK_HISTORY, CRON, PERFORMANCE, CELERY' });
-      expect(performance.now() - started).to.be.below(50);
       expect(await errorOf({ category: null, sql: 'nonsense' })).to.match(/category is required/);
     });
 
@@ -272,9 +271,10 @@ describe('SQL over log files (queryLogs, DuckDB sandboxed per query)', () => {
     it('given a query slower than the limit, when it runs, then the connection is interrupted at the limit and the answer is an error', async () => {
       const started = performance.now();
       const error = await errorOf({ category: 'TASK', sql: 'SELECT sum(a.range * b.range) FROM range(300000) a, range(300000) b' }, { timeoutMs: 1000 });
-      const elapsed = performance.now() - started;
       expect(error).to.equal('The query ran past the 1 s limit and was interrupted');
-      expect(elapsed).to.be.within(900, 3000);
+      // Not before the limit (a lower bound: a slower machine only makes it longer). Not interrupted, the
+      // query (9e10 rows) would run for many minutes: the test's timeout, not a bound here, would end it.
+      expect(performance.now() - started).to.be.at.least(900);
       // The sandbox of the interrupted query is gone and the next query runs normally.
       expect(await rowsOf({ category: 'TASK', sql: 'SELECT 1' })).to.include({ row_count: 1 });
     });
@@ -282,10 +282,9 @@ describe('SQL over log files (queryLogs, DuckDB sandboxed per query)', () => {
     it('given a client that leaves, when its query runs, then it is interrupted', async () => {
       const gone = new AbortController();
       setTimeout(() => gone.abort(), 300);
-      const started = performance.now();
+      // Not interrupted, the query (9e10 rows) would run for many minutes: the test's timeout would end it.
       const answer = await queryLogs({ category: 'TASK', sql: 'SELECT sum(a.range * b.range) FROM range(300000) a, range(300000) b' }, { logsRoot, signal: gone.signal });
       expect(answer).to.deep.equal({ error: 'The client went away; the query was interrupted' });
-      expect(performance.now() - started).to.be.below(2000);
     });
 
     it('given more queries than may run and wait, when they arrive together, then the surplus is refused at once and the rest are answered', async () => {

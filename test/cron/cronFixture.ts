@@ -55,6 +55,25 @@ export const cronProject = async (svc: TestService, token: string, account: stri
     },
     /** Such a task created through the catalog (never run by hand): only the cron runs it. */
     dailyTask: (name: string, fields: Record<string, unknown> = {}): Promise<string> => api.createOk(project.dailyTaskBody(name, fields)),
+    /** GET /cron/status: the cron with its live heartbeat. */
+    async status(): Promise<CronStatus> {
+      const reply = await client.get(`/api/v1/cron/status/${tree.project_laui}`, { token });
+      expect(reply.status, reply.text).to.equal(200);
+      return reply.json as CronStatus;
+    },
+    /**
+     * Waits until the loop, alive, has beaten `ms` or more after `since` (Date.now(); the service's
+     * clock is the wall clock): with a 1 s interval, passes that began after `since` went by. What
+     * a test checks then is what those passes did (or did not do), however slowly the machine ran them.
+     */
+    passesAfter: (since: number, ms: number): Promise<CronStatus> =>
+      eventually(project.status, (status) => status.alive && Date.parse(String(status.latest_heartbeat)) >= since + ms, `a live heartbeat ${ms} ms after ${new Date(since).toISOString()}`),
+    /** The task's states in its history, in order. */
+    async states(laui: string): Promise<string[]> {
+      const reply = await api.getPath(`/get/item_history?item_laui=${laui}`);
+      expect(reply.status, reply.text).to.equal(200);
+      return (reply.json as Array<{ changes?: { state?: string } }>).flatMap((entry) => (entry.changes?.state ? [entry.changes.state] : []));
+    },
     /** The outputs of every finished run, in history order. */
     async runOutputs(laui: string): Promise<Array<Record<string, unknown>>> {
       const reply = await api.getPath(`/get/item_history?item_laui=${laui}`);
@@ -71,3 +90,24 @@ export type CronProject = Awaited<ReturnType<typeof cronProject>>;
 export type { CatalogClient };
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface CronStatus {
+  cron_status: string | null;
+  latest_heartbeat: string | null;
+  alive: boolean;
+  interval_seconds: number;
+}
+
+/**
+ * Polls `read` until `done` holds, and returns that value. The deadline only ends a wait that would
+ * never succeed (generous for a loaded machine): it is no check of speed.
+ */
+export const eventually = async <T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 60_000): Promise<T> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(value)}`);
+    await sleep(50);
+  }
+};

@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import { startTestService, type TestService } from '../support/testService.ts';
-import { createUser } from '../support/catalogFixture.ts';
-import { cronProject, DAY_MS, sleep, utcMidnight, type CronProject } from './cronFixture.ts';
+import { createUser, waitForItem } from '../support/catalogFixture.ts';
+import { cronProject, DAY_MS, eventually, utcMidnight, type CronProject } from './cronFixture.ts';
 
 const UNKNOWN = '65a0000000000000000000ff';
 
 describe('POST /cron/manage: bad input, access, idempotence; paused workflows, passed end dates, failing pre-actions', function () {
-  this.timeout(60_000);
+  this.timeout(180_000);
   let svc: TestService;
   let project: CronProject;
   let stranger: { laui: string; token: string };
@@ -81,7 +81,9 @@ describe('POST /cron/manage: bad input, access, idempotence; paused workflows, p
       end_date: new Date(tenDaysAgo.getTime() + 12 * 3600 * 1000).toISOString(),
     });
     expect((await project.manage('START')).status).to.equal(200);
-    await sleep(3000);
+    // The first pass that sees them initialises their next_run_date; two intervals of passes more, and none dispatched them.
+    for (const laui of [inPause, ended]) await waitForItem(project.api, laui, (item) => typeof item.next_run_date === 'string', 60_000);
+    await project.passesAfter(Date.now(), 2000);
     for (const laui of [inPause, ended]) {
       const task = await project.item(laui);
       expect(task.state, String(task.name)).to.equal('scheduled');
@@ -108,13 +110,15 @@ describe('POST /cron/manage: bad input, access, idempotence; paused workflows, p
     });
     const task = await project.dailyTask('gated', { actions: { create_actions: [], pre_actions: [{ laui: gate, action_variables: {} }], running_actions: [], post_actions: [] } });
     expect((await project.manage('START')).status).to.equal(200);
-    await sleep(3000);
+    // The pass that claims it runs the pre-action (a process) and releases the claim; the passes of two
+    // more intervals leave it alone (re-checked after a minute). Waited for, however long the machine takes.
+    await eventually(() => project.states(task), (states) => states.includes('scheduled'), 'the claim released');
+    await project.passesAfter(Date.now(), 2000);
     expect((await project.manage('STOP')).status).to.equal(200);
     const item = await project.item(task);
     expect(item.state).to.equal('scheduled');
     expect(item.iteration ?? 0).to.equal(0);
-    const history = (await project.api.getPath(`/get/item_history?item_laui=${task}`)).json as Array<{ changes?: { state?: string } }>;
-    expect(history.map((entry) => entry.changes?.state).filter(Boolean), 'claimed once, released once (re-checked after a minute)').to.deep.equal(['queued_for_connection', 'scheduled']);
+    expect(await project.states(task), 'claimed once, released once (re-checked after a minute)').to.deep.equal(['queued_for_connection', 'scheduled']);
     const diagnosis = (await project.diagnose(task)).json as Record<string, { triggered: boolean; details: string }>;
     expect(diagnosis.pre_action_failed).to.include({ triggered: true, details: 'Failed pre-actions: gate.action (failed)' });
   });

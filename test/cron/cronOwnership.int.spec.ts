@@ -6,7 +6,7 @@ import { cronLiveness } from '../../projections/cron/cronLiveness.ts';
 import { sleep, waitUntil } from '../../ops/bus/waitUntil.ts';
 import { itemStream } from '../../command-side/catalog/item.ts';
 import { busCronOwnership, createCronScheduler, type CronScheduler } from '../../command-side/cron/cronScheduler.ts';
-import { cycleBed, type CycleBed } from './cycleFixture.ts';
+import { cycleBed, withFindHook, type CycleBed } from './cycleFixture.ts';
 
 type Changes = { changes?: Record<string, unknown> };
 
@@ -14,6 +14,9 @@ type Changes = { changes?: Record<string, unknown> };
  * Fixed project LAUIs: the in-process bus spreads keys over two members by hash, and these split
  * four and four, so each scheduler gets some (a guard below says so if the hash ever changes).
  */
+/** How long a condition is waited for (a loaded machine); "at once" is told by the hour-long supervisor tick, not by this. */
+const WAIT_MS = 60_000;
+
 const PROJECTS: ReadonlyArray<Laui> = Array.from({ length: 8 }, (_, index) => `65b0000000000000000000${String(index + 1).padStart(2, '0')}`);
 
 /**
@@ -23,7 +26,7 @@ const PROJECTS: ReadonlyArray<Laui> = Array.from({ length: 8 }, (_, index) => `6
  * MongoDB collection) or each process's own (in memory, as the service keeps them today).
  */
 describe('cron schedulers sharing projects by the bus ownership', function () {
-  this.timeout(30_000);
+  this.timeout(180_000);
   let bed: CycleBed;
   let bus: InProcessBus;
   let running: CronScheduler[] = [];
@@ -48,16 +51,23 @@ describe('cron schedulers sharing projects by the bus ownership', function () {
   });
 
   const start = (prefix: string, superviseMs: number, heartbeats: 'shared' | 'own' = 'shared') => {
-    const deps = { ...bed.deps(), ...(heartbeats === 'own' ? { liveness: cronLiveness(new MemoryReadStore()) } : {}) };
+    const own = bed.deps();
+    // Each supervisor pass lists the project folders once: counted, so that "many passes later" is a count, not a time.
+    const counted = { passes: 0 };
+    const items = withFindHook(own.items, (options) => {
+      if (options?.where?.item_type === 'folder.project') counted.passes += 1;
+    });
+    const deps = { ...own, items, ...(heartbeats === 'own' ? { liveness: cronLiveness(new MemoryReadStore()) } : {}) };
     const scheduler = createCronScheduler(deps, { superviseMs, ownerPrefix: prefix, ownership: busCronOwnership(bus) });
     scheduler.start();
     running.push(scheduler);
-    return { scheduler, deps };
+    return { scheduler, deps, counted };
   };
   const sorted = (lauis: ReadonlyArray<Laui>) => [...lauis].sort();
   const claimsOf = async (laui: Laui) =>
     (await bed.store.readStream(itemStream(laui))).filter((event) => (event.data as Changes).changes?.state === 'queued_for_connection').length;
-  const allClaimed = async (tasks: ReadonlyArray<Laui>, timeoutMs = 5000) => {
+  /** Deadlines only stop a test that would never pass: generous for a loaded machine. */
+  const allClaimed = async (tasks: ReadonlyArray<Laui>, timeoutMs = WAIT_MS) => {
     const deadline = Date.now() + timeoutMs;
     for (const task of tasks) {
       while ((await claimsOf(task)) === 0) {
@@ -78,10 +88,11 @@ describe('cron schedulers sharing projects by the bus ownership', function () {
     const a = start('a', 30, 'own');
     const b = start('b', 30, 'own');
 
-    await waitUntil(() => split(a.scheduler, b.scheduler), 'the two schedulers split the projects', 5000);
+    await waitUntil(() => split(a.scheduler, b.scheduler), 'the two schedulers split the projects', WAIT_MS);
     const aProjects = sorted(a.scheduler.looping());
     // Still split the same way many supervisor passes later: no project changes hands nor gets a second loop.
-    await sleep(300);
+    const [aPasses, bPasses] = [a.counted.passes, b.counted.passes];
+    await waitUntil(() => a.counted.passes >= aPasses + 10 && b.counted.passes >= bPasses + 10, 'ten more passes of each supervisor', WAIT_MS);
     expect(sorted(a.scheduler.looping())).to.deep.equal(aProjects);
     expect(split(a.scheduler, b.scheduler), 'still split').to.equal(true);
     for (const laui of PROJECTS) {
@@ -98,18 +109,18 @@ describe('cron schedulers sharing projects by the bus ownership', function () {
   });
 
   it('given one scheduler looping every project, when a second joins, then it hands over the second one\'s projects at once; when the second stops, it takes them back at once and no run is dispatched twice', async () => {
-    // Its supervisor ticks once a minute: whatever it does within this test, an ownership change made it do.
-    const a = start('a', 60_000);
-    await waitUntil(() => a.scheduler.looping().length === PROJECTS.length, 'the only scheduler loops every project', 5000);
+    // Its supervisor ticks once an hour: whatever it does within this test, an ownership change made it do.
+    const a = start('a', 3_600_000);
+    await waitUntil(() => a.scheduler.looping().length === PROJECTS.length, 'the only scheduler loops every project', WAIT_MS);
     await allClaimed(firstTasks);
 
     const b = start('b', 30);
-    await waitUntil(() => split(a.scheduler, b.scheduler), 'the first hands the projects of the second over', 5000);
+    await waitUntil(() => split(a.scheduler, b.scheduler), 'the first hands the projects of the second over', WAIT_MS);
     const bProjects = sorted(b.scheduler.looping());
 
     await b.scheduler.stop();
     running = running.filter((scheduler) => scheduler !== b.scheduler);
-    await waitUntil(() => a.scheduler.looping().length === PROJECTS.length, 'the first takes every project back', 2000);
+    await waitUntil(() => a.scheduler.looping().length === PROJECTS.length, 'the first takes every project back', WAIT_MS);
     expect(b.scheduler.looping()).to.deep.equal([]);
 
     // Runs due after the handover are dispatched by the first scheduler's loops, once each.

@@ -13,8 +13,10 @@ import { itemStream } from '../../command-side/catalog/item.ts';
 import { startSchedulers, type CronScheduler } from '../../command-side/cron/cronScheduler.ts';
 import type { CronDeps } from '../../command-side/cron/schedulerCycle.ts';
 import { MAX_FAILED_CYCLES } from '../../command-side/cron/ProjectCronLoop.ts';
+import { withFindHook } from './cycleFixture.ts';
 
 const PROJECT = '65a0000000000000000000a1';
+
 const start = new Date('2024-06-10T12:00:00.000Z');
 
 /**
@@ -23,7 +25,7 @@ const start = new Date('2024-06-10T12:00:00.000Z');
  * task ports are left out of this deps object.
  */
 describe('cron supervisor: heartbeat staleness, takeover and the ERROR status', function () {
-  this.timeout(30_000);
+  this.timeout(120_000);
   let store: MemoryEventStore;
   let runner: ProjectionRunner;
   let items: Collection<ItemDoc>;
@@ -32,7 +34,12 @@ describe('cron supervisor: heartbeat staleness, takeover and the ERROR status', 
   const clock = fixedClock(start);
   const logs: LogEntry[] = [];
   const logger: Logger = { log: (entry) => void logs.push(entry), flush: async () => undefined };
-  const until = async (condition: () => Promise<boolean>, timeoutMs = 5000): Promise<void> => {
+  /**
+   * Waits for a condition. The clock is moved by hand, so "at once" here means "before the clock
+   * moved", not within some milliseconds: the deadline only stops a test that would never pass, and
+   * is generous for a loaded machine.
+   */
+  const until = async (condition: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> => {
     const deadline = Date.now() + timeoutMs;
     while (!(await condition())) {
       if (Date.now() > deadline) throw new Error('condition not reached');
@@ -57,7 +64,7 @@ describe('cron supervisor: heartbeat staleness, takeover and the ERROR status', 
       [{ type: 'ItemCreated', data: { laui: PROJECT, item_type: 'folder.project', name: 'main', parent_laui: null, parent_type: null, link_laui: null, is_root: false, fields, access: { owners: {}, editors: {}, viewers: {} }, version: 1, revision_laui: PROJECT }, metadata }],
       'no_stream',
     );
-    await runner.waitFor(created.position, 5000);
+    await runner.waitFor(created.position, 60_000);
   });
   afterEach(async () => {
     await scheduler?.stop();
@@ -65,13 +72,22 @@ describe('cron supervisor: heartbeat staleness, takeover and the ERROR status', 
     await runner.stop();
   });
 
-  const deps = (collection: Collection<ItemDoc> = items) => ({ eventStore: store, items: collection, liveness, clock, logger }) as unknown as CronDeps;
+  const deps = (collection: Collection<ItemDoc> = items, beats: CronLiveness = liveness) => ({ eventStore: store, items: collection, liveness: beats, clock, logger }) as unknown as CronDeps;
+  /** The items with a count of the supervisor's passes (each lists the project folders once). */
+  const countingPasses = () => {
+    const counted = { passes: 0, items: withFindHook(items, (options) => {
+      if (options?.where?.item_type === 'folder.project') counted.passes += 1;
+    }) };
+    return counted;
+  };
 
   it('given a loop of another process beating, when supervised, then no loop starts until its heartbeat is older than 3 intervals', async () => {
     await liveness.beat(PROJECT, start, 'other-process');
     clock.set(new Date(start.getTime() + 14_000)); // 3 intervals of 5 s have not passed
-    scheduler = startSchedulers(deps(), { superviseMs: 30, ownerPrefix: 'here' });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const counted = countingPasses();
+    scheduler = startSchedulers(deps(counted.items), { superviseMs: 30, ownerPrefix: 'here' });
+    // Several passes saw the beat (counted, not timed: a loaded machine makes fewer per second).
+    await until(async () => counted.passes >= 5);
     expect((await liveness.last(PROJECT))?.owner).to.equal('other-process');
     clock.set(new Date(start.getTime() + 16_000));
     await until(async () => (await liveness.last(PROJECT))?.owner.startsWith('here:') === true);
@@ -81,7 +97,7 @@ describe('cron supervisor: heartbeat staleness, takeover and the ERROR status', 
 
   it('given a RUNNING cron with no heartbeat at all (a restart), when supervised, then a loop resumes it at once', async () => {
     scheduler = startSchedulers(deps(), { superviseMs: 30, ownerPrefix: 'fresh' });
-    await until(async () => (await liveness.last(PROJECT))?.owner.startsWith('fresh:') === true, 1000);
+    await until(async () => (await liveness.last(PROJECT))?.owner.startsWith('fresh:') === true);
   });
 
   it('given a STOP that no loop will finish (no heartbeat anywhere), when supervised, then the cron is STOPPED', async () => {
@@ -90,41 +106,42 @@ describe('cron supervisor: heartbeat staleness, takeover and the ERROR status', 
       [{ type: 'ItemUpdated', data: { changes: { folder_metadata: { cron_status: 'STOP', latest_heartbeat: start.toISOString() } }, version: 1, revision_laui: null }, metadata: metadataFor(null, start, 'test') }],
       'any',
     );
-    await runner.waitFor(stop.position, 5000);
+    await runner.waitFor(stop.position, 60_000);
     scheduler = startSchedulers(deps(), { superviseMs: 30, ownerPrefix: 'idle' });
-    await until(async () => (await statusOf()).cron_status === 'STOPPED', 1000);
+    await until(async () => (await statusOf()).cron_status === 'STOPPED');
     expect(await liveness.last(PROJECT)).to.equal(null);
   });
 
   it('given a loop of this process that stopped beating, when supervised, then it is abandoned and a new loop takes over', async () => {
-    scheduler = startSchedulers(deps(), { superviseMs: 30, ownerPrefix: 'local' });
-    await until(async () => (await liveness.last(PROJECT))?.owner.startsWith('local:') === true, 1000);
+    // The loop hangs: from the moment it is chosen, its beats are lost (its passes go on, every 5 s of
+    // real time, so a deadline shorter than that was the only thing that kept it from beating again).
+    const hung: { owner?: string } = {};
+    const hanging: CronLiveness = {
+      beat: (projectLaui, at, owner) => (owner === hung.owner ? Promise.resolve() : liveness.beat(projectLaui, at, owner)),
+      last: (projectLaui) => liveness.last(projectLaui),
+      forget: (projectLaui) => liveness.forget(projectLaui),
+    };
+    scheduler = startSchedulers(deps(items, hanging), { superviseMs: 30, ownerPrefix: 'local' });
+    await until(async () => (await liveness.last(PROJECT))?.owner.startsWith('local:') === true);
     const stuck = (await liveness.last(PROJECT))?.owner;
-    // Its next pass is 5 s away in real time; on the clock 16 s pass at once, so its heartbeat is dead.
+    hung.owner = stuck;
+    // On the clock 16 s pass at once (3 intervals of 5 s), so its last heartbeat is dead.
     clock.set(new Date(start.getTime() + 16_000));
     await until(async () => {
       const owner = (await liveness.last(PROJECT))?.owner;
       return owner !== undefined && owner !== stuck;
-    }, 1000);
+    });
     expect(logs.some((entry) => String(entry.message) === `Cron loop ${String(stuck)} stopped beating; taking over`)).to.equal(true);
   });
 
   it('given cycles that keep failing, when the loop has failed MAX_FAILED_CYCLES times, then the cron is ERROR with the message', async () => {
     // Listing the project's tasks fails; everything else reads the real collection.
-    const failing: Collection<ItemDoc> = {
-      get: (id) => items.get(id),
-      put: (doc) => items.put(doc),
-      delete: (id) => items.delete(id),
-      count: (where) => items.count(where),
-      peek: (id) => items.peek(id),
-      adopt: (doc) => items.adopt(doc),
-      find: async (options) => {
-        if (options?.where?.item_type === 'task') throw new Error('task index unavailable');
-        return items.find(options);
-      },
-    };
+    const failing = withFindHook(items, (options) => {
+      if (options?.where?.item_type === 'task') throw new Error('task index unavailable');
+    });
     scheduler = startSchedulers(deps(failing), { superviseMs: 10_000, ownerPrefix: 'failing' });
-    await until(async () => (await statusOf()).cron_status === 'ERROR', 4000 + MAX_FAILED_CYCLES * 1000);
+    // A failed cycle is retried after 1 s of real time: MAX_FAILED_CYCLES of them, then ERROR.
+    await until(async () => (await statusOf()).cron_status === 'ERROR');
     expect(await statusOf()).to.include({ cron_status: 'ERROR', error: 'task index unavailable' });
     expect(logs.filter((entry) => String(entry.message).startsWith('Scheduler cycle failed'))).to.have.length(MAX_FAILED_CYCLES);
   });

@@ -13,6 +13,7 @@ import { MemoryReadStore } from '../../projections/read-store/MemoryReadStore.ts
 import { ProjectionRunner } from '../../projections/runner/ProjectionRunner.ts';
 import { ITEMS, itemsProjection } from '../../projections/catalog/itemsProjection.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
+import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import { LINKS, linksProjection } from '../../projections/catalog/linksProjection.ts';
 import type { LinkDoc } from '../../shared/read-models/LinkDoc.ts';
 import { queueMetricsProjection } from '../../projections/catalog/queueMetricsProjection.ts';
@@ -45,6 +46,20 @@ const countingView = (inner: EventStore, before: (streamId: string) => Promise<v
     close: () => inner.close(),
   };
 };
+
+/** The collection, with `beforeFind` called (it may throw) before each find: tests count or break the listings. */
+export const withFindHook = (items: Collection<ItemDoc>, beforeFind: (options: Parameters<Collection<ItemDoc>['find']>[0]) => void): Collection<ItemDoc> => ({
+  get: (id) => items.get(id),
+  put: (doc) => items.put(doc),
+  delete: (id) => items.delete(id),
+  count: (where) => items.count(where),
+  peek: (id) => items.peek(id),
+  adopt: (doc) => items.adopt(doc),
+  find: async (options) => {
+    beforeFind(options);
+    return items.find(options);
+  },
+});
 
 /** Published `execute_task` messages, kept instead of delivered: no worker runs during these tests. */
 export const recordingBus = (): MessageBus & { published: Array<{ topic: string; key: string; value: unknown }> } => {
@@ -96,7 +111,7 @@ export const cycleBed = async () => {
   const meta = metadataFor(null, new Date(NOW.getTime() - 24 * HOUR_MS), 'test');
   const access = { owners: {}, editors: {}, viewers: {} };
   const settle = async () => {
-    if (!(await projections.waitFor(await store.headPosition(), 5000))) throw new Error('read models did not catch up');
+    if (!(await projections.waitFor(await store.headPosition(), 60_000))) throw new Error('read models did not catch up');
   };
   const create = async (itemType: string, name: string, parent: { laui: Laui; type: string } | null, fields: Record<string, unknown>, laui: Laui = newLaui(NOW)): Promise<Laui> => {
     const event = itemCreatedEvent({ laui, itemType, name, parent, fields, access, metadata: meta });
@@ -158,20 +173,20 @@ export const cycleBed = async () => {
       return { laui: projectLaui, task: (taskName: string, runsBehind: number) => addTask(taskName, connection, runsBehind) };
     },
     /**
-     * One process's ports on the shared log. `slowAppends` delays this process's appends to some
-     * streams (ms): the other process then gets there first, whatever the order the two started in.
-     * `failingAppends` makes appends to some streams fail as a broken disk would.
+     * One process's ports on the shared log. `holdAppends` holds this process's appends to some
+     * streams until the promise it returns settles (for instance until the other process has written
+     * there): the other process then gets there first by order, not by a delay that a loaded machine
+     * may outlast. `failingAppends` makes appends to some streams fail as a broken disk would.
      */
     deps(
       overrides: {
         queue?: (eventStore: EventStore) => CronDeps['queue'];
-        slowAppends?: (streamId: string) => number;
+        holdAppends?: (streamId: string) => Promise<void> | undefined;
         failingAppends?: (streamId: string) => boolean;
       } = {},
     ) {
       const eventStore = countingView(store, async (streamId) => {
-        const delay = overrides.slowAppends?.(streamId) ?? 0;
-        if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+        await overrides.holdAppends?.(streamId);
         if (overrides.failingAppends?.(streamId) === true) throw new Error(`disk I/O error on ${streamId}`);
       });
       const bus = recordingBus();

@@ -7,6 +7,7 @@ import { queueOrder } from '../../command-side/queue/decide.ts';
 import { queueStream } from '../../command-side/queue/queue.ts';
 import { itemStream } from '../../command-side/catalog/item.ts';
 import { newLoopMemory, schedulerCycle, type CronDeps } from '../../command-side/cron/schedulerCycle.ts';
+import { waitUntil } from '../../ops/bus/waitUntil.ts';
 import { cycleBed, type CycleBed } from './cycleFixture.ts';
 
 type Changes = { changes?: Record<string, unknown> };
@@ -70,11 +71,15 @@ describe('scheduler cycle: due tasks batched per connection', function () {
     const tasks: Laui[] = [];
     for (let index = 0; index < 30; index += 1) tasks.push(await bed.task(`t${index}`, connections[index % 3 === 0 ? 0 : 1] as Laui, 1 + (index % 3)));
     await bed.settle();
-    // Each process is slow on half the task streams, so each wins the other half's claims: both
-    // loops see all 30 tasks due, try to claim each, and race on both queues.
-    const slowOn = (parity: number) => (streamId: string) => (tasks.findIndex((laui) => itemStream(laui) === streamId) % 2 === parity ? 50 : 0);
-    const first = bed.deps({ slowAppends: slowOn(1) });
-    const second = bed.deps({ slowAppends: slowOn(0) });
+    // Each process writes to half the task streams only once the other has claimed the task there, so
+    // each wins the other half's claims (by order, not by a delay): both loops see all 30 tasks due,
+    // try to claim each, and race on both queues.
+    const claimedThere = async (streamId: string) => {
+      await waitUntil(async () => (await bed.store.readStream(streamId)).some((event) => (event.data as Changes).changes?.state === 'queued_for_connection'), `a claim on ${streamId}`);
+    };
+    const behindOn = (parity: number) => (streamId: string) => (tasks.findIndex((laui) => itemStream(laui) === streamId) % 2 === parity ? claimedThere(streamId) : undefined);
+    const first = bed.deps({ holdAppends: behindOn(1) });
+    const second = bed.deps({ holdAppends: behindOn(0) });
 
     const [one, two] = await Promise.all([cycle(first), cycle(second)]);
     await bed.settle();

@@ -412,7 +412,8 @@ describe('marketplace import (spec 4.8, two real service instances)', function (
       const reply = await importInto(stubbed, stubbedAdmin, { marketplace_item_id: UNKNOWN, parent_laui: UNKNOWN });
       expect(reply.status).to.equal(500);
       expect(reply.json).to.deep.equal({ detail: 'Error connecting to Marketplace: no complete answer within 1 s' });
-      expect(Date.now() - started).to.be.within(900, 5000);
+      // Not before the timeout (a lower bound only); the stub never answers, so without it the test's timeout would end this.
+      expect(Date.now() - started).to.be.at.least(900);
     });
 
     it('given a marketplace item that fails the schema (an operator name without .operator), when importing, then 422 {summary, validation_context} with the create entries', async () => {

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type mysql from 'mysql2/promise';
 import { startTestService, type TestService } from '../support/testService.ts';
+import { waitUntil } from '../../ops/bus/waitUntil.ts';
 import { catalogClient, createUser, type CatalogClient } from '../support/catalogFixture.ts';
 import { HttpClient, type Reply } from '../support/HttpClient.ts';
 import { MARIADB, POSTGRES, mariadbConnection, postgresClient, requireDatabase } from '../support/databases.ts';
@@ -253,13 +254,11 @@ describe('POST /api/v1/query/execute (spec 4.10) against PostgreSQL and MariaDB'
     });
     it('when a query would return 100,000,000 rows, then 10,000 come back at once, truncated, with bounded memory (PostgreSQL and MariaDB)', async () => {
       const before = process.memoryUsage().rss;
-      const started = Date.now();
       const pgAnswer = await ok('pg', "SELECT generate_series(1, 100000000) AS n, repeat('x', 100) AS pad");
       expect([pgAnswer.row_count, pgAnswer.truncated]).to.deep.equal([10_000, true]);
       const mariaAnswer = await ok('maria', 'SELECT seq FROM seq_1_to_100000000');
       expect([mariaAnswer.row_count, mariaAnswer.truncated]).to.deep.equal([10_000, true]);
-      // Reading all of it would take minutes and gigabytes.
-      expect(Date.now() - started).to.be.lessThan(5000);
+      // Reading all of it would take gigabytes (and minutes: the test's timeout would end it).
       expect(process.memoryUsage().rss - before).to.be.lessThan(100 * 1024 * 1024);
     });
   });
@@ -278,44 +277,53 @@ describe('POST /api/v1/query/execute (spec 4.10) against PostgreSQL and MariaDB'
     after(async () => silent?.close());
 
     it('when the port refuses, or the credentials are wrong, then 502 at once', async () => {
+      // "At once": the refusal's own cause, not the connect limit's "within 1 s" (which would say so).
       for (const connection of ['refused', 'mariaRefused', 'badUser', 'badPassword']) {
-        const started = Date.now();
         const detail = await failing(connection, 'SELECT 1', 502);
         expect(detail, connection).to.match(/^Cannot connect to the target: /);
-        expect(Date.now() - started).to.be.lessThan(2000);
       }
     });
     it('when the server accepts the connection and never answers, then 502 after the connect limit (1 s here)', async () => {
       for (const connection of ['silent', 'mariaSilent']) {
         const started = Date.now();
         expect(await failing(connection, 'SELECT 1', 502)).to.equal('Could not connect to the target within 1 s');
-        expect(Date.now() - started).to.be.within(900, 3000);
+        // Not before the limit: a lower bound only (a slower machine only makes it longer).
+        expect(Date.now() - started).to.be.at.least(900);
       }
     });
     it('when the statement runs past the limit (2 s here), then 504 and the server stops it', async () => {
-      const started = Date.now();
       expect(await failing('pg', 'SELECT pg_sleep(30)', 504)).to.match(/^The query exceeded 2 s/);
       expect(await failing('maria', 'SELECT SLEEP(30)', 504)).to.match(/^The query exceeded 2 s/);
-      expect(Date.now() - started).to.be.lessThan(8000);
       const running = await direct.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(30)%' AND state = 'active'");
       expect(running.rows[0]).to.deep.equal({ n: 0 });
     });
-    it('when the client leaves during a statement, then the server-side statement is cancelled', async () => {
+    it('when the client leaves during a statement, then the server-side statement is cancelled', async function () {
+      this.timeout(180_000);
+      // A service whose statement limit is an hour, and a statement of an hour: only the client's leaving
+      // can end it within the waits below (the suite's 2 s limit would end it too, and blur the cause).
+      const patient = await startTestService({ QUERY_TIMEOUT_SECONDS: '3600', WORKER_POOL_SIZE: '0' });
       const marker = `qd_leave_${suffix}`;
-      const controller = new AbortController();
-      const request = fetch(new URL(PATH, svc.service.url), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify({ connection_laui: connections.pg, sql: `SELECT pg_sleep(1.8) AS ${marker}` }),
-        signal: controller.signal,
-      }).catch(() => null);
       const activeCount = async () => (await direct.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%${marker}%' AND pid <> pg_backend_pid() AND state = 'active'`)).rows[0].n as number;
-      const deadline = Date.now() + 1500;
-      while ((await activeCount()) === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-      controller.abort();
-      await request;
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(await activeCount()).to.equal(0);
+      try {
+        const own = (await patient.login()).token;
+        const api = catalogClient(patient, own);
+        const tree = await api.bootstrap('patient-co');
+        const pg = await api.createOk({ item_type: 'connection.postgresql', name: 'pg', parent_laui: tree.folders.connection, content: { host: POSTGRES.host, port: POSTGRES.port, database: POSTGRES.database, user: POSTGRES.user } });
+        const controller = new AbortController();
+        const request = fetch(new URL(PATH, patient.service.url), {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${own}` },
+          body: JSON.stringify({ connection_laui: pg, sql: `SELECT pg_sleep(3600) AS ${marker}` }),
+          signal: controller.signal,
+        }).catch(() => null);
+        await waitUntil(async () => (await activeCount()) === 1, 'the statement runs on the server');
+        controller.abort();
+        await request;
+        await waitUntil(async () => (await activeCount()) === 0, 'the server-side statement is cancelled');
+      } finally {
+        await direct.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%${marker}%' AND pid <> pg_backend_pid()`).catch(() => undefined);
+        await patient.stop();
+      }
     });
   });
 
@@ -334,7 +342,8 @@ describe('POST /api/v1/query/execute (spec 4.10) against PostgreSQL and MariaDB'
         const reply = await defaults.client().post(PATH, { json: { connection_laui: connection, sql: 'SELECT 1' }, token: own });
         expect(reply.status, reply.text).to.equal(502);
         expect(reply.json).to.deep.equal({ detail: 'Could not connect to the target within 10 s' });
-        expect(Date.now() - started).to.be.within(9500, 12_000);
+        // The default limit, not a shorter one: a lower bound only.
+        expect(Date.now() - started).to.be.at.least(9500);
       } finally {
         await defaults.stop();
         await silent.close();

@@ -66,8 +66,8 @@ export function exists(pid: number): boolean {
   }
 }
 
-/** Polls `check` every 10 ms; whether it held before `timeoutMs`. */
-export async function until(check: () => boolean, timeoutMs = 3000): Promise<boolean> {
+/** Polls `check` every 10 ms; whether it held before `timeoutMs` (generous: it ends a wait, it checks no speed). */
+export async function until(check: () => boolean, timeoutMs = 60_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) return false;

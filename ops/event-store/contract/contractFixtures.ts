@@ -38,7 +38,8 @@ export const numbersOf = (events: ReadonlyArray<RecordedEvent>): unknown[] => ev
 
 export const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function waitUntil(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+/** Polls until `condition` holds; the deadline only ends a wait that would never succeed (generous for a loaded machine). */
+export async function waitUntil(condition: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) expect.fail(`timed out after ${timeoutMs} ms waiting until ${what}`);

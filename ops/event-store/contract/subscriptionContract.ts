@@ -58,11 +58,10 @@ export function describeSubscriptionContract(store: CurrentStore): void {
         onCaughtUp: (position) => caughtUp.push(position),
       });
       await waitUntil(() => caughtUp.length === 1, 'caught up');
-      const startedAt = Date.now();
       await store().append('s', [anEvent(0)], 'no_stream');
-      // Prompt means woken by this store's own commit, well before any poll interval.
-      await waitUntil(() => received.length === 1, 'the append is delivered', 250);
-      expect(Date.now() - startedAt).to.be.below(250);
+      // Prompt means woken by this store's own commit, not by a poll: the adapters that poll run this
+      // contract with an hour between polls, so a delivery within the wait is the commit's doing.
+      await waitUntil(() => received.length === 1, 'the append is delivered');
       await subscription.close();
       expect(caughtUp).to.deep.equal([START]);
     });

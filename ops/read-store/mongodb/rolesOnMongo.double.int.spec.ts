@@ -76,7 +76,7 @@ describe('an api and a projector on one MongoDB read store (wire-protocol double
     expect(read.status, read.text).to.equal(200);
     expect((read.json as { name: string }).name).to.equal('wf');
     const position = projector.projections!.position();
-    expect(await api.readModels.waitFor(position, 5_000)).to.equal(true);
+    expect(await api.readModels.waitFor(position, 60_000)).to.equal(true);
 
     // READ_MODELS_REBUILD: a projector restarted with it replays the log into fresh collections and
     // swaps them in while the api keeps answering from the live ones.
