@@ -5,6 +5,7 @@ import type { Logger } from '../../shared/ports/Logger.ts';
 import { bodyParser } from './bodyParser.ts';
 import { errorMiddleware } from './errorMiddleware.ts';
 import { frameGuard } from './frameGuard.ts';
+import { readYourWrites, type ReadYourWritesDeps } from './readYourWrites.ts';
 import { requestLog } from './requestLog.ts';
 
 export interface AppParts {
@@ -30,6 +31,8 @@ export interface AppParts {
    * further left are the client's own say).
    */
   trustProxyHops?: number;
+  /** X-Event-Position on writes and X-Read-After on reads (ops/http/readYourWrites.ts); absent: neither. */
+  readYourWrites?: ReadYourWritesDeps;
 }
 
 /**
@@ -59,6 +62,8 @@ export const createApp = (parts: AppParts): Koa<AppState> => {
     }
     await next();
   });
+  // After the health check (a probe never waits on the read models), before every route.
+  if (parts.readYourWrites) app.use(readYourWrites(parts.readYourWrites));
   const bodyErrorRoutes = parts.bodyErrorRoutes ?? [];
   app.use(bodyParser({ limit: parts.bodyLimit, deferErrors: (ctx) => bodyErrorRoutes.some((router) => router.match(ctx.path, ctx.method).route) }));
   // The hot path: a request that hits a private route goes straight to the one feature router that

@@ -31,6 +31,7 @@ export const eventDocs: RouteDocs = {
       params: { query: eventsQuerySchema },
       responses: {
         200: json('The page; next_from is where the next one starts', objectOf({ events: { type: 'array', items: envelopeSchema }, next_from: { type: 'integer' } })),
+        400: detail('`from` is past the end of the log, or (KurrentDB) not the position of an event'),
         403: readersOnly,
       },
     },
@@ -43,6 +44,7 @@ export const eventDocs: RouteDocs = {
       params: { query: eventsQuerySchema, header: { type: 'object', properties: { 'Last-Event-ID': { type: 'string', pattern: '^\\d{1,16}$' } } } },
       responses: {
         200: { description: 'The stream', contentType: 'text/event-stream', schema: { type: 'string' } },
+        400: detail('`from` (or Last-Event-ID) is past the end of the log, or (KurrentDB) not the position of an event'),
         403: readersOnly,
         429: detail('Too many open event streams (the user holds EVENTS_STREAMS_PER_USER); Retry-After'),
         503: detail('No event streams free on the server; try again later (EVENTS_STREAMS_MAX); Retry-After'),

@@ -1,4 +1,4 @@
-import type { EventStore, Position, RecordedEvent } from '../../shared/event-store/EventStore.ts';
+import { START, UnreadablePositionError, type EventStore, type Position, type RecordedEvent } from '../../shared/event-store/EventStore.ts';
 import type { EventFilter, EventsQuery } from './eventsQuery.ts';
 import { redactStreamId } from './redactEvent.ts';
 
@@ -71,8 +71,25 @@ const readOneStream = async (store: EventStore, query: EventsQuery & { stream: s
 /** Streams named after a credential hash are served under another id: found by scanning only. */
 const servedUnderItsOwnId = (stream: string): boolean => redactStreamId(stream) === stream && !/^(authcode|refresh)-/.test(stream);
 
+/**
+ * A `from` past the log's last position is refused alike on every store (a made-up or foreign
+ * position; on KurrentDB the read itself fails for one between two events). Asked only when a page
+ * comes back empty where it started, so a reader's ordinary pages cost no extra read.
+ */
+export const assertReadableFrom = async (store: EventStore, from: Position): Promise<void> => {
+  if (from <= START) return;
+  const head = await store.headPosition();
+  if (from > head) throw new UnreadablePositionError(from, `past the end of the log (its last position is ${String(head)})`);
+};
+
 /** One page of GET /events: the global log after `from`, filtered, at most `limit` events. */
 export const readEventsPage = async (store: EventStore, query: EventsQuery): Promise<EventsPage> => {
+  const page = await readFilteredPage(store, query);
+  if (page.events.length === 0 && page.nextFrom === query.from) await assertReadableFrom(store, query.from);
+  return page;
+};
+
+const readFilteredPage = async (store: EventStore, query: EventsQuery): Promise<EventsPage> => {
   if (query.stream !== undefined && servedUnderItsOwnId(query.stream)) return readOneStream(store, { ...query, stream: query.stream });
   const filtered = query.type !== undefined || query.stream !== undefined;
   if (!filtered) {

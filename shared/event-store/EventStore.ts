@@ -119,6 +119,20 @@ export class WrongExpectedVersionError extends Error {
   }
 }
 
+/**
+ * A position the store cannot read from: past the end of the log (every store), or between two
+ * events' records (KurrentDB, whose positions are byte offsets). The API answers 400 for it.
+ */
+export class UnreadablePositionError extends Error {
+  constructor(
+    readonly position: Position,
+    reason: string,
+  ) {
+    super(`The log cannot be read from position ${String(position)}: ${reason}`);
+    this.name = 'UnreadablePositionError';
+  }
+}
+
 /** The one rule every adapter applies, so that they cannot disagree on it. */
 export const expectedRevisionHolds = (expected: ExpectedRevision, actual: number | 'no_stream'): boolean => {
   if (expected === 'any') return true;

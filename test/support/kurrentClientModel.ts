@@ -9,6 +9,7 @@ import {
   STREAM_EXISTS,
   StreamNotFoundError,
   UnavailableError,
+  UnknownError,
   WrongExpectedVersionError,
   type AppendResult,
   type AppendToStreamOptions,
@@ -39,7 +40,9 @@ interface Stored {
  * - positions are byte offsets: large, increasing, not consecutive (commit = prepare);
  * - every append is followed by a system link event in `$ce-<category>`, and the log starts with
  *   system events, so filtering is exercised;
- * - a read of $all starts AT its position (inclusive), a subscription AFTER it (exclusive);
+ * - a read of $all starts AT its position (inclusive), a subscription AFTER it (exclusive); a read
+ *   from a position that is no record's fails (an unknown error naming the position, as KurrentDB
+ *   answers "Unexpected ReadAllResult.Error" for it);
  * - a filtered read counts maxCount among the events that pass the filter;
  * - a conflict is the client's WrongExpectedVersionError, a missing stream StreamNotFoundError on
  *   iteration;
@@ -104,6 +107,9 @@ export class KurrentClientModel {
     this.assertOpen();
     const { direction, fromPosition = START, maxCount = Number.MAX_SAFE_INTEGER, filter } = options;
     const backwards = direction === BACKWARDS;
+    if (fromPosition !== START && fromPosition !== END && !this.log.some((event) => event.position === fromPosition.commit)) {
+      throw new UnknownError(undefined, `Unexpected ReadAllResult.Error: invalid position C:${String(fromPosition.commit)}/P:${String(fromPosition.prepare)}`);
+    }
     const inRange = (event: Stored): boolean => {
       if (fromPosition === START || fromPosition === END) return backwards ? fromPosition === END : fromPosition === START;
       return backwards ? event.position <= fromPosition.commit : event.position >= fromPosition.commit;

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { taskBed, type TaskBed } from '../support/taskBed.ts';
+import { delayedDelivery } from '../support/delayedDelivery.ts';
 import { catalogClient, waitForItem, type CatalogClient } from '../support/catalogFixture.ts';
 
 const JS_QUICK = `
@@ -75,23 +76,11 @@ describe('POST /task/run creating a task, read model lagging (HTTP, embedded ser
   let bed: TaskBed;
   let operator: string;
 
-  const lagging = (store: EventStore): EventStore => ({
-    append: (...args) => store.append(...args),
-    ...(store.appendAtomically ? { appendAtomically: (appends) => store.appendAtomically!(appends) } : {}),
-    readStream: (...args) => store.readStream(...args),
-    readAll: (...args) => store.readAll(...args),
-    headPosition: () => store.headPosition(),
-    close: () => store.close(),
-    subscribeToAll: (options) =>
-      store.subscribeToAll({
-        ...options,
-        onEvent: async (event) => {
-          const data = event.data as { item_type?: unknown; name?: unknown };
-          if (event.type === 'ItemCreated' && data.item_type === 'task' && data.name === 'lagging-twins') await new Promise((resolve) => setTimeout(resolve, 300));
-          await options.onEvent(event);
-        },
-      }),
-  });
+  const lagging = (store: EventStore): EventStore =>
+    delayedDelivery(store, async (event) => {
+      const data = event.data as { item_type?: unknown; name?: unknown };
+      if (event.type === 'ItemCreated' && data.item_type === 'task' && data.name === 'lagging-twins') await new Promise((resolve) => setTimeout(resolve, 300));
+    });
 
   before(async () => {
     svc = await startTestService({}, { eventStoreView: lagging });

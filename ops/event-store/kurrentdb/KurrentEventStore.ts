@@ -11,6 +11,7 @@ import {
   type RecordedEvent as KurrentRecordedEvent,
 } from '@kurrent/kurrentdb-client';
 import {
+  UnreadablePositionError,
   WrongExpectedVersionError,
   START,
   type AppendResult,
@@ -92,6 +93,17 @@ const clientFor = (connectionString: string): KurrentDBClient | string => {
 
 /** A client error that is the connection's or the server's (gRPC), worth subscribing again for; not one of decoding. */
 const isServerError = (error: unknown): boolean => error instanceof Error && (isCommandError(error) || typeof (error as { code?: unknown }).code === 'number');
+
+/**
+ * The server's refusal of a read position that is not an event's record (a made-up `from`): its
+ * answer is an invalid-argument or an unknown error naming the position, depending on the version
+ * (KurrentDB 23.10 made the message say so). Only ever asked about the caller's own first position.
+ */
+const isInvalidPosition = (error: unknown): boolean =>
+  error instanceof Error &&
+  isCommandError(error) &&
+  (error.type === ErrorType.INVALID_ARGUMENT || error.type === ErrorType.UNKNOWN) &&
+  /position|ReadAllResult/i.test(error.message);
 
 const isStreamNotFound = (error: unknown): boolean => error instanceof Error && isCommandError(error) && error.type === ErrorType.STREAM_NOT_FOUND;
 
@@ -215,14 +227,21 @@ export class KurrentEventStore implements EventStore {
       const fromPosition = cursor !== null ? readPositionAfter(cursor) : direction === FORWARDS ? LOG_START : END;
       let seen = 0;
       let advanced = false;
-      for await (const { event } of this.client.readAll({ direction, fromPosition, maxCount: want, filter: this.filter })) {
-        seen += 1;
-        if (!event) continue;
-        const position = positionOf(event);
-        if (cursor !== null && (direction === FORWARDS ? position <= cursor : position >= cursor)) continue;
-        cursor = position;
-        advanced = true;
-        if (!visit(event, position)) return;
+      const callersPosition = cursor !== null && cursor === from;
+      try {
+        for await (const { event } of this.client.readAll({ direction, fromPosition, maxCount: want, filter: this.filter })) {
+          seen += 1;
+          if (!event) continue;
+          const position = positionOf(event);
+          if (cursor !== null && (direction === FORWARDS ? position <= cursor : position >= cursor)) continue;
+          cursor = position;
+          advanced = true;
+          if (!visit(event, position)) return;
+        }
+      } catch (error) {
+        // Later pages start at positions the server gave: only the caller's own can be made up.
+        if (callersPosition && seen === 0 && from !== null && isInvalidPosition(error)) throw new UnreadablePositionError(from, 'not the position of an event');
+        throw error;
       }
       if (seen < want || !advanced) return;
     }

@@ -1,6 +1,6 @@
 import { jsonEvent } from '@kurrent/kurrentdb-client';
 import { expect } from 'chai';
-import { START, type RecordedEvent } from '../../../shared/event-store/EventStore.ts';
+import { START, UnreadablePositionError, type RecordedEvent } from '../../../shared/event-store/EventStore.ts';
 import { KurrentClientModel } from '../../../test/support/kurrentClientModel.ts';
 import { anEvent, someEvents, waitUntil } from '../contract/contractFixtures.ts';
 import { describeEventStoreContract } from '../eventStoreContract.ts';
@@ -100,6 +100,21 @@ describe('KurrentEventStore over a model of the KurrentDB client', () => {
       }
       expect(seen).to.deep.equal([0, 1, 2, 3, 4, 5, 6]);
       expect(after).to.equal(await store.headPosition());
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('given a made-up position between two events, when $all is read after it, then UnreadablePositionError (the API answers 400), and positions the store gave read as before', async () => {
+    const store = storeOver(await sharedModel(), 'mine-');
+    try {
+      const first = await store.append('s-0', [anEvent(0)], 'any');
+      await store.append('s-0', [anEvent(1)], 0);
+      let refused: unknown = null;
+      await store.readAll({ after: first.position + 1n }).catch((error: unknown) => (refused = error));
+      expect(refused).to.be.instanceOf(UnreadablePositionError);
+      expect((refused as UnreadablePositionError).position).to.equal(first.position + 1n);
+      expect((await store.readAll({ after: first.position })).map((event) => event.data.n)).to.deep.equal([1]);
     } finally {
       await store.close();
     }

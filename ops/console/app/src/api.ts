@@ -56,8 +56,24 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Read your writes: the newest log position a write of this tab answered (X-Event-Position), sent
+ * with every later request as X-Read-After, so that a read served by another api process behind
+ * the same address waits until that process's read models have the write (README, Operations).
+ */
+let lastWritePosition: bigint | null = null;
+
+const noteWritePosition = (response: Response): void => {
+  const text = response.headers.get('x-event-position');
+  if (text === null || !/^\d{1,19}$/.test(text)) return;
+  const position = BigInt(text);
+  if (lastWritePosition === null || position > lastWritePosition) lastWritePosition = position;
+};
+
+export const readAfterHeaders = (): Record<string, string> => (lastWritePosition === null ? {} : { 'x-read-after': String(lastWritePosition) });
+
 export const api = async <T>(path: string, options: RequestOptions = {}): Promise<T> => {
-  const headers: Record<string, string> = { accept: 'application/json', ...authHeaders() };
+  const headers: Record<string, string> = { accept: 'application/json', ...authHeaders(), ...readAfterHeaders() };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(path, {
     method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
@@ -66,6 +82,7 @@ export const api = async <T>(path: string, options: RequestOptions = {}): Promis
     credentials: 'same-origin',
     ...(options.signal ? { signal: options.signal } : {}),
   });
+  noteWritePosition(response);
   const text = await response.text();
   let parsed: unknown;
   try {
