@@ -110,7 +110,7 @@ import { TempGenerationSessions } from './ai/TempGenerationSessions.ts';
 import { optionalAuthentication } from './http/optionalAuthentication.ts';
 import { generateRoutes } from '../command-side/ai/generateRoutes.ts';
 import { apiReferenceRoutes } from './http/apiReferenceRoutes.ts';
-import { recordWritePositions } from './http/readYourWrites.ts';
+import { recordWritePositions, WritePositions } from './http/readYourWrites.ts';
 import { gracefulStop, settledWithin } from './shutdown/gracefulStop.ts';
 
 /** The checkpoint name of the projector writing a shared (MongoDB) read store. */
@@ -234,7 +234,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   // Commits of the embedded store run on a writer thread: a writer (or a KurrentDB) that cannot start fails the start.
   const store = await openEventStore(config);
   // Every append is recorded against the request it serves: writes answer X-Event-Position.
-  const eventStore: EventStore = recordWritePositions(overrides.eventStoreView ? overrides.eventStoreView(store) : store);
+  const writePositions = new WritePositions();
+  const eventStore: EventStore = recordWritePositions(overrides.eventStoreView ? overrides.eventStoreView(store) : store, writePositions);
   const readStore: ReadStore =
     config.readStore.kind === 'mongodb' ? await openMongoReadStore({ url: config.readStore.url, database: config.readStore.database }) : new MemoryReadStore();
   // The embedded bus: its messages live in this process, so the reaper can ask it whether a run's
@@ -384,7 +385,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     isReady: () => ready,
     role: config.role,
     trustProxyHops: config.trustProxyHops,
-    readYourWrites: { readModels, timeoutMs: config.readYourWritesTimeoutMs },
+    readYourWrites: { readModels, timeoutMs: config.readYourWritesTimeoutMs, positions: writePositions },
     authenticate: authenticate({ tokens, users, endedSessions }),
     // Only the api role (and all) serves the REST routes; the others answer /healthz alone.
     publicRoutes: !parts.api ? [] : [
