@@ -35,6 +35,11 @@ export interface Config {
   rebuildReadModels: boolean;
   port: number;
   host: string;
+  /**
+   * GET /metrics (ops/metrics): METRICS_TOKEN, a Bearer that reads them without an account;
+   * METRICS_PORT, a loopback port serving them apart from the API (0: any free port), null: on PORT.
+   */
+  metrics: { token: string | null; port: number | null };
   dataDir: string;
   adminUsername: string;
   adminPassword: string | null;
@@ -562,6 +567,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     rebuildReadModels: flag(env, 'READ_MODELS_REBUILD', false),
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: text(env, 'HOST') ?? '127.0.0.1',
+    metrics: { token: text(env, 'METRICS_TOKEN'), port: text(env, 'METRICS_PORT') === null ? null : integer(env, 'METRICS_PORT', 0, 0, 65535) },
     dataDir,
     adminUsername: text(env, 'ADMIN_USERNAME') ?? 'admin',
     adminPassword: text(env, 'ADMIN_PASSWORD'),

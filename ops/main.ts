@@ -22,6 +22,7 @@ const main = async () => {
   // it survives and what still ends the process).
   installProcessGuard({ process, logger: service.logger, exit: (code) => process.exit(code) });
   console.log(`Ready: ${service.url} (GET /healthz); web console: ${service.url}/`);
+  if (service.metricsUrl !== null) console.log(`Metrics (METRICS_PORT, this host only): ${service.metricsUrl}`);
   // The first signal stops taking work and waits at most SHUTDOWN_GRACE_SECONDS for what was taken,
   // saying what it waits for (README, Operations: Stop); a second one kills the runs and exits at once.
   let stopping = false;

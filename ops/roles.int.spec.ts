@@ -27,10 +27,10 @@ describe('roles: what one process of each role serves', function () {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const start = async (role: Role): Promise<HttpClient> => {
+  const start = async (role: Role, env: Record<string, string> = {}): Promise<HttpClient> => {
     // As root the run identities are claimed in a registry (ops/worker/runIdentityRegistry.ts): the test's, not the host's.
     const registry = join(dataDir, 'run-uids');
-    const config = { ...loadConfig({ PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'admin-password-1', SQLITE_SYNCHRONOUS: 'normal', WORKER_POOL_SIZE: '0', WORKER_RUN_AS_REGISTRY: registry }), role };
+    const config = { ...loadConfig({ PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD: 'admin-password-1', SQLITE_SYNCHRONOUS: 'normal', WORKER_POOL_SIZE: '0', WORKER_RUN_AS_REGISTRY: registry, ...env }), role };
     service = await startService(config, { passwords: scryptPasswords(2 ** 10), announce: () => undefined });
     return new HttpClient(service.url);
   };
@@ -44,6 +44,18 @@ describe('roles: what one process of each role serves', function () {
       const route = await client.get('/api/v1/user/me');
       expect(route.status).to.equal(404);
       expect(route.json).to.deep.equal({ detail: 'Not Found' });
+    });
+  }
+
+  for (const role of ['worker', 'scheduler', 'projector'] as const) {
+    it(`given a ${role} process and METRICS_TOKEN, when /metrics is read, then it serves its own figures (worker slots only in a worker)`, async () => {
+      const client = await start(role, { METRICS_TOKEN: 'role-metrics-token', WORKER_CONCURRENCY: '3' });
+      expect((await client.get('/metrics')).status).to.equal(401);
+      const reply = await client.get('/metrics', { token: 'role-metrics-token' });
+      expect(reply.status, reply.text).to.equal(200);
+      expect(reply.text).to.include('# TYPE orchestrator_task_runs_total counter');
+      expect(reply.text).to.include('# TYPE orchestrator_projection_lag_events gauge');
+      expect(reply.text).to.match(new RegExp(`^orchestrator_worker_slots_capacity ${role === 'worker' ? 3 : 0}$`, 'm'));
     });
   }
 

@@ -112,6 +112,12 @@ import { generateRoutes } from '../command-side/ai/generateRoutes.ts';
 import { apiReferenceRoutes } from './http/apiReferenceRoutes.ts';
 import { recordWritePositions, WritePositions } from './http/readYourWrites.ts';
 import { gracefulStop, settledWithin } from './shutdown/gracefulStop.ts';
+import { ServiceMetrics } from './metrics/ServiceMetrics.ts';
+import { timedAppends } from './metrics/timedAppends.ts';
+import { projectionLag } from './metrics/projectionLag.ts';
+import { metricsRoutes } from './metrics/metricsRoutes.ts';
+import { startMetricsServer } from './metrics/metricsServer.ts';
+import { CHECKPOINTS, checkpointPosition } from '../projections/runner/checkpoints.ts';
 
 /** The checkpoint name of the projector writing a shared (MongoDB) read store. */
 const PROJECTOR = 'projector';
@@ -147,6 +153,10 @@ export interface Service {
   abort(): void;
   /** The code runs in progress in this process (operators, actions, AI modules), oldest first. */
   activeRuns(): ActiveRun[];
+  /** This process's Prometheus registry and instruments (GET /metrics). */
+  metrics: ServiceMetrics;
+  /** Where /metrics is served apart from the API (METRICS_PORT, on 127.0.0.1); null: on the API's port. */
+  metricsUrl: string | null;
 }
 
 export interface ServiceOverrides {
@@ -231,11 +241,18 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     announce(`WARNING: ${warning}`);
   }
 
+  // This process's Prometheus figures (ops/metrics). The gauges are read when scraped, once the
+  // service listens: by then the worker slots and the read models below exist.
+  const metrics = new ServiceMetrics({
+    slotsBusy: () => (parts.worker ? slots.running : 0),
+    slotsCapacity: () => (parts.worker ? slots.slots : 0),
+    projectionLag: () => lagOfReadModels(),
+  });
   // Commits of the embedded store run on a writer thread: a writer (or a KurrentDB) that cannot start fails the start.
   const store = await openEventStore(config);
-  // Every append is recorded against the request it serves: writes answer X-Event-Position.
+  // Every append is recorded against the request it serves (writes answer X-Event-Position) and timed.
   const writePositions = new WritePositions();
-  const eventStore: EventStore = recordWritePositions(overrides.eventStoreView ? overrides.eventStoreView(store) : store, writePositions);
+  const eventStore: EventStore = recordWritePositions(timedAppends(overrides.eventStoreView ? overrides.eventStoreView(store) : store, (seconds) => metrics.observeAppend(seconds)), writePositions);
   const readStore: ReadStore =
     config.readStore.kind === 'mongodb' ? await openMongoReadStore({ url: config.readStore.url, database: config.readStore.database }) : new MemoryReadStore();
   // The embedded bus: its messages live in this process, so the reaper can ask it whether a run's
@@ -269,6 +286,13 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     onError: (error) => logger.log({ level: 'critical', category: 'API', message: `Projection failed: ${String(error)}` }),
   });
   const readModels: ReadModelProgress = projections ?? new CheckpointProgress({ readStore, name: PROJECTOR });
+  // The log's head minus what the read models this process reads have applied: its own runner's
+  // position, or (a role reading the shared store) the projector's checkpoint, read at each scrape.
+  const lagOfReadModels = projectionLag({
+    eventStore,
+    applied: async () => (projections ? projections.position() : checkpointPosition(await readStore.collection(CHECKPOINTS).get(PROJECTOR))),
+    positionsCountEvents: config.eventStore.kind !== 'kurrentdb',
+  });
   const users = readStore.collection<UserDoc>(USERS, usersProjection.indexes);
   const endedSessions = readStore.collection<EndedSessionDoc>(ENDED_SESSIONS, endedSessionsProjection.indexes);
   const userCommands = userHandler({ eventStore, passwords, secrets });
@@ -341,6 +365,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     slaMinuteMs: config.slaMinuteMs,
     readModels,
     readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
+    runs: metrics,
   };
   // One scheduler loop per started project; loops start once the read models are current (below).
   // Which projects are this process's is the bus's partition assignment (all of them in process).
@@ -378,6 +403,11 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const aiModule: AiModule = overrides.aiModule ?? createAiModule({ runner, logger, clock, timeoutMs: aiTimeoutMs, maxRetries: config.ai.maxRetries, limits });
   const generationSessions = new TempGenerationSessions();
 
+  // GET /metrics: in every role (each process serves its own figures), on the API's port unless METRICS_PORT names one of its own.
+  const bearerAuth = authenticate({ tokens, users, endedSessions });
+  const metricsAccess = { token: config.metrics.token, authenticate: bearerAuth };
+  const metricsOnApiPort = config.metrics.port === null ? [metricsRoutes({ metrics, access: metricsAccess })] : [];
+
   let ready = false;
   const app = createApp({
     logger,
@@ -386,9 +416,10 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     role: config.role,
     trustProxyHops: config.trustProxyHops,
     readYourWrites: { readModels, timeoutMs: config.readYourWritesTimeoutMs, positions: writePositions },
-    authenticate: authenticate({ tokens, users, endedSessions }),
-    // Only the api role (and all) serves the REST routes; the others answer /healthz alone.
-    publicRoutes: !parts.api ? [] : [
+    authenticate: bearerAuth,
+    observeRequest: (request) => metrics.observeRequest(request),
+    // Only the api role (and all) serves the REST routes; the others answer /healthz (and /metrics) alone.
+    publicRoutes: [...metricsOnApiPort, ...(!parts.api ? [] : [
       // GET /api/v1/openapi.json and /api/v1/docs: the API reference (ops/http/apiRouteDocs.ts lists every route's docs).
       apiReferenceRoutes(),
       authRoutes({
@@ -457,7 +488,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       }),
       // The web console (ops/console): its page at / and /console/*, its assets; the API is unchanged.
       consoleRoutes(),
-    ],
+    ])],
     bodyErrorRoutes: parts.api ? [logsQuery, mcp] : [],
     privateRoutes: !parts.api ? [] : [
       taskRoutes({ ...taskDeps, readModels, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
@@ -518,6 +549,11 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const address = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${address.port}`;
   ownUrl = loopbackUrl(config.host, address.port);
+  // At once, not when ready: the read models' lag is worth watching while they are rebuilt at start.
+  const metricsServer =
+    config.metrics.port === null
+      ? null
+      : await startMetricsServer({ port: config.metrics.port, routes: metricsRoutes({ metrics, access: { ...metricsAccess, loopback: true } }), logger });
 
   await projections?.start();
   if (parts.api) await ensureAdmin(config, { users, userCommands, readModels, clock, announce });
@@ -582,6 +618,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     shutdown,
     close: () => shutdown(),
     activeRuns: () => runner.activeRuns(),
+    metrics,
+    metricsUrl: metricsServer?.url ?? null,
     abort() {
       stopping.abort();
       runner.stopRuns('the service was stopped at once (a second signal) before the run ended');
@@ -615,6 +653,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       { graceSeconds: config.shutdownGraceSeconds, settleMs: SHUTDOWN_SETTLE_MS, report },
     );
     server.closeAllConnections();
+    await metricsServer?.close();
     await relayedHeartbeats?.close();
     await publisher?.close();
     // The bus waits for its handlers: one that did not end even after its run was stopped is

@@ -29,6 +29,11 @@ export interface ExecuteTaskMessage {
    * from messages sent before it existed: those share one turn.
    */
   project_laui?: Laui | null;
+  /**
+   * When the run was requested (its queued_for_connection step): the worker's queue-wait metric
+   * runs from here to its pick-up. Absent from messages sent before it existed.
+   */
+  requested_at?: string;
 }
 
 /** Worker tokens outlive the longest run they may report on. */
@@ -76,6 +81,8 @@ interface PreparedLease {
   lease: Lease;
   task: ItemDoc;
   payload: unknown;
+  /** See ExecuteTaskMessage.requested_at. */
+  requestedAt: string;
 }
 
 /** The queued_in_redis step of a leased task (after its queued_for_connection step when it leads). */
@@ -105,7 +112,10 @@ const prepareLease = async (
   if (view === null) return null;
   const task: ItemDoc = { ...view, ...leading };
   const payload = await renderPayload(deps, task, metadata);
-  return { lease, task, payload };
+  // Every queued_for_connection step stamps last_system_updated_date (a request, a due run's claim,
+  // a retry); the lease's own queued_in_redis step, planned beside this, stamps it again.
+  const requestedAt = task.state === 'queued_for_connection' && typeof task.last_system_updated_date === 'string' ? task.last_system_updated_date : metadata.at;
+  return { lease, task, payload, requestedAt };
 };
 
 /** Publishes `execute_task` for a leased task whose queued_in_redis change is committed (at `position`). */
@@ -124,6 +134,7 @@ const publishLease = async (deps: TaskDeps, connectionLaui: Laui, prepared: Prep
     user_laui: user,
     position: position === null ? null : position.toString(),
     project_laui: typeof task.project_laui === 'string' ? task.project_laui : null,
+    requested_at: prepared.requestedAt,
   };
   const id = await deps.bus.publish(EXECUTE_TASK, task.laui, message);
   deps.logger.log({

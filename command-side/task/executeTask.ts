@@ -18,6 +18,7 @@ import type { TaskHeartbeats } from './HeartbeatStore.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 import { runSessionLog } from './runSessionLog.ts';
 import type { WorkerSlots } from './WorkerSlots.ts';
+import type { RunObserver } from '../../shared/ports/RunObserver.ts';
 
 export interface WorkerDeps extends TaskDeps {
   heartbeats: TaskHeartbeats;
@@ -34,6 +35,8 @@ export interface WorkerDeps extends TaskDeps {
    * (its message is not acknowledged: the bus delivers it again, to another worker or after a restart).
    */
   stopping?: AbortSignal;
+  /** Told each pick-up (its queue wait) and each recorded end (state, run time): the service's metrics. */
+  runs?: RunObserver;
 }
 
 const EXECUTOR = `${hostname()}:${process.pid}`;
@@ -129,6 +132,10 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
     const pickedUp = changeTask(deps.eventStore, taskLaui, { ...pickup, executor: EXECUTOR, last_run_session_id: sessionId, task_instance: dispatchId }, metadata());
     pickedUp.catch(() => undefined);
     deps.heartbeats.beat(taskLaui, started);
+    // Queue wait: from the request (the run's queued_for_connection step) to this pick-up. A message
+    // sent before messages carried requested_at tells nothing about it: not observed.
+    const requestedAt = message.value.requested_at ? Date.parse(message.value.requested_at) : Number.NaN;
+    if (Number.isFinite(requestedAt)) deps.runs?.pickedUp(Math.max(0, (started.getTime() - requestedAt) / 1000));
     log('info', 'CELERY', 'pickup', `Worker ${EXECUTOR} picked up task ${task.name}`, { state: 'running' });
 
     const settings = await loadSystemSettings(deps);
@@ -220,6 +227,7 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
     const finishMetadata = metadata();
     const ending = () => {
       deps.heartbeats.forget(taskLaui);
+      deps.runs?.ended(String(end?.changes.state ?? outcome.status), (ended.getTime() - started.getTime()) / 1000);
       if (end?.dispatchNow) log('info', 'TASK', 'catch-up', 'next_run_date already due: the scheduler dispatches the next run at once');
       // The session's last line.
       session.end({

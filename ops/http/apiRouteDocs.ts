@@ -18,6 +18,7 @@ import { queryDocs } from '../../query-side/query/queryDocs.ts';
 import { taskQueryDocs } from '../../query-side/task/taskQueryDocs.ts';
 import { userQueryDocs } from '../../query-side/user/userQueryDocs.ts';
 import { mcpDocs } from '../mcp/mcpDocs.ts';
+import { metricsDocs } from '../metrics/metricsDocs.ts';
 import { API_DOCS_PATH, DOCS_ASSETS, OPENAPI_JSON_PATH } from './apiReferenceAssets.ts';
 import type { ApiInfo } from './openApiDocument.ts';
 import { ROLES } from '../config.ts';
@@ -109,6 +110,7 @@ export const API_ROUTE_DOCS: ReadonlyArray<RouteDocs> = [
   agentDocs,
   eventDocs,
   mcpDocs,
+  metricsDocs,
   serviceDocs,
 ];
 

@@ -7,6 +7,8 @@ import { errorMiddleware } from './errorMiddleware.ts';
 import { frameGuard } from './frameGuard.ts';
 import { readYourWrites, type ReadYourWritesDeps } from './readYourWrites.ts';
 import { requestLog } from './requestLog.ts';
+import { requestTimer } from './requestTimer.ts';
+import type { RequestObservation } from '../metrics/ServiceMetrics.ts';
 
 export interface AppParts {
   logger: Logger;
@@ -33,6 +35,8 @@ export interface AppParts {
   trustProxyHops?: number;
   /** X-Event-Position on writes and X-Read-After on reads (ops/http/readYourWrites.ts); absent: neither. */
   readYourWrites?: ReadYourWritesDeps;
+  /** Told every answered request: method, route template, status, seconds (the HTTP metrics). */
+  observeRequest?(request: RequestObservation): void;
 }
 
 /**
@@ -45,6 +49,8 @@ export const createApp = (parts: AppParts): Koa<AppState> => {
   app.silent = true;
   app.proxy = (parts.trustProxyHops ?? 0) > 0;
   app.maxIpsCount = parts.trustProxyHops ?? 0;
+  // Outermost: the time and status as the client gets them, error pages included.
+  if (parts.observeRequest) app.use(requestTimer(parts.observeRequest));
   app.use(requestLog({ logger: parts.logger }));
   // Outside the error middleware: it sees every answer as it will be sent, error pages included.
   app.use(frameGuard());
