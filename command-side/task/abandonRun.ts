@@ -6,6 +6,7 @@ import type { ItemState } from '../catalog/item.ts';
 import type { Lease } from '../queue/handler.ts';
 import { changeTask } from './changeTask.ts';
 import type { TaskDeps } from './taskDeps.ts';
+import type { RunObserver } from '../../shared/ports/RunObserver.ts';
 
 type KnownTask = Exclude<ItemState, { status: 'none' }>;
 
@@ -21,7 +22,7 @@ const ABANDONED_FROM = fromStatesOf('lease_reaped');
  * runs under).
  */
 export const abandonRun = async (
-  deps: Pick<TaskDeps, 'clock' | 'eventStore' | 'logger' | 'queue'>,
+  deps: Pick<TaskDeps, 'clock' | 'eventStore' | 'logger' | 'queue'> & { runs?: RunObserver },
   connectionLaui: Laui,
   lease: Lease,
   error: string | null,
@@ -45,6 +46,7 @@ export const abandonRun = async (
     const task = ended as KnownTask | null;
     // The run's end: the last line of its session (a worker that is still alive adds its own end line after it).
     if (task !== null) {
+      deps.runs?.abandoned('error');
       deps.logger.log({ level: 'error', category: 'TASK_HISTORY', step: 'reap', message: `Task ${task.name}: ${error}; slot released`, session_id: lease.sessionId, task_laui: lease.taskLaui, task_name: task.name, logical_date: task.fields.logical_date ?? null, status: 'error', session_end: true });
     }
   }

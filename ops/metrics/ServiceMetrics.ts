@@ -63,7 +63,7 @@ export class ServiceMetrics implements RunObserver {
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.runs = new Counter({ name: METRIC_FAMILIES.taskRuns, help: 'Task runs ended by this worker, by terminal state', labelNames: ['state'], registers });
+    this.runs = new Counter({ name: METRIC_FAMILIES.taskRuns, help: 'Task runs ended by this process (its worker, or its lease reaper), by terminal state', labelNames: ['state'], registers });
     // Every state from zero: rate() and increase() see a run of a state that had none before.
     for (const state of RUN_END_STATES) this.runs.inc({ state }, 0);
     this.runDuration = new Histogram({ name: METRIC_FAMILIES.taskRunDuration, help: 'Run time of the task runs this worker ended, pick-up to end', buckets: RUN_BUCKETS, registers });
@@ -109,8 +109,12 @@ export class ServiceMetrics implements RunObserver {
   }
 
   ended(state: string, runSeconds: number): void {
-    this.runs.inc({ state: (RUN_END_STATES as ReadonlyArray<string>).includes(state) ? state : 'other' });
+    this.abandoned(state);
     this.runDuration.observe(runSeconds);
+  }
+
+  abandoned(state: string): void {
+    this.runs.inc({ state: (RUN_END_STATES as ReadonlyArray<string>).includes(state) ? state : 'other' });
   }
 
   observeRequest(request: RequestObservation): void {

@@ -29,6 +29,13 @@ describe('ServiceMetrics', () => {
     expect(durations.value('orchestrator_task_run_duration_seconds_sum')).to.equal(10.5);
   });
 
+  it('given a run the lease reaper ended, when counted, then it is an error run with no run time', async () => {
+    const { metrics } = metricsWith();
+    metrics.abandoned('error');
+    expect((await family(metrics, 'orchestrator_task_runs_total')).value('orchestrator_task_runs_total', { state: 'error' })).to.equal(1);
+    expect((await family(metrics, 'orchestrator_task_run_duration_seconds')).value('orchestrator_task_run_duration_seconds_count')).to.equal(0);
+  });
+
   it('given the gauges, when scraped, then they read the slots and the lag at that moment; a failed lag read keeps the last figure', async () => {
     let fail = false;
     let lag = 7;

@@ -7,5 +7,7 @@ export interface RunObserver {
   pickedUp(waitSeconds: number): void;
   /** A run's end was recorded: its terminal state (success, error, timeout, cancelled, fail) and how long it ran. */
   ended(state: string, runSeconds: number): void;
+  /** A run ended without its worker's report (the lease reaper ended it `error`): counted, with no run time. */
+  abandoned(state: string): void;
 }
 
