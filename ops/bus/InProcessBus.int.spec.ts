@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { BusMessage, KeyOwnership } from '../../shared/bus/MessageBus.ts';
 import type { LogEntry } from '../../shared/ports/Logger.ts';
 import { InProcessBus, type InProcessBusOptions } from './InProcessBus.ts';
-import { describeMessageBusContract } from './messageBusContract.ts';
+import { describeMessageBusContract } from '../../test/contracts/messageBusContract.ts';
 import { prefixedBus } from './prefixedBus.ts';
 import { sleep, waitUntil } from './waitUntil.ts';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import { metadataFor } from '../../../shared/events.ts';
 import { requireKafkaBroker } from '../../../test/support/kafkaBroker.ts';
-import { MemoryEventStore } from '../../event-store/memory/MemoryEventStore.ts';
+import { MemoryEventStore } from '../../../test/support/MemoryEventStore.ts';
 import { waitUntil } from '../waitUntil.ts';
 import { fileCheckpoint, kafkaDomainEventSink, publishDomainEvents } from './DomainEventPublisher.ts';
 

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { BusMessage, KeyOwnership, MessageBus } from '../../shared/bus/MessageBus.ts';
-import type { DeadLetterSource } from './DeadLetter.ts';
-import { sleep, waitUntil } from './waitUntil.ts';
+import type { DeadLetterSource } from '../../ops/bus/DeadLetter.ts';
+import { sleep, waitUntil } from '../../ops/bus/waitUntil.ts';
 
 export interface BusTestSettings {
   /** Attempts before a message is dead-lettered. */

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { loadConfig } from '../config.ts';
-import { startService } from '../service.ts';
+import { loadConfig } from '../ops/config.ts';
+import { startService } from '../ops/service.ts';
 import { loginToken } from './catalogBench.ts';
 import { percentile } from './latencyFigures.ts';
 import { memoryDuring } from './memoryDuring.ts';

@@ -1,9 +1,9 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { START } from '../../shared/event-store/EventStore.ts';
-import type { EventToAppend } from '../../shared/events.ts';
-import { openEventStoreDatabase } from '../event-store/sqlite/openEventStoreDatabase.ts';
-import { openSqliteEventStore, type SqliteWriterPlacement } from '../event-store/sqlite/SqliteEventStore.ts';
+import { START } from '../shared/event-store/EventStore.ts';
+import type { EventToAppend } from '../shared/events.ts';
+import { openEventStoreDatabase } from '../ops/event-store/sqlite/openEventStoreDatabase.ts';
+import { openSqliteEventStore, type SqliteWriterPlacement } from '../ops/event-store/sqlite/SqliteEventStore.ts';
 
 const WRITERS = 64;
 const APPEND_SECONDS = 3;

@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { metadataFor, type EventToAppend } from '../../shared/events.ts';
-import { newLaui } from '../../shared/ids.ts';
-import { loadConfig } from '../config.ts';
-import { openSqliteEventStore } from '../event-store/sqlite/SqliteEventStore.ts';
-import { startService } from '../service.ts';
+import { metadataFor, type EventToAppend } from '../shared/events.ts';
+import { newLaui } from '../shared/ids.ts';
+import { loadConfig } from '../ops/config.ts';
+import { openSqliteEventStore } from '../ops/event-store/sqlite/SqliteEventStore.ts';
+import { startService } from '../ops/service.ts';
 import { loginToken } from './catalogBench.ts';
-import { itemCreatedEvent } from '../../command-side/catalog/itemCreatedEvent.ts';
+import { itemCreatedEvent } from '../command-side/catalog/itemCreatedEvent.ts';
 import { percentile } from './latencyFigures.ts';
 import { collectGarbage } from './memoryDuring.ts';
 

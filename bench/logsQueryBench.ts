@@ -1,8 +1,8 @@
 import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { loadConfig } from '../config.ts';
-import { startService } from '../service.ts';
+import { loadConfig } from '../ops/config.ts';
+import { startService } from '../ops/service.ts';
 import { percentile } from './latencyFigures.ts';
 
 const DAY = '2024-05-01';

@@ -1,9 +1,9 @@
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
-import { describeAppendContract } from './contract/appendContract.ts';
-import { describeAtomicAppendContract, describeWithoutAtomicAppends } from './contract/atomicAppendContract.ts';
-import { describeConcurrencyContract } from './contract/concurrencyContract.ts';
-import { describeReadContract } from './contract/readContract.ts';
-import { describeSubscriptionContract } from './contract/subscriptionContract.ts';
+import { describeAppendContract } from './eventStore/appendContract.ts';
+import { describeAtomicAppendContract, describeWithoutAtomicAppends } from './eventStore/atomicAppendContract.ts';
+import { describeConcurrencyContract } from './eventStore/concurrencyContract.ts';
+import { describeReadContract } from './eventStore/readContract.ts';
+import { describeSubscriptionContract } from './eventStore/subscriptionContract.ts';
 
 /** Builds a fresh, empty store; the contract closes it after each test. */
 export type EventStoreFactory = () => EventStore | Promise<EventStore>;

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../config.ts';
-import { startService } from '../service.ts';
+import { loadConfig } from '../ops/config.ts';
+import { startService } from '../ops/service.ts';
 import { loginToken } from './catalogBench.ts';
 import { lowLoadLatency } from './latencyFigures.ts';
 

@@ -1,8 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SlotPolicy } from '../../shared/task/SlotWait.ts';
-import { loadConfig } from '../config.ts';
-import { startService } from '../service.ts';
+import type { SlotPolicy } from '../shared/task/SlotWait.ts';
+import { loadConfig } from '../ops/config.ts';
+import { startService } from '../ops/service.ts';
 import { loginToken } from './catalogBench.ts';
 
 const sleeper = (ms: number) => `export async function run() { await new Promise((resolve) => setTimeout(resolve, ${ms})); return null; }\n`;

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { systemProgram } from '../../worker/systemPrograms.ts';
+import { systemProgram } from '../../../ops/worker/systemPrograms.ts';
 
 const SCRIPT = fileURLToPath(new URL('../../../.ci/mongo-double', import.meta.url));
 const run = promisify(execFile);

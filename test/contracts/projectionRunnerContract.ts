@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import type { EventStore, Position } from '../../shared/event-store/EventStore.ts';
 import type { BatchWrites, Doc, IndexSpec, ReadStore } from '../../shared/read-store/ReadStore.ts';
-import { CheckpointProgress } from './CheckpointProgress.ts';
-import { CHECKPOINTS } from './checkpoints.ts';
-import type { Projection } from './Projection.ts';
-import { ProjectionRunner } from './ProjectionRunner.ts';
+import { CheckpointProgress } from '../../projections/runner/CheckpointProgress.ts';
+import { CHECKPOINTS } from '../../projections/runner/checkpoints.ts';
+import type { Projection } from '../../projections/runner/Projection.ts';
+import { ProjectionRunner } from '../../projections/runner/ProjectionRunner.ts';
 
 export interface RunnerContractStores {
   /** An empty event store. */

@@ -1,10 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
-import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
-import type { Collection } from '../../shared/read-store/ReadStore.ts';
-import { loadConfig } from '../config.ts';
-import { startService } from '../service.ts';
+import type { ItemDoc } from '../shared/read-models/ItemDoc.ts';
+import type { Collection } from '../shared/read-store/ReadStore.ts';
+import { loadConfig } from '../ops/config.ts';
+import { startService } from '../ops/service.ts';
 import { loginToken } from './catalogBench.ts';
 import { lowLoadLatency } from './latencyFigures.ts';
 import { runLoad } from './loadGenerator.ts';

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { scryptPasswords } from '../auth/scryptPasswords.ts';
-import { loadConfig } from '../config.ts';
-import { startService } from '../service.ts';
+import { scryptPasswords } from '../ops/auth/scryptPasswords.ts';
+import { loadConfig } from '../ops/config.ts';
+import { startService } from '../ops/service.ts';
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const ms = (value: number) => Number(value.toFixed(2));

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import { metadataFor, type EventToAppend } from '../../shared/events.ts';
-import { ProjectionRunner } from '../../projections/runner/ProjectionRunner.ts';
-import { usersProjection } from '../../projections/users/usersProjection.ts';
-import { MemoryReadStore } from '../../projections/read-store/MemoryReadStore.ts';
-import { openSqliteEventStore } from '../event-store/sqlite/SqliteEventStore.ts';
+import { metadataFor, type EventToAppend } from '../shared/events.ts';
+import { ProjectionRunner } from '../projections/runner/ProjectionRunner.ts';
+import { usersProjection } from '../projections/users/usersProjection.ts';
+import { MemoryReadStore } from '../projections/read-store/MemoryReadStore.ts';
+import { openSqliteEventStore } from '../ops/event-store/sqlite/SqliteEventStore.ts';
 
 const EVENTS_PER_USER = 5;
 

@@ -2,10 +2,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { metadataFor, type EventToAppend } from '../../shared/events.ts';
-import { START } from '../../shared/event-store/EventStore.ts';
-import { EventStreams } from '../../query-side/events/EventStreams.ts';
-import { openSqliteEventStore } from '../event-store/sqlite/SqliteEventStore.ts';
+import { metadataFor, type EventToAppend } from '../shared/events.ts';
+import { START } from '../shared/event-store/EventStore.ts';
+import { EventStreams } from '../query-side/events/EventStreams.ts';
+import { openSqliteEventStore } from '../ops/event-store/sqlite/SqliteEventStore.ts';
 import { mainThreadCpuMs } from './runInterleaved.ts';
 
 /**

@@ -2,10 +2,10 @@ import { createReadStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSy
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Worker } from 'node:worker_threads';
-import { newLaui } from '../../shared/ids.ts';
-import { loadConfig } from '../config.ts';
-import { sessionLogFile } from '../logging/sessionLogFile.ts';
-import { startService } from '../service.ts';
+import { newLaui } from '../shared/ids.ts';
+import { loadConfig } from '../ops/config.ts';
+import { sessionLogFile } from '../ops/logging/sessionLogFile.ts';
+import { startService } from '../ops/service.ts';
 import { memoryDuring } from './memoryDuring.ts';
 
 /** Each measurement starts after what the previous one left has settled. */

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { koaBody } from 'koa-body';
-import { newLaui } from '../../shared/ids.ts';
-import { loadConfig } from '../config.ts';
-import { startService, type Service } from '../service.ts';
-import { SqliteEventStore } from '../event-store/sqlite/SqliteEventStore.ts';
+import { newLaui } from '../shared/ids.ts';
+import { loadConfig } from '../ops/config.ts';
+import { startService, type Service } from '../ops/service.ts';
+import { SqliteEventStore } from '../ops/event-store/sqlite/SqliteEventStore.ts';
 import { runInterleaved } from './runInterleaved.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { systemClock, type Clock } from '../../../shared/clock.ts';
+import { systemClock, type Clock } from '../../shared/clock.ts';
 import type {
   AppendResult,
   EventStore,
@@ -11,13 +11,13 @@ import type {
   StreamAppend,
   SubscribeOptions,
   Subscription,
-} from '../../../shared/event-store/EventStore.ts';
-import { assertDistinctStreams } from '../assertDistinctStreams.ts';
-import type { DomainEvent, EventToAppend } from '../../../shared/events.ts';
-import { checkExpectedRevision } from '../checkExpectedRevision.ts';
-import { stampSchemaVersion, upcast } from '../../../shared/event-store/upcast.ts';
-import { readAllBounds, readStreamBounds } from '../readBounds.ts';
-import { SubscriptionHub } from '../SubscriptionHub.ts';
+} from '../../shared/event-store/EventStore.ts';
+import { assertDistinctStreams } from '../../ops/event-store/assertDistinctStreams.ts';
+import type { DomainEvent, EventToAppend } from '../../shared/events.ts';
+import { checkExpectedRevision } from '../../ops/event-store/checkExpectedRevision.ts';
+import { stampSchemaVersion, upcast } from '../../shared/event-store/upcast.ts';
+import { readAllBounds, readStreamBounds } from '../../ops/event-store/readBounds.ts';
+import { SubscriptionHub } from '../../ops/event-store/SubscriptionHub.ts';
 
 /**
  * The event store of unit tests: the whole log in arrays. Data crosses its edge as a copy,

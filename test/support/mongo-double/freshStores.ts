@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import type { ReadStore } from '../../../shared/read-store/ReadStore.ts';
-import { openMongoReadStore, type MongoReadStoreOptions } from './MongoReadStore.ts';
+import { openMongoReadStore, type MongoReadStoreOptions } from '../../../ops/read-store/mongodb/MongoReadStore.ts';
 
 export interface FreshStores {
   /** A store on a database of its own, dropped when the store is closed. */

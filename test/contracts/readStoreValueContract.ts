@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Doc, ReadStore } from '../../shared/read-store/ReadStore.ts';
-import { UniqueIndexViolationError } from './UniqueIndexViolationError.ts';
+import { UniqueIndexViolationError } from '../../projections/read-store/UniqueIndexViolationError.ts';
 
 const ids = (docs: ReadonlyArray<Doc>): string[] => docs.map((doc) => doc.id);
 

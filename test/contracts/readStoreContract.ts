@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Collection, Doc, IndexSpec, ReadStore } from '../../shared/read-store/ReadStore.ts';
-import { UniqueIndexViolationError } from './UniqueIndexViolationError.ts';
+import { UniqueIndexViolationError } from '../../projections/read-store/UniqueIndexViolationError.ts';
 import { describeBatchContract, describeRebuildContract } from './readStoreRebuildContract.ts';
 import { describeValueContract } from './readStoreValueContract.ts';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import type { Language } from '../../shared/ports/CodeRunner.ts';
-import { ProcessCodeRunner } from '../worker/ProcessCodeRunner.ts';
-import { latencies, MEMORY_MB, noop, stats, throughput } from '../worker/runnerBench.ts';
+import type { Language } from '../shared/ports/CodeRunner.ts';
+import { ProcessCodeRunner } from '../ops/worker/ProcessCodeRunner.ts';
+import { latencies, MEMORY_MB, noop, stats, throughput } from '../ops/worker/runnerBench.ts';
 import { lowLoadLatency } from './latencyFigures.ts';
 import { FINISHED, openBed } from './taskBench.ts';
 

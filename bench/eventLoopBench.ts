@@ -1,7 +1,7 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import type { Language, OperatorRunRequest } from '../../shared/ports/CodeRunner.ts';
-import { LIMITS } from '../worker/operatorRequests.ts';
-import { ProcessCodeRunner } from '../worker/ProcessCodeRunner.ts';
+import type { Language, OperatorRunRequest } from '../shared/ports/CodeRunner.ts';
+import { LIMITS } from '../ops/worker/operatorRequests.ts';
+import { ProcessCodeRunner } from '../ops/worker/ProcessCodeRunner.ts';
 import { percentile } from './latencyFigures.ts';
 import { FINISHED, openBed } from './taskBench.ts';
 

@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { systemProgram } from '../worker/systemPrograms.ts';
+import { systemProgram } from '../ops/worker/systemPrograms.ts';
 import { lowLoadLatency } from './latencyFigures.ts';
 import { FINISHED, openBed } from './taskBench.ts';
 
 /** The script that runs a throwaway Kafka broker for tests and benches (.ci/kafka). */
-const KAFKA_SCRIPT = fileURLToPath(new URL('../../.ci/kafka', import.meta.url));
+const KAFKA_SCRIPT = fileURLToPath(new URL('../.ci/kafka', import.meta.url));
 
 const kafkaScript = (command: 'start' | 'stop' | 'status' | 'brokers' | 'pid'): { ok: boolean; output: string } => {
   try {

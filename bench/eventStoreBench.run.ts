@@ -1,4 +1,4 @@
-/** Runs the event store benchmark alone: npx tsx ops/bench/eventStoreBench.run.ts [events] */
+/** Runs the event store benchmark alone: npx tsx bench/eventStoreBench.run.ts [events] */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchEventStore } from './eventStoreBench.ts';
