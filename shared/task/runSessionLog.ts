@@ -1,6 +1,6 @@
-import type { RunOutputDropped, RunOutputLine, RunOutputSink, RunStep } from '../../shared/ports/CodeRunner.ts';
-import type { LogCategory, Logger, LogLevel } from '../../shared/ports/Logger.ts';
-import { MASK } from '../../shared/item-types/secretFields.ts';
+import type { RunOutputDropped, RunOutputLine, RunOutputSink, RunStep } from '../ports/CodeRunner.ts';
+import type { LogCategory, Logger, LogLevel } from '../ports/Logger.ts';
+import { MASK } from '../item-types/secretFields.ts';
 
 /** A service line of a run: a LogEntry without the session, which the run's log adds. */
 export interface RunLine {

@@ -1,6 +1,6 @@
-import { mergeTaskConfig, type ConfigMergeResult } from '../../shared/task/mergeConfig.ts';
-import type { Collection } from '../../shared/read-store/ReadStore.ts';
-import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
+import { mergeTaskConfig, type ConfigMergeResult } from './mergeConfig.ts';
+import type { Collection } from '../read-store/ReadStore.ts';
+import type { ItemDoc } from '../read-models/ItemDoc.ts';
 
 /** Rule 6 with the task's configs looked up: workflow child configs < attached configs < inline. */
 export const mergedConfigOf = async (items: Collection<ItemDoc>, task: ItemDoc): Promise<ConfigMergeResult> => {

@@ -4,7 +4,7 @@ import { TASK_STATES } from '../../shared/item-types/schemas/task.ts';
 import { allowedTransition, refusedTransitionDetail, TRANSITIONS, type TaskTrigger } from '../../shared/task/transitions.ts';
 import type { TaskEventType } from '../../shared/task/taskEvents.ts';
 import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
-import { taskDecider, type TaskChange } from './decide.ts';
+import { taskDecider, type TaskChange } from './taskLifecycle.ts';
 
 const given = deciderSpecification(taskDecider);
 const laui = '65a000000000000000000001';

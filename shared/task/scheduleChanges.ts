@@ -1,6 +1,6 @@
-import { ADHOC, advanceLogicalDate, cronGranularity, floorToGranularity, initialLogicalDate, initialNextRunDate, nextCronDate, previousCronDate, previousOrSameCronDate } from '../../shared/task/cron.ts';
-import { iso, MINUTE_MS, toInstant } from '../../shared/task/dates.ts';
-import type { TaskRecord } from '../../shared/task/taskFields.ts';
+import { ADHOC, advanceLogicalDate, cronGranularity, floorToGranularity, initialLogicalDate, initialNextRunDate, nextCronDate, previousCronDate, previousOrSameCronDate } from './cron.ts';
+import { iso, MINUTE_MS, toInstant } from './dates.ts';
+import type { TaskRecord } from './taskFields.ts';
 
 /**
  * Field changes the scheduler makes to a task's schedule before it claims the task. Pure.

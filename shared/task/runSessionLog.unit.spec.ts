@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { LogEntry, Logger } from '../../shared/ports/Logger.ts';
+import type { LogEntry, Logger } from '../ports/Logger.ts';
 import { runSessionLog } from './runSessionLog.ts';
 
 const SESSION = '65a0000000000000000000aa';
