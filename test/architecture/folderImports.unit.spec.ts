@@ -11,18 +11,25 @@ import { fileURLToPath } from 'node:url';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const IMPORT = /(?:import|export)\s[^'"]*?from\s+['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g;
 
-const sourcesUnder = (folder: string): string[] =>
+const isSpec = (file: string): boolean => file.includes('.spec.') || relative(ROOT, file).startsWith('test/');
+
+const tsFilesUnder = (folder: string): string[] =>
   readdirSync(join(ROOT, folder), { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.includes('.spec.'))
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.parentPath.includes('node_modules') && !entry.parentPath.includes('/console/app'))
     .map((entry) => join(entry.parentPath, entry.name));
+
+const sourcesUnder = (folder: string): string[] => tsFilesUnder(folder).filter((file) => !isSpec(file));
+
+/** Each file's relative imports, resolved to repository paths. */
+const importsOf = (file: string): string[] => [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((match) => resolve(dirname(file), (match[1] ?? match[2]) as string));
 
 /** folder -> folders it imports, each with one file that does, for the message. */
 const folderEdges = (): Map<string, Map<string, string>> => {
   const edges = new Map<string, Map<string, string>>();
   for (const file of sourcesUnder('command-side')) {
     const from = relative(join(ROOT, 'command-side'), file).split('/')[0] as string;
-    for (const match of readFileSync(file, 'utf8').matchAll(IMPORT)) {
-      const target = relative(ROOT, resolve(dirname(file), (match[1] ?? match[2]) as string)).split('/');
+    for (const imported of importsOf(file)) {
+      const target = relative(ROOT, imported).split('/');
       if (target[0] !== 'command-side' || target[1] === from || target[1] === undefined) continue;
       const out = edges.get(from) ?? new Map<string, string>();
       if (!out.has(target[1])) out.set(target[1], relative(ROOT, file));
@@ -77,5 +84,24 @@ describe('command-side folders: imports go one way', () => {
       ['c', new Map([['a', 'c.ts']])],
     ]);
     expect(findCycle(edges)).to.deep.equal(['a', 'b', 'c', 'a']);
+  });
+
+  it('given the production folders, when every module\'s importers are read, then none is imported by specs alone (contracts and doubles live in test/)', () => {
+    const folders = ['shared', 'command-side', 'query-side', 'projections', 'ops', 'bench', 'test'];
+    const importers = new Map<string, string[]>();
+    for (const file of folders.flatMap(tsFilesUnder)) {
+      for (const imported of importsOf(file)) importers.set(imported, [...(importers.get(imported) ?? []), file]);
+    }
+    // Entry points that npm scripts run (the console build, also run by the specs' hook) count as used.
+    const scripts = Object.values((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts).join(' ');
+    const specOnly = folders
+      .slice(0, 5)
+      .flatMap(sourcesUnder)
+      .filter((file) => {
+        const by = importers.get(file) ?? [];
+        return by.length > 0 && by.every(isSpec) && !scripts.includes(relative(ROOT, file));
+      })
+      .map((file) => relative(ROOT, file));
+    expect(specOnly).to.deep.equal([]);
   });
 });

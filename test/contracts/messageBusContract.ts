@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { BusMessage, KeyOwnership, MessageBus } from '../../shared/bus/MessageBus.ts';
 import type { DeadLetterSource } from '../../ops/bus/DeadLetter.ts';
-import { sleep, waitUntil } from '../../ops/bus/waitUntil.ts';
+import { sleep, waitUntil } from '../support/waitUntil.ts';
 
 export interface BusTestSettings {
   /** Attempts before a message is dead-lettered. */

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { BusMessage } from '../../../shared/bus/MessageBus.ts';
 import { requireKafkaBroker } from '../../../test/support/kafkaBroker.ts';
 import { describeMessageBusContract } from '../../../test/contracts/messageBusContract.ts';
-import { sleep, waitUntil } from '../waitUntil.ts';
+import { sleep, waitUntil } from '../../../test/support/waitUntil.ts';
 import { KafkaBus } from './KafkaBus.ts';
 
 /**
