@@ -5,7 +5,7 @@ const slow = require('./test/slowSpecs.cjs');
 module.exports = {
   'node-option': ['import=tsx'],
   require: ['test/support/consoleBuildHook.ts'],
-  spec: ['shared/**/*.spec.ts', 'command-side/**/*.spec.ts', 'query-side/**/*.spec.ts', 'projections/**/*.spec.ts', 'ops/**/*.spec.ts', 'test/**/*.spec.ts'],
+  spec: ['shared/**/*.spec.ts', 'command-side/**/*.spec.ts', 'query-side/**/*.spec.ts', 'projections/**/*.spec.ts', 'ops/**/*.spec.ts', 'bench/**/*.spec.ts', 'test/**/*.spec.ts'],
   ignore: slow,
   timeout: 20000,
   exit: true,

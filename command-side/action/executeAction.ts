@@ -10,7 +10,7 @@ import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { AccessControl } from '../../projections/catalog/accessControl.ts';
 import { installStep, normaliseCodeBlock } from './codeBlocks.ts';
 import { secretStringsOf } from '../../shared/item-types/secretFields.ts';
-import { runSessionLog } from '../task/runSessionLog.ts';
+import { runSessionLog } from '../../shared/task/runSessionLog.ts';
 
 /**
  * Ports an action run needs: the items read model (the action and its connection), the secret box

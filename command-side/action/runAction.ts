@@ -9,7 +9,7 @@ import { renderTemplates, templateVariables } from '../../shared/task/templating
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { createItem } from '../catalog/createItem.ts';
 import { NO_RUNNABLE_CODE, runnableCodeBlock } from './codeBlocks.ts';
-import type { TaskDeps } from '../task/taskDeps.ts';
+import type { CatalogDeps } from '../catalog/catalogDeps.ts';
 import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
 import { connectionNotFound, executeAction, loadConnection, openConnection, type ActionRunDeps } from './executeAction.ts';
 
@@ -19,7 +19,7 @@ export const ONLY_ACTION = 'Only Action can be executed';
 /** Spec 4.4: all required when no item_laui is given. */
 export const NEW_ACTION_REQUIRED = ['name', 'parent_laui', 'project_laui', 'account_laui', 'codeblock', 'bashblock'] as const;
 
-export type RunActionDeps = TaskDeps & ActionRunDeps;
+export type RunActionDeps = CatalogDeps & ActionRunDeps;
 
 export interface RunActionOutcome {
   result: unknown;

@@ -3,9 +3,9 @@ import { isLaui, newSessionId } from '../../shared/ids.ts';
 import { effectiveActionTimeout } from '../../shared/task/systemSettings.ts';
 import { renderString, renderTemplates, templateVariables } from '../../shared/task/templating.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
-import { mergedConfigOf } from '../task/mergedConfig.ts';
+import { mergedConfigOf } from '../../shared/task/mergedConfig.ts';
 import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
-import { referenceChecker } from '../task/checkTaskReferences.ts';
+import { referenceChecker } from '../catalog/checkTaskReferences.ts';
 import { connectionNotFound, executeAction, loadConnection, openConnection, type ActionRunDeps } from './executeAction.ts';
 
 /** The four hook lists of a task (spec 2.5 action_type). */

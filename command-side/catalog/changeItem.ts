@@ -16,9 +16,9 @@ import { itemDecider, requireSystemConfigRight } from './decide.ts';
 import { actorOf, itemStream, type ItemState } from './item.ts';
 import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 import { linkDecider, linkKey, linkStream } from './link.ts';
-import { referenceChecker } from '../task/checkTaskReferences.ts';
+import { referenceChecker } from './checkTaskReferences.ts';
 import { requirePlacementRights } from './placementRights.ts';
-import { requireRunnableSchedule } from '../task/requireRunnableSchedule.ts';
+import { requireRunnableSchedule } from '../../shared/task/requireRunnableSchedule.ts';
 
 /** Fields fixed at creation: moving an item or changing its type is not an update. */
 const IMMUTABLE = ['item_type', 'parent_laui', 'is_root', 'laui', 'created_at', 'created_by', 'version', 'pk'];

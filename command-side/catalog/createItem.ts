@@ -26,10 +26,10 @@ import { actorOf, itemNotFound, itemStream } from './item.ts';
 import type { ImportedFrom, ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 import { itemStatesOf } from './itemStates.ts';
 import { itemDecider, requireSystemConfigRight } from './decide.ts';
-import { initialScheduleChanges } from '../cron/scheduleChanges.ts';
-import { referenceChecker } from '../task/checkTaskReferences.ts';
+import { initialScheduleChanges } from '../../shared/task/scheduleChanges.ts';
+import { referenceChecker } from './checkTaskReferences.ts';
 import { requirePlacementRights } from './placementRights.ts';
-import { requireRunnableSchedule } from '../task/requireRunnableSchedule.ts';
+import { requireRunnableSchedule } from '../../shared/task/requireRunnableSchedule.ts';
 
 export const UNIQUE_KEY_EXISTS = 'Item already exists with the same unique key';
 

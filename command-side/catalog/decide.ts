@@ -3,7 +3,7 @@ import { assertNever } from '../../shared/assertNever.ts';
 import { badRequest, conflict, forbidden, notFound, unprocessable } from '../../shared/errors.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
-import { decideTaskChange, type TaskLifecycle } from '../task/decide.ts';
+import { decideTaskChange, type TaskLifecycle } from './taskLifecycle.ts';
 import { evolveItem, initialItemState } from './evolve.ts';
 import { itemNotFound, type ItemActor, type ItemCommand, type ItemState } from './item.ts';
 import { isSystemConfig } from '../../shared/task/systemSettings.ts';

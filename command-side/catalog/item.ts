@@ -2,7 +2,7 @@ import type { AccessMaps } from '../../shared/access/permissions.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { Principal } from '../../shared/ports/Principal.ts';
 import { isItemChangeType } from '../../shared/catalog/itemChanges.ts';
-import type { TaskChangeReason } from '../task/decide.ts';
+import type { TaskChangeReason } from './taskLifecycle.ts';
 import type { ImportedFrom, ItemEvent, ItemChangeEvent } from '../../shared/domain-events/itemEvents.ts';
 
 export type ItemState =

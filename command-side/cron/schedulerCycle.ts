@@ -15,8 +15,8 @@ import { validateRun } from '../task/validateRun.ts';
 import { hookReferences } from '../action/runHooks.ts';
 import type { TaskDeps } from '../task/taskDeps.ts';
 import { claimDueTask, releaseClaim, type Claim } from './claimDueTask.ts';
-import { referenceChecker, runRefusal } from '../task/checkTaskReferences.ts';
-import { catchUpChanges, initialScheduleChanges } from './scheduleChanges.ts';
+import { referenceChecker, runRefusal } from '../catalog/checkTaskReferences.ts';
+import { catchUpChanges, initialScheduleChanges } from '../../shared/task/scheduleChanges.ts';
 
 export interface CronDeps extends TaskDeps {
   liveness: CronLiveness;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { MemoryEventStore } from '../../ops/event-store/memory/MemoryEventStore.ts';
+import { MemoryEventStore } from '../../test/support/MemoryEventStore.ts';
 import { WrongExpectedVersionError, type AppendResult, type EventStore, type ExpectedRevision } from '../../shared/event-store/EventStore.ts';
 import { metadataFor } from '../../shared/events.ts';
 import { withoutAtomicAppends } from '../../test/support/withoutAtomicAppends.ts';

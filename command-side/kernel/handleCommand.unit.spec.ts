@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { DomainEvent } from '../../shared/events.ts';
 import { metadataFor } from '../../shared/events.ts';
 import type { ReadStreamOptions, RecordedEvent } from '../../shared/event-store/EventStore.ts';
-import { MemoryEventStore } from '../../ops/event-store/memory/MemoryEventStore.ts';
+import { MemoryEventStore } from '../../test/support/MemoryEventStore.ts';
 import type { Decider } from './Decider.ts';
 import { handleCommand, lruStateCache } from './handleCommand.ts';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
 import type { EventMetadata } from '../../shared/events.ts';
-import { MemoryEventStore } from '../../ops/event-store/memory/MemoryEventStore.ts';
+import { MemoryEventStore } from '../../test/support/MemoryEventStore.ts';
 import { releaseUniqueKey, reserveUniqueKeyAndCreate, uniqueKeyStream } from './uniqueKey.ts';
 import { withoutAtomicAppends } from '../../test/support/withoutAtomicAppends.ts';
 

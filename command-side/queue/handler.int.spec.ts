@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { MemoryEventStore } from '../../ops/event-store/memory/MemoryEventStore.ts';
+import { MemoryEventStore } from '../../test/support/MemoryEventStore.ts';
 import type { EventStore, ExpectedRevision } from '../../shared/event-store/EventStore.ts';
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import { metadataFor } from '../../shared/events.ts';

@@ -7,7 +7,7 @@ import type { CompanionAppend } from '../kernel/CompanionAppend.ts';
 import { itemDecider } from '../catalog/decide.ts';
 import { itemStream, SERVICE_ACTOR, type ItemState } from '../catalog/item.ts';
 import { itemStatesOf } from '../catalog/itemStates.ts';
-import type { TaskChangeReason } from './decide.ts';
+import type { TaskChangeReason } from '../catalog/taskLifecycle.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 
 /**

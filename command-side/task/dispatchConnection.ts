@@ -9,7 +9,7 @@ import type { QueueEvent } from '../../shared/domain-events/queueEvents.ts';
 import { leasesOf, type Lease } from '../queue/handler.ts';
 import { EXECUTE_TASK, type TaskDeps } from './taskDeps.ts';
 import { renderPayload } from './renderPayload.ts';
-import { runPrincipalLaui } from './checkTaskReferences.ts';
+import { runPrincipalLaui } from '../catalog/checkTaskReferences.ts';
 import { abandonRun } from './abandonRun.ts';
 
 /** What a worker receives on `execute_task`. */

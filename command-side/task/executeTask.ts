@@ -10,13 +10,13 @@ import { changeTask, currentTaskState, taskChangeCompanion } from './changeTask.
 import { actionsStatusAfter, hookReferences, runHookList, type ActionStatusEntry } from '../action/runHooks.ts';
 import { installStep, normaliseCodeBlock } from '../action/codeBlocks.ts';
 import { dispatchConnection, type ExecuteTaskMessage } from './dispatchConnection.ts';
-import { mergedConfigOf } from './mergedConfig.ts';
-import { runRefusal } from './checkTaskReferences.ts';
+import { mergedConfigOf } from '../../shared/task/mergedConfig.ts';
+import { runRefusal } from '../catalog/checkTaskReferences.ts';
 import type { TaskDeps } from './taskDeps.ts';
 import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
 import type { TaskHeartbeats } from './HeartbeatStore.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
-import { runSessionLog } from './runSessionLog.ts';
+import { runSessionLog } from '../../shared/task/runSessionLog.ts';
 import type { WorkerSlots } from './WorkerSlots.ts';
 import type { RunObserver } from '../../shared/ports/RunObserver.ts';
 

@@ -8,7 +8,7 @@ import type { QueueEntry } from '../queue/handler.ts';
 import { actionsStatusAfter, runHookList } from '../action/runHooks.ts';
 import { changeTask } from './changeTask.ts';
 import { sortDictOf } from './dispatchConnection.ts';
-import { mergedConfigOf } from './mergedConfig.ts';
+import { mergedConfigOf } from '../../shared/task/mergedConfig.ts';
 import type { RunOutcome } from './RunOutcome.ts';
 import type { RunReads } from './runReads.ts';
 import type { TaskDeps } from './taskDeps.ts';

@@ -2,7 +2,7 @@ import type { EventMetadata } from '../../shared/events.ts';
 import { renderTemplates, templateVariables } from '../../shared/task/templating.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { TaskDeps } from './taskDeps.ts';
-import { mergedConfigOf } from './mergedConfig.ts';
+import { mergedConfigOf } from '../../shared/task/mergedConfig.ts';
 
 /**
  * Rule 9 for the payload: the payload item's content wins over the inline payload; `{{variable}}`

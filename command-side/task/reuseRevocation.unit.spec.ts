@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { MemoryEventStore } from '../../ops/event-store/memory/MemoryEventStore.ts';
+import { MemoryEventStore } from '../../test/support/MemoryEventStore.ts';
 import { metadataFor } from '../../shared/events.ts';
 import type { ReuseScope } from '../../shared/ports/CodeRunner.ts';
 import type { LogEntry, Logger } from '../../shared/ports/Logger.ts';

@@ -6,7 +6,7 @@ import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgres
 import { lauiSchema, requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { changeTask } from './changeTask.ts';
-import { referenceChecker } from './checkTaskReferences.ts';
+import { referenceChecker } from '../catalog/checkTaskReferences.ts';
 import { dispatchConnection } from './dispatchConnection.ts';
 import { runMany, runTask } from './runTask.ts';
 import type { TaskDeps } from './taskDeps.ts';

@@ -9,7 +9,7 @@ import { validateItem } from '../../shared/item-types/itemTypes.ts';
 import { validateNewTask } from './validateNewTask.ts';
 import { assertManualRun } from './assertManualRun.ts';
 import type { TaskDeps } from './taskDeps.ts';
-import { referenceChecker } from './checkTaskReferences.ts';
+import { referenceChecker } from '../catalog/checkTaskReferences.ts';
 import { createOrFind } from './createOrFind.ts';
 import { runReads } from './runReads.ts';
 import { prepareRun, type PreparedRun } from './prepareRun.ts';

@@ -4,7 +4,7 @@ import type { ModuleRunner, RunLimits } from '../../shared/ports/CodeRunner.ts';
 import type { Logger } from '../../shared/ports/Logger.ts';
 import { secretStringsOf } from '../../shared/item-types/secretFields.ts';
 import { normaliseCodeBlock } from '../../command-side/action/codeBlocks.ts';
-import { runSessionLog } from '../../command-side/task/runSessionLog.ts';
+import { runSessionLog } from '../../shared/task/runSessionLog.ts';
 import { aiReplyOf } from './aiReplyOf.ts';
 import { isTokenLimitError } from './isTokenLimitError.ts';
 

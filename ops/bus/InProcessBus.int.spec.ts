@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import type { BusMessage, KeyOwnership } from '../../shared/bus/MessageBus.ts';
 import type { LogEntry } from '../../shared/ports/Logger.ts';
 import { InProcessBus, type InProcessBusOptions } from './InProcessBus.ts';
-import { describeMessageBusContract } from './messageBusContract.ts';
+import { describeMessageBusContract } from '../../test/contracts/messageBusContract.ts';
 import { prefixedBus } from './prefixedBus.ts';
-import { sleep, waitUntil } from './waitUntil.ts';
+import { sleep, waitUntil } from '../../test/support/waitUntil.ts';
 
 describeMessageBusContract('InProcessBus', ({ maxAttempts }) => new InProcessBus({ backoffBaseMs: 5, backoffMaxMs: 20, maxAttempts }));
 // KAFKA_TOPIC_PREFIX's decorator must keep every guarantee of the bus it wraps.

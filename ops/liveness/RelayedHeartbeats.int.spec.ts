@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { InProcessBus } from '../bus/InProcessBus.ts';
-import { sleep, waitUntil } from '../bus/waitUntil.ts';
+import { sleep, waitUntil } from '../../test/support/waitUntil.ts';
 import { RelayedHeartbeats } from './RelayedHeartbeats.ts';
 
 const TASK = '65b000000000000000000001';

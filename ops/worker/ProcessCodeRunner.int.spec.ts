@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ActionRunRequest, Language, OperatorOutcome, OperatorRunRequest } from '../../shared/ports/CodeRunner.ts';
 import { bareOperatorRequest, LIMITS, operatorRequest, REUSE } from './operatorRequests.ts';
-import { pollsUntilCancelled, succeedsOnThirdPoll } from './operatorSnippets.ts';
+import { pollsUntilCancelled, succeedsOnThirdPoll } from '../../test/support/operatorSnippets.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
 
 const SECRETS: Record<string, string> = {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Language, OperatorOutcome, ReuseScope } from '../../shared/ports/CodeRunner.ts';
 import { running, until } from '../../test/support/runtimeProcesses.ts';
 import { bareOperatorRequest } from './operatorRequests.ts';
-import { POISONS_JSON_DECODING as POISON, PROBES_POISON as PROBE } from './operatorSnippets.ts';
+import { POISONS_JSON_DECODING as POISON, PROBES_POISON as PROBE } from '../../test/support/operatorSnippets.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
 
 /** Marks its start with a file, then waits for a second file before it returns. */

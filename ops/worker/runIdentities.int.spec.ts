@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Language, OperatorOutcome, OperatorRunRequest } from '../../shared/ports/CodeRunner.ts';
-import { waitUntil } from '../bus/waitUntil.ts';
+import { waitUntil } from '../../test/support/waitUntil.ts';
 import { ProcessCodeRunner } from './ProcessCodeRunner.ts';
 
 /** Starts, notes that it started (`started-<n>` in the shared folder), waits for `go` there, and says who it was and when. */

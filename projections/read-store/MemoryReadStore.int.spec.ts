@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Doc } from '../../shared/read-store/ReadStore.ts';
 import { MemoryReadStore, UniqueIndexViolationError } from './MemoryReadStore.ts';
-import { describeReadStoreContract } from './readStoreContract.ts';
+import { describeReadStoreContract } from '../../test/contracts/readStoreContract.ts';
 
 describeReadStoreContract('MemoryReadStore', () => new MemoryReadStore());
 describeReadStoreContract('MemoryReadStore with sequential batches', () => new MemoryReadStore({ batches: true }));

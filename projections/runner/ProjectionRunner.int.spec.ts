@@ -1,6 +1,6 @@
-import { MemoryEventStore } from '../../ops/event-store/memory/MemoryEventStore.ts';
+import { MemoryEventStore } from '../../test/support/MemoryEventStore.ts';
 import { MemoryReadStore } from '../read-store/MemoryReadStore.ts';
-import { describeProjectionRunnerContract } from './projectionRunnerContract.ts';
+import { describeProjectionRunnerContract } from '../../test/contracts/projectionRunnerContract.ts';
 
 describeProjectionRunnerContract('memory read store (one write per document)', {
   events: () => new MemoryEventStore(),

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { metadataFor } from '../../shared/events.ts';
-import { MemoryEventStore } from '../../ops/event-store/memory/MemoryEventStore.ts';
+import { MemoryEventStore } from '../support/MemoryEventStore.ts';
 import { itemStream } from '../../command-side/catalog/item.ts';
 import { claimDueTask, releaseClaim } from '../../command-side/cron/claimDueTask.ts';
 

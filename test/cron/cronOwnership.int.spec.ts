@@ -3,7 +3,7 @@ import type { Laui } from '../../shared/ids.ts';
 import { InProcessBus } from '../../ops/bus/InProcessBus.ts';
 import { MemoryReadStore } from '../../projections/read-store/MemoryReadStore.ts';
 import { cronLiveness } from '../../projections/cron/cronLiveness.ts';
-import { sleep, waitUntil } from '../../ops/bus/waitUntil.ts';
+import { sleep, waitUntil } from '../support/waitUntil.ts';
 import { itemStream } from '../../command-side/catalog/item.ts';
 import { busCronOwnership, createCronScheduler, type CronScheduler } from '../../command-side/cron/cronScheduler.ts';
 import { cycleBed, withFindHook, type CycleBed } from './cycleFixture.ts';

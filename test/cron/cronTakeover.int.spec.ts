@@ -3,7 +3,7 @@ import { fixedClock } from '../../shared/clock.ts';
 import { metadataFor } from '../../shared/events.ts';
 import type { LogEntry, Logger } from '../../shared/ports/Logger.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
-import { MemoryEventStore } from '../../ops/event-store/memory/MemoryEventStore.ts';
+import { MemoryEventStore } from '../support/MemoryEventStore.ts';
 import { MemoryReadStore } from '../../projections/read-store/MemoryReadStore.ts';
 import { ProjectionRunner } from '../../projections/runner/ProjectionRunner.ts';
 import { ITEMS, itemsProjection } from '../../projections/catalog/itemsProjection.ts';

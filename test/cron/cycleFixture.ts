@@ -7,7 +7,7 @@ import type { MessageBus } from '../../shared/bus/MessageBus.ts';
 import type { CodeRunner } from '../../shared/ports/CodeRunner.ts';
 import type { LogEntry, Logger } from '../../shared/ports/Logger.ts';
 import type { TokenSigner } from '../../shared/ports/TokenSigner.ts';
-import { MemoryEventStore } from '../../ops/event-store/memory/MemoryEventStore.ts';
+import { MemoryEventStore } from '../support/MemoryEventStore.ts';
 import { AesSecretBox } from '../../ops/keys/AesSecretBox.ts';
 import { MemoryReadStore } from '../../projections/read-store/MemoryReadStore.ts';
 import { ProjectionRunner } from '../../projections/runner/ProjectionRunner.ts';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { advanceLogicalDate, nextCronDate } from '../../shared/task/cron.ts';
-import { catchUpChanges, DEFAULT_MAX_CATCHUP_RUNS, initialScheduleChanges, maxCatchupRuns } from '../../command-side/cron/scheduleChanges.ts';
+import { catchUpChanges, DEFAULT_MAX_CATCHUP_RUNS, initialScheduleChanges, maxCatchupRuns } from '../../shared/task/scheduleChanges.ts';
 
 const daily = '0 0 * * *';
 const d = (iso: string) => new Date(iso);

@@ -7,7 +7,7 @@ import { queueOrder } from '../../command-side/queue/decide.ts';
 import { queueStream } from '../../command-side/queue/queue.ts';
 import { itemStream } from '../../command-side/catalog/item.ts';
 import { newLoopMemory, schedulerCycle, type CronDeps } from '../../command-side/cron/schedulerCycle.ts';
-import { waitUntil } from '../../ops/bus/waitUntil.ts';
+import { waitUntil } from '../support/waitUntil.ts';
 import { cycleBed, type CycleBed } from './cycleFixture.ts';
 
 type Changes = { changes?: Record<string, unknown> };

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type mysql from 'mysql2/promise';
 import { startTestService, type TestService } from '../support/testService.ts';
-import { waitUntil } from '../../ops/bus/waitUntil.ts';
+import { waitUntil } from '../support/waitUntil.ts';
 import { catalogClient, createUser, type CatalogClient } from '../support/catalogFixture.ts';
 import { HttpClient, type Reply } from '../support/HttpClient.ts';
 import { MARIADB, POSTGRES, mariadbConnection, postgresClient, requireDatabase } from '../support/databases.ts';

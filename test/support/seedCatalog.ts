@@ -13,7 +13,7 @@ export interface SeededFolder {
 /**
  * An account `scale`, its project `big` and a payload folder `many` with `count` payloads
  * (`p-00000`...), written straight into a fresh DATA_DIR's event log before the service starts
- * (as ops/bench/catalogScaleBench.ts does): seconds for 10,000 items, where the API takes minutes on
+ * (as bench/catalogScaleBench.ts does): seconds for 10,000 items, where the API takes minutes on
  * a loaded machine. No access maps: administrators see them.
  */
 export const seedLargeFolder = async (dataDir: string, count: number): Promise<SeededFolder> => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { catalogClient, createUser, waitForItem, type CatalogClient } from '../support/catalogFixture.ts';
 // Alice's operator wraps json.loads / JSON.parse (which sees each run's decrypted connection) and sets a marker; bob's reports his process and the marker.
-import { POISONS_JSON_DECODING as POISON, PROBES_POISON as PROBE } from '../../ops/worker/operatorSnippets.ts';
+import { POISONS_JSON_DECODING as POISON, PROBES_POISON as PROBE } from '../support/operatorSnippets.ts';
 
 const ALICE_SECRET = 'alice-warehouse-password-31';
 const BOB_SECRET = 'bob-warehouse-password-47';

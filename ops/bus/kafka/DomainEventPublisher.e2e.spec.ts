@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import { metadataFor } from '../../../shared/events.ts';
 import { requireKafkaBroker } from '../../../test/support/kafkaBroker.ts';
-import { MemoryEventStore } from '../../event-store/memory/MemoryEventStore.ts';
-import { waitUntil } from '../waitUntil.ts';
+import { MemoryEventStore } from '../../../test/support/MemoryEventStore.ts';
+import { waitUntil } from '../../../test/support/waitUntil.ts';
 import { fileCheckpoint, kafkaDomainEventSink, publishDomainEvents } from './DomainEventPublisher.ts';
 
 const meta = metadataFor('65a000000000000000000001', new Date('2026-01-02T03:04:05Z'), 'corr-1');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Message } from 'kafkajs';
 import { metadataFor } from '../../../shared/events.ts';
 import { START, type Position } from '../../../shared/event-store/EventStore.ts';
-import { MemoryEventStore } from '../../event-store/memory/MemoryEventStore.ts';
+import { MemoryEventStore } from '../../../test/support/MemoryEventStore.ts';
 import { loadConfig } from '../../config.ts';
 import { domainEventRecord, fileCheckpoint, publishDomainEvents, startDomainEventPublishing, type DomainEventSink } from './DomainEventPublisher.ts';
 

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { BusMessage } from '../../../shared/bus/MessageBus.ts';
 import { requireKafkaBroker } from '../../../test/support/kafkaBroker.ts';
-import { describeMessageBusContract } from '../messageBusContract.ts';
-import { sleep, waitUntil } from '../waitUntil.ts';
+import { describeMessageBusContract } from '../../../test/contracts/messageBusContract.ts';
+import { sleep, waitUntil } from '../../../test/support/waitUntil.ts';
 import { KafkaBus } from './KafkaBus.ts';
 
 /**

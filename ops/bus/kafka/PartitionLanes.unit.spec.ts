@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { KafkaMessage } from 'kafkajs';
-import { waitUntil } from '../waitUntil.ts';
+import { waitUntil } from '../../../test/support/waitUntil.ts';
 import { PartitionLanes } from './PartitionLanes.ts';
 
 const record = (offset: number): KafkaMessage => ({

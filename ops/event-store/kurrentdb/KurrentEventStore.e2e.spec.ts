@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { jsonEvent, KurrentDBClient } from '@kurrent/kurrentdb-client';
 import { expect } from 'chai';
 import type { RecordedEvent } from '../../../shared/event-store/EventStore.ts';
-import { anEvent, someEvents, waitUntil } from '../contract/contractFixtures.ts';
-import { describeEventStoreContract } from '../eventStoreContract.ts';
+import { anEvent, someEvents, waitUntil } from '../../../test/contracts/eventStore/contractFixtures.ts';
+import { describeEventStoreContract } from '../../../test/contracts/eventStoreContract.ts';
 import { openKurrentEventStore, type KurrentEventStore } from './KurrentEventStore.ts';
 import { containerRuntimeProblem } from '../../../test/support/containerRuntime.ts';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { START, type Position, type RecordedEvent, type SubscribeOptions, type Subscription } from '../../../shared/event-store/EventStore.ts';
-import { anEvent, delay, waitUntil } from '../contract/contractFixtures.ts';
+import { anEvent, delay, waitUntil } from '../../../test/contracts/eventStore/contractFixtures.ts';
 import { catchUpSubscription, type CatchUpSource, type ResubscribeSettings, type ServerSubscription } from './catchUpSubscription.ts';
 
 /** What the fake server's connection fails with; anything else is not retryable. */

@@ -1,7 +1,7 @@
 import { START as LOG_START, type JSONRecordedEvent, type RecordedEvent as KurrentRecordedEvent } from '@kurrent/kurrentdb-client';
 import { expect } from 'chai';
 import { START } from '../../../shared/event-store/EventStore.ts';
-import { anEvent } from '../contract/contractFixtures.ts';
+import { anEvent } from '../../../test/contracts/eventStore/contractFixtures.ts';
 import { eventDataOf, ourEventOf, ourStreamId, ourStreamsFilter, positionOf, readPositionAfter, recordedEventOf, storedStreamName } from './kurrentEvents.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

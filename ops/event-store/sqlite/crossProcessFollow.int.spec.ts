@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Position, Subscription } from '../../../shared/event-store/EventStore.ts';
 import { openSqliteEventStore, type SqliteEventStore } from './SqliteEventStore.ts';
-import { sleep, waitUntil } from '../../bus/waitUntil.ts';
+import { sleep, waitUntil } from '../../../test/support/waitUntil.ts';
 
 const event = (n: number) => ({ type: 'ItemDeleted', data: { laui: `65b0000000000000000000${String(n).padStart(2, '0')}` }, metadata: { user_laui: null, correlation_id: `c${n}`, causation_id: null, at: '2026-11-25T00:00:00.000Z' } });
 

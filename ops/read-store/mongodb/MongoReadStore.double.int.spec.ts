@@ -1,8 +1,8 @@
-import { describeReadStoreContract } from '../../../projections/read-store/readStoreContract.ts';
-import { describeProjectionRunnerContract } from '../../../projections/runner/projectionRunnerContract.ts';
-import { MemoryEventStore } from '../../event-store/memory/MemoryEventStore.ts';
-import { requireMongoDouble, type MongoDouble } from './mongoDouble.ts';
-import { freshStores, type FreshStores } from './freshStores.ts';
+import { describeReadStoreContract } from '../../../test/contracts/readStoreContract.ts';
+import { describeProjectionRunnerContract } from '../../../test/contracts/projectionRunnerContract.ts';
+import { MemoryEventStore } from '../../../test/support/MemoryEventStore.ts';
+import { requireMongoDouble, type MongoDouble } from '../../../test/support/mongo-double/mongoDouble.ts';
+import { freshStores, type FreshStores } from '../../../test/support/mongo-double/freshStores.ts';
 
 /**
  * The read-store contract against mongo-java-server, a MongoDB wire-protocol DOUBLE (in-memory,

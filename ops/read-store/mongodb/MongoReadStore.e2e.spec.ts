@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { describeReadStoreContract } from '../../../projections/read-store/readStoreContract.ts';
-import { describeProjectionRunnerContract } from '../../../projections/runner/projectionRunnerContract.ts';
-import { MemoryEventStore } from '../../event-store/memory/MemoryEventStore.ts';
-import { freshStores, type FreshStores } from './freshStores.ts';
+import { describeReadStoreContract } from '../../../test/contracts/readStoreContract.ts';
+import { describeProjectionRunnerContract } from '../../../test/contracts/projectionRunnerContract.ts';
+import { MemoryEventStore } from '../../../test/support/MemoryEventStore.ts';
+import { freshStores, type FreshStores } from '../../../test/support/mongo-double/freshStores.ts';
 import { containerRuntimeProblem } from '../../../test/support/containerRuntime.ts';
 
 /** A current MongoDB; @testcontainers/mongodb starts it as a one-member replica set (rs0). */

@@ -9,7 +9,7 @@ import { scryptPasswords } from '../../auth/scryptPasswords.ts';
 import { HttpClient } from '../../../test/support/HttpClient.ts';
 import { catalogClient } from '../../../test/support/catalogFixture.ts';
 import { signIn } from '../../../test/support/signIn.ts';
-import { requireMongoDouble, type MongoDouble } from './mongoDouble.ts';
+import { requireMongoDouble, type MongoDouble } from '../../../test/support/mongo-double/mongoDouble.ts';
 
 /** Polls the API log of DATA_DIR until a line holds `text`. */
 const waitForLine = async (dataDir: string, text: string, timeoutMs = 60_000): Promise<void> => {
