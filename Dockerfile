@@ -13,12 +13,14 @@ COPY package.json package-lock.json ./
 COPY ops/worker/native ops/worker/native
 RUN npm ci --no-audit --no-fund
 COPY . .
-# The console is built here (npm start's prestart would build it at every container start).
-RUN npm run console:build
+# The compiled service (dist/) and the console, built as npm start's prestart builds them, here
+# rather than at every container start (npm ci above ran before the sources were copied).
+RUN node ops/build/prestart.mjs
 ENV HOST=0.0.0.0 PORT=8080 DATA_DIR=/data
 EXPOSE 8080
 # node itself, not `npm start`: npm hands SIGTERM to the `sh -c` it runs the script in, which dies
 # without passing it on, so `docker stop` never reached the service and its bounded stop
 # (SHUTDOWN_GRACE_SECONDS, README Operations: Stop). docker-compose.yml adds an init as PID 1.
-ENTRYPOINT ["node", "--import", "tsx", "ops/main.ts"]
+# The same compiled JavaScript as npm start: no TypeScript loader in the image's start.
+ENTRYPOINT ["node", "dist/main.js"]
 CMD ["--role", "all"]

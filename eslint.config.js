@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'dist/**', '.bench-data/**', 'ops/console/dist/**', 'ops/console/.dist-*/**'] },
+  { ignores: ['node_modules/**', 'data/**', 'dist/**', '.bench-data/**', 'ops/console/dist/**', 'ops/console/.dist-*/**', '.dist-test-*/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -12,7 +12,7 @@ export default tseslint.config(
   },
   {
     files: ['**/*.mjs'],
-    languageOptions: { globals: { performance: 'readonly', process: 'readonly' } },
+    languageOptions: { globals: { performance: 'readonly', process: 'readonly', console: 'readonly' } },
   },
   {
     rules: {

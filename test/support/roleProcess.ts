@@ -17,11 +17,14 @@ export interface RoleProcess {
 }
 
 /**
- * `npm start -- --role <role>` as its own OS process (node with tsx, as npm start runs it), with
- * exactly the given environment besides PATH and HOME; resolves once it printed `Ready: <url>`.
+ * `npm start -- --role <role>` as its own OS process, with exactly the given environment besides
+ * PATH and HOME; resolves once it printed `Ready: <url>`. From the sources through tsx (what the
+ * specs change is what runs), or `compiled`: a bundle's main.js (ops/build/buildService.mjs), as
+ * npm start runs it.
  */
-export const startRole = (role: Role, env: Record<string, string>, timeoutMs = 240_000): Promise<RoleProcess> => {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'ops', 'main.ts'), '--role', role], {
+export const startRole = (role: Role, env: Record<string, string>, timeoutMs = 240_000, compiled?: string): Promise<RoleProcess> => {
+  const entry = compiled === undefined ? ['--import', 'tsx', join(REPO, 'ops', 'main.ts')] : [compiled];
+  const child: ChildProcess = spawn(process.execPath, [...entry, '--role', role], {
     cwd: REPO,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
