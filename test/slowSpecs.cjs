@@ -12,6 +12,7 @@ module.exports = [
   'command-side/auth/throttle.int.spec.ts',
   'ops/bus/kafka/DomainEventPublisher.e2e.spec.ts',
   'ops/bus/kafka/KafkaBus.e2e.spec.ts',
+  'ops/backup/backupRestore.int.spec.ts',
   'ops/build/compiledStart.int.spec.ts',
   'ops/cli.int.spec.ts',
   'ops/cli/openDataDirStore.int.spec.ts',

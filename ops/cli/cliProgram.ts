@@ -16,7 +16,10 @@ import { toEnvelope } from '../../query-side/events/eventEnvelope.ts';
 import { eventMatches } from '../../query-side/events/readEventsPage.ts';
 import { EXPORT_FORMATS, exportEvents, type ExportFormat } from '../events/exportEvents.ts';
 import { exportFormatFor } from './exportFormat.ts';
-import { openDataDirStore } from './openDataDirStore.ts';
+import { dataDirProblem, openDataDirStore } from './openDataDirStore.ts';
+import { backupDataDir } from '../backup/backupDataDir.ts';
+import { restoreDataDir } from '../backup/restoreDataDir.ts';
+import { readFileSync } from 'node:fs';
 
 const nonEmpty = (name: string) => (value: string) => {
   if (value.trim() === '') throw new InvalidArgumentError(`${name} must not be empty`);
@@ -170,5 +173,76 @@ export const cliProgram = (): Command => {
       await eventStore.close();
     });
 
+  program
+    .command('backup')
+    .description("a consistent copy of DATA_DIR while the service runs: the event log (SQLite's backup API), the keys and settings, in one file of mode 0600")
+    .requiredOption('--out <file>', 'the backup file to write (a gzipped tar)', nonEmpty('out'))
+    .option('--force', 'replace --out if it exists', false)
+    .option('--with-logs', 'include DATA_DIR/logs (left out by default)', false)
+    .action(async (options: { out: string; force: boolean; withLogs: boolean }) => {
+      const config = loadConfig();
+      const problem = dataDirProblem(config.dataDir, process.env.DATA_DIR);
+      if (problem !== null) throw new Error(problem);
+      const bar = progressBar('{phase} {bar} {percentage}% | ETA {eta}s');
+      try {
+        const manifest = await backupDataDir({
+          dataDir: config.dataDir,
+          out: options.out,
+          force: options.force,
+          withLogs: options.withLogs,
+          serviceVersion: serviceVersion(),
+          onProgress: (progress) => bar.update(progress.phase === 'log' ? 'event log' : 'packing', progress.done, progress.total),
+        });
+        bar.stop();
+        console.error(`WARNING: ${options.out} holds the service's keys (the encryption key of every sealed secret, the token signing key): keep it as you keep DATA_DIR/keys.`);
+        console.log(JSON.stringify({ out: options.out, files: manifest.files.length, bytes: manifest.files.reduce((sum, file) => sum + file.size, 0), log_head_position: manifest.log_head_position }));
+      } finally {
+        bar.stop();
+      }
+    });
+
+  program
+    .command('restore')
+    .description('fill an empty DATA_DIR from a backup file (refuses a DATA_DIR that is not empty); every file is checked before any is put in place')
+    .requiredOption('--from <file>', 'the backup file (cli backup --out)', nonEmpty('from'))
+    .action(async (options: { from: string }) => {
+      const config = loadConfig();
+      const bar = progressBar('restore {bar} {percentage}% | ETA {eta}s');
+      try {
+        const manifest = await restoreDataDir({ from: options.from, dataDir: config.dataDir, onProgress: (progress) => bar.update('restore', progress.done, progress.total) });
+        bar.stop();
+        console.log(JSON.stringify({ data_dir: config.dataDir, files: manifest.files.length, log_head_position: manifest.log_head_position, created_at: manifest.created_at }));
+      } finally {
+        bar.stop();
+      }
+    });
+
   return program;
+};
+
+/** The service's version, as package.json names it (recorded in a backup's manifest). */
+const serviceVersion = (): string => {
+  try {
+    return String((JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown }).version ?? 'unknown');
+  } catch {
+    return 'unknown';
+  }
+};
+
+/** A progress bar on stderr, on a terminal only (stdout carries the summary line for scripts; cli-progress draws nothing elsewhere). */
+const progressBar = (format: string) => {
+  const bar = new SingleBar({ stream: process.stderr, format }, Presets.shades_classic);
+  let started = false;
+  return {
+    update(phase: string, done: number, total: number) {
+      if (!started) bar.start(total, 0, { phase });
+      started = true;
+      bar.setTotal(total);
+      bar.update(done, { phase });
+    },
+    stop() {
+      if (started) bar.stop();
+      started = false;
+    },
+  };
 };
