@@ -1,3 +1,4 @@
+import { tracingConfigFrom, type TracingConfig } from './tracing/tracingConfig.ts';
 import { isIP } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { LoginThrottleSettings } from './auth/rateLimiterThrottles.ts';
@@ -40,6 +41,8 @@ export interface Config {
    * METRICS_PORT, a loopback port serving them apart from the API (0: any free port), null: on PORT.
    */
   metrics: { token: string | null; port: number | null };
+  /** OpenTelemetry traces (ops/tracing): the standard OTEL_* variables; null (off) without an OTLP endpoint. */
+  tracing: TracingConfig | null;
   dataDir: string;
   adminUsername: string;
   adminPassword: string | null;
@@ -567,6 +570,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     rebuildReadModels: flag(env, 'READ_MODELS_REBUILD', false),
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: text(env, 'HOST') ?? '127.0.0.1',
+    tracing: tracingConfigFrom(env),
     metrics: { token: text(env, 'METRICS_TOKEN'), port: text(env, 'METRICS_PORT') === null ? null : integer(env, 'METRICS_PORT', 0, 0, 65535) },
     dataDir,
     adminUsername: text(env, 'ADMIN_USERNAME') ?? 'admin',

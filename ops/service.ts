@@ -111,6 +111,8 @@ import { optionalAuthentication } from './http/optionalAuthentication.ts';
 import { generateRoutes } from '../command-side/ai/generateRoutes.ts';
 import { apiReferenceRoutes } from './http/apiReferenceRoutes.ts';
 import { recordWritePositions, WritePositions } from './http/readYourWrites.ts';
+import { ServiceTracing } from './tracing/ServiceTracing.ts';
+import { serviceVersion } from './serviceVersion.ts';
 import { gracefulStop, settledWithin } from './shutdown/gracefulStop.ts';
 import { ServiceMetrics } from './metrics/ServiceMetrics.ts';
 import { timedAppends } from './metrics/timedAppends.ts';
@@ -248,6 +250,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     slotsCapacity: () => (parts.worker ? slots.slots : 0),
     projectionLag: () => lagOfReadModels(),
   });
+  // OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT...): off, and no SDK at all, when none is set.
+  const tracing = config.tracing === null ? null : new ServiceTracing({ ...config.tracing, serviceVersion: serviceVersion() });
   // Commits of the embedded store run on a writer thread: a writer (or a KurrentDB) that cannot start fails the start.
   const store = await openEventStore(config);
   // Every append is recorded against the request it serves (writes answer X-Event-Position) and timed.
@@ -347,7 +351,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     announce(`WARNING: ${warning}`);
   }
   const limits = { timeoutMs: config.workerTimeoutSeconds * 1000, memoryMb: config.workerMemoryMb, maxOutputBytes: config.workerMaxOutputBytes };
-  const taskDeps: TaskDeps = { eventStore, items, links, access, clock, secrets, bus, tokens, queue: queueHandler(eventStore), logger, runner, limits };
+  const taskDeps: TaskDeps = { eventStore, items, links, access, clock, secrets, bus, tokens, queue: queueHandler(eventStore), logger, runner, limits, ...(tracing === null ? {} : { tracing }) };
   // On Kafka the workers and the reaper may be different processes: beats cross on the bus.
   const relayedHeartbeats =
     config.bus.kind === 'kafka'
@@ -418,6 +422,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     readYourWrites: { readModels, timeoutMs: config.readYourWritesTimeoutMs, positions: writePositions },
     authenticate: bearerAuth,
     observeRequest: (request) => metrics.observeRequest(request),
+    ...(tracing === null ? {} : { traceRequests: tracing.middleware() }),
     // Only the api role (and all) serves the REST routes; the others answer /healthz (and /metrics) alone.
     publicRoutes: [...metricsOnApiPort, ...(!parts.api ? [] : [
       // GET /api/v1/openapi.json and /api/v1/docs: the API reference (ops/http/apiRouteDocs.ts lists every route's docs).
@@ -670,6 +675,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     await projections?.stop();
     await readStore.close();
     await eventStore.close();
+    // The last spans are exported before the process ends (bounded: a collector that is gone must not hold the stop).
+    if (tracing !== null) await settledWithin(tracing.shutdown(), SHUTDOWN_SETTLE_MS);
     await retention.stop();
     await logger.close();
   }

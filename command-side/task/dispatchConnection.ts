@@ -119,7 +119,7 @@ const prepareLease = async (
 };
 
 /** Publishes `execute_task` for a leased task whose queued_in_redis change is committed (at `position`). */
-const publishLease = async (deps: TaskDeps, connectionLaui: Laui, prepared: PreparedLease, position: Position | null): Promise<string> => {
+const publishLease = async (deps: TaskDeps, connectionLaui: Laui, prepared: PreparedLease, position: Position | null, metadata: EventMetadata): Promise<string> => {
   const { task, lease } = prepared;
   // The run's principal, not whoever's request freed the slot: a waiting task is often dispatched
   // by another user's finish or run.
@@ -136,7 +136,8 @@ const publishLease = async (deps: TaskDeps, connectionLaui: Laui, prepared: Prep
     project_laui: typeof task.project_laui === 'string' ? task.project_laui : null,
     requested_at: prepared.requestedAt,
   };
-  const id = await deps.bus.publish(EXECUTE_TASK, task.laui, message);
+  // The trace goes on with the message (its headers): the request's, or a trace of the run's own.
+  const id = await deps.bus.publish(EXECUTE_TASK, task.laui, message, deps.tracing?.dispatched(task.laui, metadata.correlation_id));
   deps.logger.log({
     level: 'info',
     category: 'TASK',
@@ -234,7 +235,7 @@ export const leaseCompanions = (
       if (!entry || entry.position === null) continue;
       positions.set(laui, entry.position);
       try {
-        sent.set(laui, await publishLease(deps, connectionLaui, entry.prepared, entry.position));
+        sent.set(laui, await publishLease(deps, connectionLaui, entry.prepared, entry.position, metadata));
       } catch (error) {
         failed.set(laui, error);
         await abandonUnsent(deps, connectionLaui, entry.prepared, error);

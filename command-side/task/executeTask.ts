@@ -18,6 +18,7 @@ import type { TaskHeartbeats } from './HeartbeatStore.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 import { runSessionLog } from '../../shared/task/runSessionLog.ts';
 import type { WorkerSlots } from './WorkerSlots.ts';
+import type { RunStep } from '../../shared/ports/RunTracing.ts';
 import type { RunObserver } from '../../shared/ports/RunObserver.ts';
 
 export interface WorkerDeps extends TaskDeps {
@@ -125,11 +126,14 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
       session.log({ level, category, step, message: text, ...extra });
 
     if (deps.stopping?.aborted) throw new Error(`The worker is stopping: task ${task.name} is not picked up (its message is not acknowledged)`);
+    // The run's spans (ops/tracing), children of its dispatch across the bus; steps run bare without tracing.
+    const spans = deps.tracing?.worker(taskLaui, message.headers);
+    const step = <T>(name: RunStep, work: () => Promise<T>): Promise<T> => (spans ? spans.step(name, work) : work());
     const started = deps.clock.now();
     const pickup = workerPickupChanges(runtime, started);
     // The running transition is committed while the operator starts: its commit is not on the run's
     // critical path. The terminal change waits for it (same stream, so the history stays in order).
-    const pickedUp = changeTask(deps.eventStore, taskLaui, { ...pickup, executor: EXECUTOR, last_run_session_id: sessionId, task_instance: dispatchId }, metadata());
+    const pickedUp = step('pickup', () => changeTask(deps.eventStore, taskLaui, { ...pickup, executor: EXECUTOR, last_run_session_id: sessionId, task_instance: dispatchId }, metadata()));
     pickedUp.catch(() => undefined);
     deps.heartbeats.beat(taskLaui, started);
     // Queue wait: from the request (the run's queued_for_connection step) to this pick-up. A message
@@ -177,7 +181,7 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
     const refusal = await runRefusal(deps, message.value.user_laui, task, [connectionLaui]);
     if (refusal !== null) log('error', 'TASK', 'access', `Task ${task.name} not started: ${refusal}`);
     const opened = refusal === null ? openConnection(connection?.content ?? {}) : null;
-    const outcome: OperatorOutcome = refusal !== null ? { status: 'fail', message: refusal, output: { error: refusal }, logs: '', logsTruncated: false } : await deps.runner.runOperator({
+    const outcome: OperatorOutcome = refusal !== null ? { status: 'fail', message: refusal, output: { error: refusal }, logs: '', logsTruncated: false } : await step('run', () => deps.runner.runOperator({
       codeblock: normaliseCodeBlock(operator?.codeblock),
       bashblock: installStep(operator?.bashblock),
       connection: opened,
@@ -194,7 +198,7 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
       reuseScope: operator && message.value.user_laui !== null ? { itemLaui: operator.laui, actorLaui: message.value.user_laui } : null,
       // Its stdout and stderr, line by line, in the session (the connection's secrets masked).
       output: session.output(() => secretStringsOf(opened)),
-    });
+    }));
 
     for (const timer of slaTimers) clearTimeout(timer);
     const ended = deps.clock.now();
@@ -243,10 +247,13 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
     // lease in one commit, the terminal state first: the slot is never held past the state that
     // ends the run.
     try {
-      await dispatchConnection(deps, connectionLaui, finishMetadata, { taskLaui, sessionId }, (fresh) =>
-        taskChangeCompanion(deps.eventStore, taskLaui, terminal, finishMetadata, { fresh, first: true, onlyIfStateIn: ENDS_FROM, committed: () => (written = true) }),
+      await step('end', () =>
+        dispatchConnection(deps, connectionLaui, finishMetadata, { taskLaui, sessionId }, (fresh) =>
+          taskChangeCompanion(deps.eventStore, taskLaui, terminal, finishMetadata, { fresh, first: true, onlyIfStateIn: ENDS_FROM, committed: () => (written = true) }),
+        ),
       );
     } catch (error) {
+      spans?.finish(written ? String(end?.changes.state) : null, error);
       try {
         // The run's outcome is not lost with the queue commit: it is written alone, and the lease it
         // still holds is freed by the reaper, as when the finish fails after the terminal change.
@@ -259,6 +266,7 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
       }
       throw error;
     }
+    spans?.finish(String(end?.changes.state ?? outcome.status));
     ending();
     // Post actions: after the operator finished, fire-and-forget; they never change the terminal state.
     if (hookReferences(task, 'post_actions').length > 0) {

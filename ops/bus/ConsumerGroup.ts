@@ -252,6 +252,7 @@ const toBusMessage = (stored: StoredMessage, attempt: number): BusMessage => ({
   value: JSON.parse(stored.payload) as unknown,
   publishedAt: stored.publishedAt,
   attempt,
+  ...(stored.headers === undefined ? {} : { headers: stored.headers }),
 });
 
 /** FNV-1a: cheap, stable across runs, and spreads similar keys (ids differing in a digit). */

@@ -64,12 +64,12 @@ export class InProcessBus implements MessageBus, DeadLetterSource {
   }
 
   /** Resolves once every group with members has the message queued; handlers run afterwards. */
-  async publish<T>(topic: string, key: string, value: T): Promise<string> {
+  async publish<T>(topic: string, key: string, value: T, headers?: Readonly<Record<string, string>>): Promise<string> {
     this.assertOpen();
     const payload = messagePayload(topic, key, value);
     const id = randomUUID();
     const { log, groups } = this.topic(topic);
-    log.append({ id, topic, key, payload, publishedAt: this.clock.now().toISOString() });
+    log.append({ id, topic, key, payload, publishedAt: this.clock.now().toISOString(), ...(headers === undefined ? {} : { headers }) });
     for (const group of groups.values()) group.pull();
     log.trim();
     return id;

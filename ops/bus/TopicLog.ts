@@ -8,6 +8,7 @@ export interface StoredMessage {
   key: string;
   payload: string;
   publishedAt: string;
+  headers?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -12,7 +12,7 @@ export const prefixedBus = <B extends MessageBus & DeadLetterSource>(bus: B, pre
   const named = (name: string) => `${prefix}${name}`;
   const unnamed = (name: string) => (name.startsWith(prefix) ? name.slice(prefix.length) : name);
   return {
-    publish: (topic, key, value) => bus.publish(named(topic), key, value),
+    publish: (topic, key, value, headers) => bus.publish(named(topic), key, value, headers),
     subscribe: <T>(options: ConsumerOptions<T>) =>
       bus.subscribe<T>({
         ...options,

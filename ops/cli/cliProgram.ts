@@ -19,7 +19,7 @@ import { exportFormatFor } from './exportFormat.ts';
 import { dataDirProblem, openDataDirStore } from './openDataDirStore.ts';
 import { backupDataDir } from '../backup/backupDataDir.ts';
 import { restoreDataDir } from '../backup/restoreDataDir.ts';
-import { readFileSync } from 'node:fs';
+import { serviceVersion } from '../serviceVersion.ts';
 
 const nonEmpty = (name: string) => (value: string) => {
   if (value.trim() === '') throw new InvalidArgumentError(`${name} must not be empty`);
@@ -218,15 +218,6 @@ export const cliProgram = (): Command => {
     });
 
   return program;
-};
-
-/** The service's version, as package.json names it (recorded in a backup's manifest). */
-const serviceVersion = (): string => {
-  try {
-    return String((JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown }).version ?? 'unknown');
-  } catch {
-    return 'unknown';
-  }
 };
 
 /** A progress bar on stderr, on a terminal only (stdout carries the summary line for scripts; cli-progress draws nothing elsewhere). */

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { serviceVersion } from '../serviceVersion.ts';
 import { detail, json, objectOf, type RouteDocs } from '../../shared/http/routeDocs.ts';
 import { actionDocs } from '../../command-side/action/actionDocs.ts';
 import { agentDocs } from '../../command-side/ai/agent/agentDocs.ts';
@@ -114,15 +114,10 @@ export const API_ROUTE_DOCS: ReadonlyArray<RouteDocs> = [
   serviceDocs,
 ];
 
-const packageVersion = (): string => {
-  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
-  return String((JSON.parse(text) as { version?: unknown }).version ?? '0.0.0');
-};
-
 /** The document's info: the package's version. */
 export const apiInfo = (): ApiInfo => ({
   title: 'Pipeline orchestration service',
-  version: packageVersion(),
+  version: serviceVersion(),
   description: [
     'Every route of the service, with the request schemas the routes validate with.',
     '',

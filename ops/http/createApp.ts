@@ -37,6 +37,8 @@ export interface AppParts {
   readYourWrites?: ReadYourWritesDeps;
   /** Told every answered request: method, route template, status, seconds (the HTTP metrics). */
   observeRequest?(request: RequestObservation): void;
+  /** An HTTP server span per request (ops/tracing); absent when tracing is off. It needs the correlation id requestLog sets. */
+  traceRequests?: Koa.Middleware<AppState>;
 }
 
 /**
@@ -52,6 +54,7 @@ export const createApp = (parts: AppParts): Koa<AppState> => {
   // Outermost: the time and status as the client gets them, error pages included.
   if (parts.observeRequest) app.use(requestTimer(parts.observeRequest));
   app.use(requestLog({ logger: parts.logger }));
+  if (parts.traceRequests) app.use(parts.traceRequests);
   // Outside the error middleware: it sees every answer as it will be sent, error pages included.
   app.use(frameGuard());
   app.use(errorMiddleware({ logger: parts.logger }));

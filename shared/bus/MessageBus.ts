@@ -11,6 +11,11 @@ export interface BusMessage<T = unknown> {
   publishedAt: string;
   /** 1 on first delivery, more on redelivery: consumers must be idempotent. */
   attempt: number;
+  /**
+   * What travels beside the value, not in it: the trace context of the publisher's span
+   * (W3C `traceparent`, `tracestate`). Kafka carries them as record headers.
+   */
+  headers?: Readonly<Record<string, string>>;
 }
 
 export interface ConsumerOptions<T> {
@@ -61,7 +66,7 @@ export interface OwnershipOptions {
 
 export interface MessageBus {
   /** Returns the message id (the task engine reports it as execution_result_id). */
-  publish<T>(topic: string, key: string, value: T): Promise<string>;
+  publish<T>(topic: string, key: string, value: T, headers?: Readonly<Record<string, string>>): Promise<string>;
   subscribe<T>(options: ConsumerOptions<T>): Promise<Consumer>;
   /** Joins `group` on `topic` as a member; resolves once the member has its first assignment. */
   own(options: OwnershipOptions): Promise<KeyOwnership>;

@@ -74,6 +74,17 @@ export const describeMessageBusContract = (name: string, factory: MessageBusFact
       expect(Date.parse(delivered?.publishedAt ?? '')).to.be.within(before - 1000, Date.now() + 1000);
     });
 
+    it('given headers (a trace context), when a message is published with them, then its delivery carries them, and one without has none', async () => {
+      const seen: BusMessage<Seq>[] = [];
+      await bus.subscribe<Seq>({ topic, group: group('h'), handler: async (message) => void seen.push(message) });
+      const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+      const withHeaders = await bus.publish<Seq>(topic, 'a', { seq: 0 }, { traceparent, tracestate: 'vendor=1' });
+      const without = await bus.publish<Seq>(topic, 'a', { seq: 1 });
+      await waitUntil(() => seen.length === 2, 'both messages are delivered', patience);
+      expect(seen.find((message) => message.id === withHeaders)?.headers).to.deep.equal({ traceparent, tracestate: 'vendor=1' });
+      expect(seen.find((message) => message.id === without)?.headers).to.equal(undefined);
+    });
+
     it('given one group of two consumers, when many keys are published, then each message is handled once, each key by one consumer', async () => {
       const seen: Array<{ consumer: string; message: BusMessage<Seq> }> = [];
       for (const consumer of ['c1', 'c2']) {

@@ -92,13 +92,13 @@ export class KafkaBus implements MessageBus, DeadLetterSource {
     });
   }
 
-  async publish<T>(topic: string, key: string, value: T): Promise<string> {
+  async publish<T>(topic: string, key: string, value: T, headers?: Readonly<Record<string, string>>): Promise<string> {
     this.assertOpen();
     const payload = messagePayload(topic, key, value);
     const id = randomUUID();
     await this.ensureTopic(topic);
     const producer = await this.producerClient();
-    await producer.send({ topic, messages: [publishedRecord(id, key, payload, new Date().toISOString())] });
+    await producer.send({ topic, messages: [publishedRecord(id, key, payload, new Date().toISOString(), headers)] });
     return id;
   }
 

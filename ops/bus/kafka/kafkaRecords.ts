@@ -18,11 +18,27 @@ const TOPIC = 'dlq-topic';
 /** Dead letters of every group consuming `topic` go to one topic beside it. */
 export const deadLetterTopic = (topic: string): string => `${topic}.dlq`;
 
-export const publishedRecord = (id: string, key: string, payload: string, publishedAt: string): Message => ({
+/** The port's own headers, and the headers a publisher adds (trace context: `traceparent`). */
+const OWN_HEADERS = new Set([ID, PUBLISHED_AT, GROUP, ATTEMPT, ERROR, FAILED_AT, TOPIC]);
+
+export const publishedRecord = (id: string, key: string, payload: string, publishedAt: string, extra?: Readonly<Record<string, string>>): Message => ({
   key,
   value: payload,
-  headers: { [ID]: id, [PUBLISHED_AT]: publishedAt },
+  // The port's own headers win: a publisher cannot forge a message's id or time.
+  headers: { ...extra, [ID]: id, [PUBLISHED_AT]: publishedAt },
 });
+
+/** A record's headers other than the port's own, as text. */
+const extraHeaders = (headers: IHeaders | undefined): Record<string, string> | undefined => {
+  if (headers === undefined) return undefined;
+  const found: Record<string, string> = {};
+  for (const name of Object.keys(headers)) {
+    if (OWN_HEADERS.has(name)) continue;
+    const value = header(headers, name);
+    if (value !== undefined) found[name] = value;
+  }
+  return Object.keys(found).length === 0 ? undefined : found;
+};
 
 const header = (headers: IHeaders | undefined, name: string): string | undefined => {
   const raw = headers?.[name];
@@ -36,6 +52,7 @@ export interface ReceivedRecord {
   key: string;
   payload: string;
   publishedAt: string;
+  headers?: Record<string, string>;
 }
 
 /** A record not written by this bus (no id header) is taken with its offset as id. */
@@ -44,6 +61,7 @@ export const receivedRecord = (topic: string, partition: number, message: KafkaM
   key: message.key?.toString() ?? '',
   payload: message.value?.toString() ?? 'null',
   publishedAt: header(message.headers, PUBLISHED_AT) ?? new Date(Number(message.timestamp)).toISOString(),
+  ...(extraHeaders(message.headers) === undefined ? {} : { headers: extraHeaders(message.headers) }),
 });
 
 /** Each delivery parses its own copy, as in the in-process bus. Throws when the value is not JSON. */
@@ -54,6 +72,7 @@ export const toBusMessage = (topic: string, record: ReceivedRecord, attempt: num
   value: JSON.parse(record.payload) as unknown,
   publishedAt: record.publishedAt,
   attempt,
+  ...(record.headers === undefined ? {} : { headers: record.headers }),
 });
 
 export const deadLetterRecord = (topic: string, group: string, record: ReceivedRecord, attempt: number, error: unknown, failedAt: string): Message => ({
