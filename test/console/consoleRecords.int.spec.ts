@@ -162,7 +162,10 @@ describe('web console in Chromium: sign-in errors, references by name, the run b
       await bobPage.getByRole('heading', { level: 2, name: 'warehouse' }).waitFor();
       await bobPage.getByRole('tab', { name: 'History' }).click();
       const entries = bobPage.getByTestId('history-entry');
-      await entries.filter({ hasText: /by user [0-9a-f]{24}/ }).waitFor();
+      // Names resolve after the entries render (every author reads `user <id>` at first): wait for
+      // both the resolved own name and the administrator's entry by id, one element each.
+      await entries.filter({ hasText: 'bob <bob@example.com> (you)' }).first().waitFor();
+      await entries.filter({ hasText: /ItemUpdated .* by user [0-9a-f]{24}/ }).first().waitFor();
       const texts = await entries.allTextContents();
       expect(texts[0]).to.match(/^1\. ItemCreated .* by bob <bob@example\.com> \(you\)/);
       expect(texts[1]).to.match(/^2\. ItemUpdated .* by user [0-9a-f]{24}/);
