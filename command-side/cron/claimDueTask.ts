@@ -1,3 +1,4 @@
+import { QUEUED_STATE, runChanges } from '../../shared/task/transitions.ts';
 import type { EventMetadata } from '../../shared/events.ts';
 import type { EventStore, Position } from '../../shared/event-store/EventStore.ts';
 import { newLaui, type Laui } from '../../shared/ids.ts';
@@ -42,7 +43,7 @@ export const claimDecider: Decider<ItemState, ClaimCommand, ItemEvent> = {
         kind: 'update',
         actor: SERVICE_ACTOR,
         laui: state.laui,
-        changes: { state: 'queued_for_connection', last_system_updated_date: command.at },
+        changes: runChanges({ trigger: 'Claimed', at: new Date(command.at) }, state.fields as TaskRecord).changes,
         versionedFields: [],
         expectedVersion: null,
         access: null,
@@ -101,13 +102,13 @@ const releaseDecider: Decider<ItemState, { previousState: string; revisionLaui: 
   initialState: itemDecider.initialState,
   evolve: itemDecider.evolve,
   decide: (command, state) => {
-    if (state.status !== 'live' || state.fields.state !== 'queued_for_connection') return [];
+    if (state.status !== 'live' || state.fields.state !== QUEUED_STATE) return [];
     return itemDecider.decide(
       {
         kind: 'update',
         actor: SERVICE_ACTOR,
         laui: state.laui,
-        changes: { state: command.previousState },
+        changes: runChanges({ trigger: 'ClaimReleased', to: command.previousState }, state.fields as TaskRecord).changes,
         versionedFields: [],
         expectedVersion: null,
         access: null,

@@ -1,6 +1,6 @@
 import { metadataFor, type EventMetadata } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
-import { failureChanges, fromStatesOf } from '../../shared/task/transitions.ts';
+import { fromStatesOf, runChanges } from '../../shared/task/transitions.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { ItemState } from '../catalog/item.ts';
 import type { Lease } from '../queue/handler.ts';
@@ -37,7 +37,7 @@ export const abandonRun = async (
       (state) => {
         ended = state.status === 'live' && state.fields.session_id === lease.sessionId && ABANDONED_FROM.includes(String(state.fields.state)) ? state : null;
         if (ended === null) return [];
-        const { changes } = failureChanges(ended.fields as TaskRecord, 'error');
+        const { changes } = runChanges({ trigger: 'Reaped', at: now }, ended.fields as TaskRecord);
         return [{ ...changes, last_run_output: { error }, last_run_date: now.toISOString(), task_instance_end_date: now.toISOString() }];
       },
       metadata,

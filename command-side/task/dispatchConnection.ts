@@ -1,3 +1,5 @@
+import { QUEUED_STATE, runChanges } from '../../shared/task/transitions.ts';
+import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { EventMetadata } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
@@ -87,9 +89,8 @@ interface PreparedLease {
 
 /** The queued_in_redis step of a leased task (after its queued_for_connection step when it leads). */
 const leaseChanges = (lease: Lease, metadata: EventMetadata, leading: Record<string, unknown> | null): Array<Record<string, unknown>> => {
-  // task_instance: the dispatch's id, which the worker records at pick-up; set here already so the
-  // TaskDispatched event names the execution it sends.
-  const queued = { state: 'queued_in_redis', session_id: lease.sessionId, task_instance: lease.dispatchId, last_system_updated_date: metadata.at };
+  // The lease's row changes no field it reads: the task as the stream holds it is not needed.
+  const { changes: queued } = runChanges({ trigger: 'SlotLeased', at: new Date(metadata.at), sessionId: lease.sessionId, dispatchId: lease.dispatchId }, {} as TaskRecord);
   return leading ? [leading, queued] : [queued];
 };
 
@@ -114,7 +115,7 @@ const prepareLease = async (
   const payload = await renderPayload(deps, task, metadata);
   // Every queued_for_connection step stamps last_system_updated_date (a request, a due run's claim,
   // a retry); the lease's own queued_in_redis step, planned beside this, stamps it again.
-  const requestedAt = task.state === 'queued_for_connection' && typeof task.last_system_updated_date === 'string' ? task.last_system_updated_date : metadata.at;
+  const requestedAt = task.state === QUEUED_STATE && typeof task.last_system_updated_date === 'string' ? task.last_system_updated_date : metadata.at;
   return { lease, task, payload, requestedAt };
 };
 

@@ -1,3 +1,4 @@
+import { NOT_IN_FLIGHT_STATES, QUEUED_STATE } from '../../shared/task/transitions.ts';
 import type { EventMetadata } from '../../shared/events.ts';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import type { Laui } from '../../shared/ids.ts';
@@ -10,7 +11,8 @@ import type { PreparedRun } from './prepareRun.ts';
 import type { RunOutcome } from './RunOutcome.ts';
 import type { TaskDeps } from './taskDeps.ts';
 
-const NOT_IN_FLIGHT = ['created', 'scheduled', 'success', 'error', 'timeout', 'cancelled', 'fail', 'queued_for_connection'];
+/** A run waiting for a slot is recorded as queued unless a finishing worker already leased it (it is past the queue). */
+const NOT_LEASED = [...NOT_IN_FLIGHT_STATES, QUEUED_STATE];
 
 export interface DispatchedRuns {
   outcomes: Map<Laui, RunOutcome>;
@@ -64,7 +66,7 @@ export const dispatchRuns = async (deps: TaskDeps, connectionLaui: Laui, runs: R
           try {
             return await taskChangeCompanion(deps.eventStore, run.task.laui, run.changes, metadata, {
               fresh,
-              onlyIfStateIn: NOT_IN_FLIGHT,
+              onlyIfStateIn: NOT_LEASED,
               committed: (position) => waitPositions.set(run.task.laui, position),
               failed: (error) => waitFailures.set(run.task.laui, error),
             });

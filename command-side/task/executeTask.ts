@@ -3,7 +3,7 @@ import { metadataFor } from '../../shared/events.ts';
 import type { BusMessage } from '../../shared/bus/MessageBus.ts';
 import type { OperatorOutcome } from '../../shared/ports/CodeRunner.ts';
 import { secretFieldOpener, secretStringsOf } from '../../shared/item-types/secretFields.ts';
-import { cancelledChanges, failChanges, failureChanges, fromStatesOf, successChanges, workerPickupChanges } from '../../shared/task/transitions.ts';
+import { endTrigger, fromStatesOf, PICKUP_STATE, runChanges, type RunChanges } from '../../shared/task/transitions.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { ItemState } from '../catalog/item.ts';
 import { changeTask, currentTaskState, taskChangeCompanion } from './changeTask.ts';
@@ -49,21 +49,8 @@ const EXECUTOR = `${hostname()}:${process.pid}`;
  */
 const ENDS_FROM = fromStatesOf('operator_success');
 
-const terminalChanges = (record: TaskRecord, outcome: OperatorOutcome, now: Date): { changes: Record<string, unknown>; dispatchNow: boolean } => {
-  switch (outcome.status) {
-    case 'success': {
-      const { changes, dispatchNow } = successChanges(record, now);
-      return { changes: { ...changes }, dispatchNow };
-    }
-    case 'error':
-    case 'timeout':
-      return { changes: { ...failureChanges(record, outcome.status).changes }, dispatchNow: false };
-    case 'cancelled':
-      return { changes: { ...cancelledChanges() }, dispatchNow: false };
-    case 'fail':
-      return { changes: { ...failChanges() }, dispatchNow: false };
-  }
-};
+/** The run's end as its worker saw it: the lifecycle's row for the operator's outcome. */
+const terminalChanges = (record: TaskRecord, outcome: OperatorOutcome, now: Date): RunChanges => runChanges({ trigger: endTrigger(outcome.status), at: now }, record);
 
 /**
  * The `execute_task` consumer. Delivery is at least once: a message whose session is no longer the
@@ -95,7 +82,7 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
     // this dispatch, which was committed before it was published. A message whose session is not the
     // stream's current one, or whose task already left queued_in_redis, is a duplicate.
     const decided = await currentTaskState(deps.eventStore, taskLaui);
-    if (decided.status !== 'live' || decided.fields.session_id !== sessionId || decided.fields.state !== 'queued_in_redis') {
+    if (decided.status !== 'live' || decided.fields.session_id !== sessionId || decided.fields.state !== PICKUP_STATE) {
       // Not picked up by this session (cancelled, reset, re-run or deleted while queued): its
       // session, which the dispatch line opened, ends here. A duplicate of a run that started ends nothing.
       if (decided.status !== 'none' && decided.fields.last_run_session_id !== sessionId) {
@@ -130,7 +117,7 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
     const spans = deps.tracing?.worker(taskLaui, message.headers);
     const step = <T>(name: RunStep, work: () => Promise<T>): Promise<T> => (spans ? spans.step(name, work) : work());
     const started = deps.clock.now();
-    const pickup = workerPickupChanges(runtime, started);
+    const pickup = runChanges({ trigger: 'PickedUp', at: started }, runtime).changes;
     // The running transition is committed while the operator starts: its commit is not on the run's
     // critical path. The terminal change waits for it (same stream, so the history stays in order).
     const pickedUp = step('pickup', () => changeTask(deps.eventStore, taskLaui, { ...pickup, executor: EXECUTOR, last_run_session_id: sessionId, task_instance: dispatchId }, metadata()));
@@ -140,7 +127,7 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
     // sent before messages carried requested_at tells nothing about it: not observed.
     const requestedAt = message.value.requested_at ? Date.parse(message.value.requested_at) : Number.NaN;
     if (Number.isFinite(requestedAt)) deps.runs?.pickedUp(Math.max(0, (started.getTime() - requestedAt) / 1000));
-    log('info', 'CELERY', 'pickup', `Worker ${EXECUTOR} picked up task ${task.name}`, { state: 'running' });
+    log('info', 'CELERY', 'pickup', `Worker ${EXECUTOR} picked up task ${task.name}`, { state: pickup.state });
 
     const settings = await loadSystemSettings(deps);
     const [operator, connection, merged] = await Promise.all([

@@ -1,7 +1,8 @@
 import { AppError } from '../../shared/errors.ts';
 import type { EventMetadata } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
-import { runLogicalDate, type RunOrigin } from '../../shared/task/transitions.ts';
+import { runChanges, TERMINAL_STATES, type RunOrigin } from '../../shared/task/transitions.ts';
+import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { TaskValidation } from '../../shared/task/validateTask.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { QueueEntry } from '../queue/handler.ts';
@@ -14,7 +15,6 @@ import type { RunReads } from './runReads.ts';
 import type { TaskDeps } from './taskDeps.ts';
 import { validateRun } from './validateRun.ts';
 
-const TERMINAL_STATES = new Set(['success', 'error', 'timeout', 'cancelled', 'fail']);
 
 /** Who starts the run, and the logical_date its request names (POST /task/run; checked to be a datetime). */
 export interface RunStart {
@@ -58,23 +58,24 @@ export const prepareRun = async (
     const recorded = await changeTask(deps.eventStore, task.laui, { actions_status: actionsStatusAfter(task.actions_status, 'pre_actions', pre.statuses) }, metadata, undefined, reason);
     if (!pre.allPassed) return { ready: false, outcome: { taskLaui: task.laui, executionResultId: null, position: recorded, skipped: true } };
   }
-  const changes: Record<string, unknown> = {
-    state: 'queued_for_connection',
-    user_set_state: null,
-    total_retries: merged.total_retries,
-    retry_interval: merged.retry_interval,
-    last_system_updated_date: metadata.at,
-    // Whose rights the run acts with at the worker (checkTaskReferences.ts: runPrincipalLaui).
-    run_by: metadata.user_laui ?? task.created_by ?? null,
-  };
-  const logicalDate = runLogicalDate(task, start.logicalDate, new Date(metadata.at), start.origin);
-  if (logicalDate !== null) changes.logical_date = logicalDate;
+  const { changes } = runChanges(
+    {
+      trigger: 'RunRequested',
+      origin: start.origin,
+      at: new Date(metadata.at),
+      logicalDate: start.logicalDate,
+      totalRetries: merged.total_retries,
+      retryInterval: merged.retry_interval,
+      runBy: metadata.user_laui ?? (typeof task.created_by === 'string' ? task.created_by : null),
+    },
+    task as TaskRecord,
+  );
   const connectionLaui = String(task.connection_laui);
   const connection = await reads.item(connectionLaui);
   const sortValues = Object.fromEntries(Object.keys(sortDictOf(connection)).map((field) => [field, task[field] ?? null]));
   // A run that already reached its terminal state may still hold its lease for a moment (the worker
   // writes the state, then leaves the queue): freed in the queue commit so an immediate re-run is not dropped.
-  const finishedSession = TERMINAL_STATES.has(String(task.state)) && typeof task.session_id === 'string' ? task.session_id : null;
+  const finishedSession = TERMINAL_STATES.includes(String(task.state)) && typeof task.session_id === 'string' ? task.session_id : null;
   return {
     ready: true,
     run: { task, connectionLaui, connection, entry: { laui: task.laui, priority: Number(task.priority ?? 1), sortValues }, changes, finishedSession },

@@ -1,3 +1,5 @@
+import { runChanges } from '../../shared/task/transitions.ts';
+import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import Router from '@koa/router';
 import { forbidden, notFound } from '../../shared/errors.ts';
 import { principalOf, type AppContext, type AppState } from '../../shared/http/AppState.ts';
@@ -83,20 +85,7 @@ export const taskRoutes = (deps: TaskRoutesDeps): Router<AppState> => {
     const task = await editableTaskOf(ctx, pathLaui(ctx));
     const metadata = meta(ctx);
     if (typeof task.connection_laui === 'string') await deps.queue.remove(task.connection_laui, task.laui, metadata);
-    const position = await changeTask(
-      deps.eventStore,
-      task.laui,
-      {
-        state: 'scheduled',
-        last_run_output: {},
-        user_set_state: null,
-        actions_status: { pre_actions: [], running_actions: [], post_actions: [] },
-        last_system_updated_date: metadata.at,
-      },
-      metadata,
-      undefined,
-      'dangerously_reset',
-    );
+    const position = await changeTask(deps.eventStore, task.laui, runChanges({ trigger: 'Reset', at: new Date(metadata.at) }, task as TaskRecord).changes, metadata, undefined, 'dangerously_reset');
     if (typeof task.connection_laui === 'string') await dispatchConnection(deps, task.connection_laui, metadata);
     await settle(position);
     ctx.body = { message: `Task ${task.laui} reset to scheduled`, item_laui: task.laui };

@@ -1,6 +1,6 @@
+import { TASK_STATES } from '../../shared/item-types/schemas/task.ts';
 import { lauiSchema } from '../../shared/validation/validateRequest.ts';
 
-export const TASK_STATES = ['created', 'scheduled', 'queued_for_connection', 'queued_in_redis', 'running', 'success', 'error', 'timeout', 'cancelled', 'fail'] as const;
 
 const date = { type: ['string', 'null'] } as const;
 const text = { type: ['string', 'null'] } as const;

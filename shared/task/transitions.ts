@@ -253,6 +253,103 @@ export function dangerousResetChanges(now: Date): TaskChanges {
   };
 }
 
+/**
+ * What moves a run along (issue 34): callers name what happened, never a state. Each trigger is a row
+ * (or rows) of the table above; `runChanges` gives the target state and every field the row implies,
+ * so no task state is written anywhere but here.
+ */
+export type RunTrigger =
+  /** A run is asked for (a user: POST /task/run, /task/multiple_tasks; the scheduler: a due run or a retry): queued for its connection. */
+  | { trigger: 'RunRequested'; origin: RunOrigin; at: Date; logicalDate?: unknown; totalRetries: number; retryInterval: number; runBy: string | null }
+  /** The scheduler claimed a due run or a retry: queued for its connection. */
+  | { trigger: 'Claimed'; at: Date }
+  /** The connection's queue leased the run a slot: sent to the workers under this session. */
+  | { trigger: 'SlotLeased'; at: Date; sessionId: string; dispatchId: string }
+  /** A worker took the run. */
+  | { trigger: 'PickedUp'; at: Date }
+  /** The run ended at its worker: the operator's outcome. */
+  | { trigger: 'Succeeded' | 'Errored' | 'TimedOut' | 'Cancelled' | 'Failed'; at: Date }
+  /** Its worker died or its message could not be sent: the lease reaper ended it. */
+  | { trigger: 'Reaped'; at: Date }
+  /** POST /task/dangerously_reset. */
+  | { trigger: 'Reset'; at: Date }
+  /** The scheduler's claim whose dispatch failed goes back to the state it was claimed from. */
+  | { trigger: 'ClaimReleased'; to: string };
+
+export interface RunChanges {
+  changes: Record<string, unknown>;
+  /** Succeeded: the next run of a scheduled task is already due (spec 3.1). */
+  dispatchNow: boolean;
+}
+
+/** The states a run in the connection queue or at a worker holds: a manual run leaves them alone (rule 8). */
+export const NOT_IN_FLIGHT_STATES: readonly string[] = TASK_STATE_LIST.filter((state) => !(IN_FLIGHT_STATES as readonly string[]).includes(state));
+/** A run that reached one of these is over; its lease, if still held, is freed by the next run's queue commit. */
+export const TERMINAL_STATES: readonly string[] = [...new Set(TRANSITIONS.filter((rule) => rule.from !== 'any' && (rule.from as readonly string[]).includes('running')).map((rule) => rule.to))];
+/** States of a run that holds its connection slot (leased, at a worker). */
+export const LEASED_STATES: readonly string[] = fromStatesOf('lease_reaped');
+/** The state a worker takes a run from; a message finding its task elsewhere is a duplicate. */
+export const PICKUP_STATE: string = fromStatesOf('worker_pickup')[0] as string;
+/** The state a run waits in for its connection's slot (the scheduler's claim checks it is still there). */
+export const QUEUED_STATE: string = transitionTarget('scheduled', 'cron_dispatch') as string;
+
+const ENDED_BY: Record<'Succeeded' | 'Errored' | 'TimedOut' | 'Cancelled' | 'Failed', TaskState> = {
+  Succeeded: 'success',
+  Errored: 'error',
+  TimedOut: 'timeout',
+  Cancelled: 'cancelled',
+  Failed: 'fail',
+};
+
+/** The changes a trigger makes to a run as its task's stream holds it (`task`): the lifecycle's one writer of states. */
+export function runChanges(command: RunTrigger, task: TaskRecord): RunChanges {
+  const at = 'at' in command ? iso(command.at) : null;
+  const plain = (changes: TaskChanges | Record<string, unknown>): RunChanges => ({ changes: { ...changes }, dispatchNow: false });
+  switch (command.trigger) {
+    case 'RunRequested':
+      return plain({
+        ...enqueueChanges(),
+        user_set_state: null,
+        total_retries: command.totalRetries,
+        retry_interval: command.retryInterval,
+        last_system_updated_date: at,
+        // Whose rights the run acts with at the worker (checkTaskReferences.ts: runPrincipalLaui).
+        run_by: command.runBy,
+        ...(() => {
+          const logicalDate = runLogicalDate(task, command.logicalDate, command.at, command.origin);
+          return logicalDate === null ? {} : { logical_date: logicalDate };
+        })(),
+      });
+    case 'Claimed':
+      return plain({ ...enqueueChanges(), last_system_updated_date: at });
+    case 'SlotLeased':
+      // task_instance: the dispatch's id, which the worker records at pick-up; set here already so the
+      // TaskDispatched event names the execution it sends.
+      return plain({ ...brokerDispatchChanges(), session_id: command.sessionId, task_instance: command.dispatchId, last_system_updated_date: at });
+    case 'PickedUp':
+      return plain(workerPickupChanges(task, command.at));
+    case 'Succeeded':
+      return successChanges(task, command.at) as RunChanges;
+    case 'Errored':
+    case 'TimedOut':
+      return plain(failureChanges(task, ENDED_BY[command.trigger] as 'error' | 'timeout').changes);
+    case 'Cancelled':
+      return plain(cancelledChanges());
+    case 'Failed':
+      return plain(failChanges());
+    case 'Reaped':
+      return plain(failureChanges(task, 'error').changes);
+    case 'Reset':
+      return plain(dangerousResetChanges(command.at));
+    case 'ClaimReleased':
+      return plain({ state: command.to });
+  }
+}
+
+/** The trigger of a run's end at its worker, from the operator's outcome. */
+export const endTrigger = (status: 'success' | 'error' | 'timeout' | 'cancelled' | 'fail'): 'Succeeded' | 'Errored' | 'TimedOut' | 'Cancelled' | 'Failed' =>
+  (Object.entries(ENDED_BY).find(([, state]) => state === status)?.[0] ?? 'Errored') as 'Succeeded' | 'Errored' | 'TimedOut' | 'Cancelled' | 'Failed';
+
 /** A running task whose run started at least `timeoutSeconds` ago has exceeded its completion timeout. */
 export function isCompletionTimedOut(task: TaskRecord, now: Date, timeoutSeconds: number): boolean {
   const started = toInstant(task.task_instance_start_date);

@@ -19,6 +19,9 @@ import {
   successChanges,
   transitionTarget,
   workerPickupChanges,
+  runChanges,
+  type RunTrigger,
+  type TaskTrigger,
 } from './transitions.ts';
 
 const NOW = new Date('2024-06-15T12:00:00.000Z');
@@ -283,5 +286,41 @@ describe('task state machine: run logical date, timeout and stale heartbeat', ()
     expect(isHeartbeatStale(task, NOW, 59)).to.equal(true);
     expect(isHeartbeatStale({ ...task, latest_heartbeat: null }, NOW, 60)).to.equal(true);
     expect(isHeartbeatStale({ ...task, state: 'queued_in_redis' }, NOW, 1)).to.equal(false);
+  });
+});
+
+describe('task lifecycle: callers name triggers, the table names the state (issue 34)', () => {
+  const at = NOW;
+  // Each trigger with the table row it takes, from a state that row leaves.
+  const rows: Array<[RunTrigger, TaskTrigger, string]> = [
+    [{ trigger: 'RunRequested', origin: 'user', at, totalRetries: 2, retryInterval: 60, runBy: 'u1' }, 'manual_run', 'success'],
+    [{ trigger: 'Claimed', at }, 'cron_dispatch', 'scheduled'],
+    [{ trigger: 'SlotLeased', at, sessionId: 's1', dispatchId: 'd1' }, 'parallelism_available', 'queued_for_connection'],
+    [{ trigger: 'PickedUp', at }, 'worker_pickup', 'queued_in_redis'],
+    [{ trigger: 'Succeeded', at }, 'operator_success', 'running'],
+    [{ trigger: 'Errored', at }, 'operator_error', 'running'],
+    [{ trigger: 'TimedOut', at }, 'completion_timeout', 'running'],
+    [{ trigger: 'Cancelled', at }, 'cancel_observed', 'running'],
+    [{ trigger: 'Failed', at }, 'invalid_operator', 'running'],
+    [{ trigger: 'Reaped', at }, 'lease_reaped', 'running'],
+    [{ trigger: 'Reset', at }, 'dangerously_reset', 'cancelled'],
+    [{ trigger: 'ClaimReleased', to: 'scheduled' }, 'claim_released', 'queued_for_connection'],
+  ];
+
+  for (const [command, row, from] of rows) {
+    it(`given ${command.trigger} from ${from}, when its changes are made, then the state is the target of the ${row} row`, () => {
+      const { changes } = runChanges(command, daily({ state: from }));
+      expect(changes.state).to.equal(transitionTarget(from, row));
+      expect(allowedTransition(from, String(changes.state), row === 'dangerously_reset' || row === 'claim_released' ? row : undefined)).to.equal(true);
+    });
+  }
+
+  it('given the fields each row implies, when made, then they are those of the row (retries, session, pick-up, success)', () => {
+    expect(runChanges({ trigger: 'RunRequested', origin: 'user', at, totalRetries: 2, retryInterval: 60, runBy: 'u1' }, daily({ state: 'success' })).changes).to.deep.include({ user_set_state: null, total_retries: 2, retry_interval: 60, run_by: 'u1', last_system_updated_date: NOW.toISOString() });
+    expect(runChanges({ trigger: 'SlotLeased', at, sessionId: 's1', dispatchId: 'd1' }, {}).changes).to.deep.equal({ state: 'queued_in_redis', session_id: 's1', task_instance: 'd1', last_system_updated_date: NOW.toISOString() });
+    expect(runChanges({ trigger: 'PickedUp', at }, daily({ state: 'queued_in_redis' })).changes).to.deep.equal({ ...workerPickupChanges(daily(), NOW) });
+    const success = runChanges({ trigger: 'Succeeded', at }, daily());
+    expect(success).to.deep.equal(successChanges(daily(), NOW));
+    expect(runChanges({ trigger: 'Errored', at }, daily({ retry_number: 1 })).changes).to.deep.equal({ state: 'error', retry_number: 2 });
   });
 });
