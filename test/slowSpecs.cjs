@@ -12,6 +12,7 @@ module.exports = [
   'command-side/auth/throttle.int.spec.ts',
   'ops/bus/kafka/DomainEventPublisher.e2e.spec.ts',
   'ops/bus/kafka/KafkaBus.e2e.spec.ts',
+  'ops/bus/kafka/KafkaBusSecurity.e2e.spec.ts',
   'ops/cli.int.spec.ts',
   'ops/cli/openDataDirStore.int.spec.ts',
   'ops/event-store/kurrentdb/KurrentEventStore.e2e.spec.ts',
