@@ -376,7 +376,67 @@ export type BusConfig =
        * scheduler) before its partitions, and so its queued messages and its projects, move on.
        */
       sessionTimeoutMs: number;
+      /** KAFKA_SSL and its files: TLS to every broker, or null for plaintext. The files are read at start (ops/bus/kafka/kafkaSecurity.ts). */
+      ssl: KafkaSslConfig | null;
+      /** KAFKA_SASL_MECHANISM, KAFKA_SASL_USERNAME, KAFKA_SASL_PASSWORD: SASL authentication, or null for none. */
+      sasl: KafkaSaslConfig | null;
     };
+
+/**
+ * TLS to the brokers. caFile: PEM certificates to trust instead of Node's public CAs (a private CA);
+ * certFile and keyFile (both or neither): a client certificate, for brokers that require one.
+ * The broker's certificate is always verified, its name too: there is no setting to switch that off.
+ */
+export interface KafkaSslConfig {
+  caFile: string | null;
+  certFile: string | null;
+  keyFile: string | null;
+}
+
+export const KAFKA_SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
+export type KafkaSaslMechanism = (typeof KAFKA_SASL_MECHANISMS)[number];
+
+export interface KafkaSaslConfig {
+  mechanism: KafkaSaslMechanism;
+  username: string;
+  /** Never logged nor put in an error message; never in a run's environment (ops/worker/sandbox.ts scrubbedEnv). */
+  password: string;
+}
+
+/**
+ * KAFKA_SSL and KAFKA_SASL_*: strict, so that a half-configured security setting stops the start
+ * rather than connecting with less than was meant. The password's value never appears in a message.
+ */
+const kafkaSecurityConfig = (env: NodeJS.ProcessEnv): { ssl: KafkaSslConfig | null; sasl: KafkaSaslConfig | null } => {
+  const files = { caFile: text(env, 'KAFKA_SSL_CA_FILE'), certFile: text(env, 'KAFKA_SSL_CERT_FILE'), keyFile: text(env, 'KAFKA_SSL_KEY_FILE') };
+  const named = (['KAFKA_SSL_CA_FILE', 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE'] as const).filter((name) => text(env, name) !== null);
+  let ssl: KafkaSslConfig | null = null;
+  if (flag(env, 'KAFKA_SSL', false)) {
+    if ((files.certFile === null) !== (files.keyFile === null)) throw new Error('KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE must be given together (the client certificate and its private key)');
+    // Relative paths are taken from the working directory, as DATA_DIR's.
+    const absolute = (path: string | null) => (path === null ? null : resolve(path));
+    ssl = { caFile: absolute(files.caFile), certFile: absolute(files.certFile), keyFile: absolute(files.keyFile) };
+  } else if (named.length > 0) {
+    throw new Error(`${named.join(', ')} ${named.length === 1 ? 'needs' : 'need'} KAFKA_SSL=true: without it the bus connects in plaintext`);
+  }
+
+  const mechanismText = text(env, 'KAFKA_SASL_MECHANISM');
+  const username = text(env, 'KAFKA_SASL_USERNAME');
+  const password = env.KAFKA_SASL_PASSWORD ?? '';
+  if (mechanismText === null) {
+    if (username !== null || password !== '') throw new Error('KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD need KAFKA_SASL_MECHANISM (plain, scram-sha-256 or scram-sha-512)');
+    return { ssl, sasl: null };
+  }
+  const mechanism = mechanismText.trim().toLowerCase();
+  if (!(KAFKA_SASL_MECHANISMS as ReadonlyArray<string>).includes(mechanism)) {
+    throw new Error(`KAFKA_SASL_MECHANISM must be one of ${KAFKA_SASL_MECHANISMS.join(', ')}, got "${mechanismText}"`);
+  }
+  if (username === null) throw new Error(`KAFKA_SASL_MECHANISM=${mechanism} needs KAFKA_SASL_USERNAME`);
+  if (password === '') throw new Error(`KAFKA_SASL_MECHANISM=${mechanism} needs KAFKA_SASL_PASSWORD`);
+  // PLAIN sends the password itself to the broker: over plaintext anyone on the path reads it.
+  if (mechanism === 'plain' && ssl === null) throw new Error('KAFKA_SASL_MECHANISM=plain sends the password in clear: it needs KAFKA_SSL=true (or use scram-sha-256/scram-sha-512)');
+  return { ssl, sasl: { mechanism: mechanism as KafkaSaslMechanism, username, password } };
+};
 
 /** host:port, the host a name, an IPv4 address or a bracketed IPv6 address. */
 const BROKER = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
@@ -401,7 +461,7 @@ const busConfig = (env: NodeJS.ProcessEnv): BusConfig => {
   if (!/^[A-Za-z0-9._-]{0,100}$/.test(topicPrefix)) throw new Error(`KAFKA_TOPIC_PREFIX must be at most 100 letters, digits, '.', '_' or '-', got "${topicPrefix}"`);
   // The broker refuses sessions outside group.min/max.session.timeout.ms (6 s to 30 min by default).
   const sessionTimeoutMs = integer(env, 'KAFKA_SESSION_TIMEOUT_MS', 30_000, 6_000, 1_800_000);
-  return { kind, brokers, clientId: text(env, 'KAFKA_CLIENT_ID') ?? 'pipeline-orchestrator', topicPrefix, sessionTimeoutMs };
+  return { kind, brokers, clientId: text(env, 'KAFKA_CLIENT_ID') ?? 'pipeline-orchestrator', topicPrefix, sessionTimeoutMs, ...kafkaSecurityConfig(env) };
 };
 
 /** ROLE, overridden by `--role` on the command line (ops/main.ts). */

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { resolve } from 'node:path';
 import { loadConfig } from './config.ts';
 
 describe('configuration', () => {
@@ -233,6 +234,8 @@ describe('configuration', () => {
       clientId: 'pipeline-orchestrator',
       topicPrefix: '',
       sessionTimeoutMs: 30_000,
+      ssl: null,
+      sasl: null,
     });
     expect(loadConfig({ BUS: 'KAFKA', KAFKA_BROKERS: 'k:9092', KAFKA_CLIENT_ID: 'scheduler-3' }).bus).to.include({ clientId: 'scheduler-3' });
   });
@@ -255,6 +258,72 @@ describe('configuration', () => {
     expect(() => loadConfig({ KAFKA_BROKERS: 'k:9092', KAFKA_TOPIC_PREFIX: 'a/b' })).to.throw(/KAFKA_TOPIC_PREFIX must be/);
     expect(loadConfig({ KAFKA_BROKERS: 'k:9092', KAFKA_SESSION_TIMEOUT_MS: '6000' }).bus).to.include({ sessionTimeoutMs: 6000 });
     expect(() => loadConfig({ KAFKA_BROKERS: 'k:9092', KAFKA_SESSION_TIMEOUT_MS: '1000' })).to.throw(/KAFKA_SESSION_TIMEOUT_MS must be an integer between 6000/);
+  });
+
+  describe('Kafka security (KAFKA_SSL, KAFKA_SASL_*)', () => {
+    const kafka = (env: NodeJS.ProcessEnv) => {
+      const { bus } = loadConfig({ KAFKA_BROKERS: 'k:9093', ...env });
+      if (bus.kind !== 'kafka') throw new Error('not the Kafka bus');
+      return bus;
+    };
+    const PASSWORD = 'pa55-Word-Never-Shown';
+
+    it('given KAFKA_SSL=true alone, when loaded, then TLS is on with no files (Node\'s public CAs)', () => {
+      expect(kafka({ KAFKA_SSL: 'true' })).to.deep.include({ ssl: { caFile: null, certFile: null, keyFile: null }, sasl: null });
+      expect(kafka({ KAFKA_SSL: 'false' })).to.deep.include({ ssl: null });
+    });
+
+    it('given KAFKA_SSL with a CA, a client certificate and its key, when loaded, then the paths are kept, a relative one taken from the working directory', () => {
+      expect(kafka({ KAFKA_SSL: 'yes', KAFKA_SSL_CA_FILE: '/etc/kafka/ca.pem', KAFKA_SSL_CERT_FILE: '/etc/kafka/client.pem', KAFKA_SSL_KEY_FILE: 'client.key' }).ssl).to.deep.equal({
+        caFile: '/etc/kafka/ca.pem',
+        certFile: '/etc/kafka/client.pem',
+        keyFile: resolve('client.key'),
+      });
+    });
+
+    it('given a KAFKA_SSL_* file without KAFKA_SSL=true, when loaded, then the start stops: the bus would connect in plaintext', () => {
+      expect(() => kafka({ KAFKA_SSL_CA_FILE: '/ca.pem' })).to.throw('KAFKA_SSL_CA_FILE needs KAFKA_SSL=true');
+      expect(() => kafka({ KAFKA_SSL: 'false', KAFKA_SSL_CERT_FILE: '/c.pem', KAFKA_SSL_KEY_FILE: '/k.pem' })).to.throw('KAFKA_SSL_CERT_FILE, KAFKA_SSL_KEY_FILE need KAFKA_SSL=true');
+      expect(() => kafka({ KAFKA_SSL: 'maybe' })).to.throw('KAFKA_SSL must be true or false');
+    });
+
+    it('given a client certificate without its key, or a key without its certificate, when loaded, then the start stops', () => {
+      expect(() => kafka({ KAFKA_SSL: 'true', KAFKA_SSL_CERT_FILE: '/c.pem' })).to.throw('KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE must be given together');
+      expect(() => kafka({ KAFKA_SSL: 'true', KAFKA_SSL_KEY_FILE: '/k.pem' })).to.throw('KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE must be given together');
+    });
+
+    it('given each SASL mechanism with a username and password, when loaded, then they are kept (the mechanism in lower case)', () => {
+      for (const [given, mechanism] of [['plain', 'plain'], ['SCRAM-SHA-256', 'scram-sha-256'], ['scram-sha-512', 'scram-sha-512']]) {
+        expect(kafka({ KAFKA_SSL: 'true', KAFKA_SASL_MECHANISM: given, KAFKA_SASL_USERNAME: 'svc', KAFKA_SASL_PASSWORD: PASSWORD }).sasl, given).to.deep.equal({ mechanism, username: 'svc', password: PASSWORD });
+      }
+      expect(kafka({ KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'svc', KAFKA_SASL_PASSWORD: PASSWORD })).to.deep.include({ ssl: null });
+    });
+
+    it('given a SASL setting that is wrong or half given, when loaded, then the start stops naming the variable and never showing the password', () => {
+      const cases: Array<[NodeJS.ProcessEnv, string]> = [
+        [{ KAFKA_SASL_MECHANISM: 'gssapi', KAFKA_SASL_USERNAME: 'svc', KAFKA_SASL_PASSWORD: PASSWORD }, 'KAFKA_SASL_MECHANISM must be one of plain, scram-sha-256, scram-sha-512, got "gssapi"'],
+        [{ KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_PASSWORD: PASSWORD }, 'KAFKA_SASL_MECHANISM=scram-sha-512 needs KAFKA_SASL_USERNAME'],
+        [{ KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'svc' }, 'KAFKA_SASL_MECHANISM=scram-sha-512 needs KAFKA_SASL_PASSWORD'],
+        [{ KAFKA_SASL_USERNAME: 'svc', KAFKA_SASL_PASSWORD: PASSWORD }, 'KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD need KAFKA_SASL_MECHANISM'],
+        [{ KAFKA_SASL_PASSWORD: PASSWORD }, 'KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD need KAFKA_SASL_MECHANISM'],
+        [{ KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'svc', KAFKA_SASL_PASSWORD: PASSWORD }, 'KAFKA_SASL_MECHANISM=plain sends the password in clear: it needs KAFKA_SSL=true'],
+      ];
+      for (const [env, message] of cases) {
+        let error: unknown = null;
+        try {
+          kafka(env);
+        } catch (thrown) {
+          error = thrown;
+        }
+        expect(error, message).to.be.instanceOf(Error);
+        expect((error as Error).message).to.include(message);
+        expect((error as Error).message).not.to.include(PASSWORD);
+      }
+    });
+
+    it('given KAFKA_SSL and KAFKA_SASL_* with the in-process bus, when loaded, then they are not read (as KAFKA_BROKERS is not)', () => {
+      expect(loadConfig({ BUS: 'in-process', KAFKA_SSL: 'bogus', KAFKA_SASL_MECHANISM: 'gssapi' }).bus).to.deep.equal({ kind: 'in-process' });
+    });
   });
 
   it('given no role, store or read-store setting, when loaded, then one process runs everything on SQLite and memory', () => {

@@ -66,6 +66,7 @@ import { roleParts } from './roles.ts';
 import { openEventStore } from './event-store/openEventStore.ts';
 import { InProcessBus } from './bus/InProcessBus.ts';
 import { KafkaBus } from './bus/kafka/KafkaBus.ts';
+import { kafkaClientSecurity, kafkaSecurityWarning } from './bus/kafka/kafkaSecurity.ts';
 import { prefixedBus } from './bus/prefixedBus.ts';
 import { createApp } from './http/createApp.ts';
 import { consoleRoutes } from './console/consoleRoutes.ts';
@@ -197,6 +198,9 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   const parts = roleParts(config);
   const clock = overrides.clock ?? systemClock;
   const announce = overrides.announce ?? ((message: string) => console.log(message));
+  // KAFKA_SSL's files are read and checked now: one that is missing or wrong stops the start before
+  // anything is opened, naming the variable (never the SASL password).
+  const kafkaSecurity = config.bus.kind === 'kafka' ? kafkaClientSecurity(config.bus) : undefined;
   // Run processes never hold the service's rights: another uid per process when root, else a
   // bubblewrap sandbox when it works here (probed once, now, off the request path). Decided before
   // anything is opened: WORKER_SANDBOX=bwrap without bubblewrap fails the start.
@@ -272,6 +276,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
             // A member heartbeats ten times per session, so one late beat does not cost it its partitions.
             sessionTimeoutMs: config.bus.sessionTimeoutMs,
             heartbeatIntervalMs: Math.max(100, Math.floor(config.bus.sessionTimeoutMs / 10)),
+            ...(kafkaSecurity ? { security: kafkaSecurity } : {}),
             logger,
           }),
           config.bus.topicPrefix,
@@ -315,7 +320,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     logger.log({ level: 'warning', category: 'API', message: sandbox.message });
     announce(`WARNING: ${sandbox.message}`);
   }
-  for (const warning of [network.warning, network.refused]) {
+  for (const warning of [network.warning, network.refused, config.bus.kind === 'kafka' ? kafkaSecurityWarning(config.bus) : null]) {
     if (warning === null) continue;
     logger.log({ level: 'warning', category: 'API', message: warning });
     announce(`WARNING: ${warning}`);
@@ -596,7 +601,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   reaper?.unref();
   if (parts.scheduler) cron.start();
   // Kafka mode only: the log is also published to `domain-events` for analysts' own consumers.
-  const publisher = parts.publisher ? await startDomainEventPublishing(config.bus, { eventStore, dataDir: config.dataDir, logger }) : null;
+  const publisher = parts.publisher ? await startDomainEventPublishing(config.bus, { eventStore, dataDir: config.dataDir, ...(kafkaSecurity ? { security: kafkaSecurity } : {}), logger }) : null;
   if (config.rebuildReadModels && projections) {
     // In the background: the live models keep serving until the rebuilt ones are swapped in.
     announce('Rebuilding the read models into fresh collections (READ_MODELS_REBUILD)');

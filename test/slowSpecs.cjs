@@ -14,6 +14,7 @@ module.exports = [
   'ops/bus/kafka/KafkaBus.e2e.spec.ts',
   'ops/backup/backupRestore.int.spec.ts',
   'ops/build/compiledStart.int.spec.ts',
+  'ops/bus/kafka/KafkaBusSecurity.e2e.spec.ts',
   'ops/cli.int.spec.ts',
   'ops/cli/openDataDirStore.int.spec.ts',
   'ops/event-store/kurrentdb/KurrentEventStore.e2e.spec.ts',

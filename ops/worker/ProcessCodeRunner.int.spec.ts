@@ -11,6 +11,9 @@ const SECRETS: Record<string, string> = {
   JWT_PRIVATE_KEY: 'jwt-private-key-value-4711',
   ENCRYPTION_KEY: 'encryption-key-value-0815',
   SECRET_X: 'secret-x-value-1234',
+  // The Kafka bus's credentials (KAFKA_SASL_*): user code could otherwise write execute_task itself.
+  KAFKA_SASL_USERNAME: 'kafka-user-value-2718',
+  KAFKA_SASL_PASSWORD: 'kafka-password-value-3141',
 };
 const ALLOWED_ENV = ['HOME', 'LANG', 'PATH', 'TMPDIR', 'LC_CTYPE'];
 const INTERRUPT_GRACE_MS = 300;

@@ -1,5 +1,6 @@
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { containerRuntimeProblem } from './containerRuntime.ts';
+import type { KafkaClientSecurity } from '../../ops/bus/kafka/kafkaSecurity.ts';
 
 /**
  * Which Kafka broker the Kafka specs talk to, decided in one place:
@@ -40,10 +41,11 @@ export const brokersFromEnv = (env: NodeJS.ProcessEnv = process.env): string[] |
 };
 
 /** Null when the brokers answer a metadata request within a few seconds, else why not. */
-export const probeBrokers = async (brokers: ReadonlyArray<string>): Promise<string | null> => {
+export const probeBrokers = async (brokers: ReadonlyArray<string>, security: KafkaClientSecurity = {}): Promise<string | null> => {
   const admin = new Kafka({
     clientId: 'test-broker-probe',
     brokers: [...brokers],
+    ...security,
     logLevel: logLevel.NOTHING,
     connectionTimeout: 5_000,
     retry: { retries: 3, initialRetryTime: 300 },
@@ -51,11 +53,31 @@ export const probeBrokers = async (brokers: ReadonlyArray<string>): Promise<stri
   try {
     await admin.connect();
     await admin.describeCluster();
+    await warmGroupCoordinator(admin);
     return null;
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   } finally {
     await admin.disconnect().catch(() => undefined);
+  }
+};
+
+/**
+ * A fresh broker (each `.ci/kafka start` formats a new one) creates and loads its group coordinator
+ * (__consumer_offsets) on the first group request, and a consumer joining meanwhile crashes with
+ * "The coordinator is loading" rather than waiting. Asked for here, so that a spec's first join
+ * finds it loaded: a group lookup, repeated until it answers (a minute at most).
+ */
+const warmGroupCoordinator = async (admin: Admin): Promise<void> => {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await admin.describeGroups(['test-broker-probe']);
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
   }
 };
 
@@ -94,5 +116,59 @@ export async function requireKafkaBroker(context: Mocha.Context): Promise<KafkaB
   const message = `no Kafka broker: ${TEST_KAFKA_BROKERS} is unset and ${found.problem}`;
   if (inCi()) throw new Error(`${message}. CI needs one: .ci/run starts it with .ci/kafka and sets ${TEST_KAFKA_BROKERS}`);
   console.log(`      skipped: ${message}; run '.ci/kafka start' and export ${TEST_KAFKA_BROKERS}=$(.ci/kafka brokers)`);
+  context.skip();
+}
+
+/**
+ * The secure listeners of the `.ci/kafka` broker, from the variables `.ci/kafka env` prints (.ci/run
+ * exports them): SASL over TLS (a CA file, one user for PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512) and
+ * mutual TLS (a client certificate and key signed by the same CA). Paths and the password, as the
+ * service's KAFKA_SSL_* and KAFKA_SASL_* settings take them.
+ */
+export interface SecureKafkaBroker {
+  saslSsl: { brokers: string[]; caFile: string; username: string; password: string };
+  mtls: { brokers: string[]; caFile: string; certFile: string; keyFile: string };
+}
+
+export const SECURE_KAFKA_VARIABLES = [
+  'TEST_KAFKA_SASL_SSL_BROKERS',
+  'TEST_KAFKA_CA_FILE',
+  'TEST_KAFKA_SASL_USERNAME',
+  'TEST_KAFKA_SASL_PASSWORD',
+  'TEST_KAFKA_MTLS_BROKERS',
+  'TEST_KAFKA_CLIENT_CERT_FILE',
+  'TEST_KAFKA_CLIENT_KEY_FILE',
+] as const;
+
+/** The secure listeners named by the environment, null when none is named; some but not all is an error. */
+export const secureBrokerFromEnv = (env: NodeJS.ProcessEnv = process.env): SecureKafkaBroker | null => {
+  const value = (name: (typeof SECURE_KAFKA_VARIABLES)[number]) => env[name]?.trim() ?? '';
+  const missing = SECURE_KAFKA_VARIABLES.filter((name) => value(name) === '');
+  if (missing.length === SECURE_KAFKA_VARIABLES.length) return null;
+  if (missing.length > 0) throw new Error(`${missing.join(', ')} unset while the other TEST_KAFKA_* of the secure listeners are set: eval "$(.ci/kafka env)" sets them all`);
+  const brokers = (name: 'TEST_KAFKA_SASL_SSL_BROKERS' | 'TEST_KAFKA_MTLS_BROKERS') => brokersFromEnv({ [TEST_KAFKA_BROKERS]: value(name) }) ?? [];
+  return {
+    saslSsl: { brokers: brokers('TEST_KAFKA_SASL_SSL_BROKERS'), caFile: value('TEST_KAFKA_CA_FILE'), username: value('TEST_KAFKA_SASL_USERNAME'), password: value('TEST_KAFKA_SASL_PASSWORD') },
+    mtls: { brokers: brokers('TEST_KAFKA_MTLS_BROKERS'), caFile: value('TEST_KAFKA_CA_FILE'), certFile: value('TEST_KAFKA_CLIENT_CERT_FILE'), keyFile: value('TEST_KAFKA_CLIENT_KEY_FILE') },
+  };
+};
+
+/**
+ * Call in a `before` hook: the secure listeners, probed with `probe` (the caller's security for
+ * them), or the suite skipped with the reason printed. Failed instead in CI (.ci/run starts the
+ * broker with them) and when the variables name a listener that does not answer. No container
+ * fallback: the certificates and users are made by `.ci/kafka`.
+ */
+export async function requireSecureKafkaBroker(context: Mocha.Context, probe: (broker: SecureKafkaBroker) => { brokers: string[]; security: KafkaClientSecurity }): Promise<SecureKafkaBroker> {
+  const broker = secureBrokerFromEnv();
+  if (broker) {
+    const { brokers, security } = probe(broker);
+    const problem = await probeBrokers(brokers, security);
+    if (problem !== null) throw new Error(`the secure Kafka listener ${brokers.join(',')} does not answer (${problem}): '.ci/kafka stop && .ci/kafka start', then eval "$(.ci/kafka env)"`);
+    return broker;
+  }
+  const message = 'no secure Kafka listener: TEST_KAFKA_SASL_SSL_BROKERS and the other variables of `.ci/kafka env` are unset';
+  if (inCi()) throw new Error(`${message}. CI needs them: .ci/run starts the broker with .ci/kafka and exports them`);
+  console.log(`      skipped: ${message}; run '.ci/kafka start' and eval "$(.ci/kafka env)"`);
   context.skip();
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { toEnvelope } from '../../../query-side/events/eventEnvelope.ts';
 import { kafkaLogCreator } from './kafkaLog.ts';
 import { ensureTopic } from './ensureTopic.ts';
+import type { KafkaClientSecurity } from './kafkaSecurity.ts';
 
 /** The topic analysts attach their own consumers to (docs/events.md). */
 export const DOMAIN_EVENTS_TOPIC = 'domain-events';
@@ -135,17 +136,24 @@ export const publishDomainEvents = (deps: {
 
 /**
  * A producer of the `domain-events` topic (created with 12 partitions when absent). `topic` is for
- * tests that share a broker; kafkajs's log lines go to `logger`.
+ * tests that share a broker; `security` is the bus's TLS and SASL; kafkajs's log lines go to `logger`.
  */
 export const kafkaDomainEventSink = async (options: {
   brokers: ReadonlyArray<string>;
   clientId: string;
   partitions?: number;
   topic?: string;
+  security?: KafkaClientSecurity;
   logger?: Logger;
 }): Promise<DomainEventSink> => {
   const topic = options.topic ?? DOMAIN_EVENTS_TOPIC;
-  const kafka = new Kafka({ clientId: `${options.clientId}-domain-events`, brokers: [...options.brokers], logLevel: logLevel.WARN, logCreator: kafkaLogCreator(options.logger) });
+  const kafka = new Kafka({
+    clientId: `${options.clientId}-domain-events`,
+    brokers: [...options.brokers],
+    ...options.security,
+    logLevel: logLevel.WARN,
+    logCreator: kafkaLogCreator(options.logger),
+  });
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -175,14 +183,15 @@ export const kafkaDomainEventSink = async (options: {
 };
 
 /**
- * The service's choice: with the Kafka bus, the `domain-events` publisher (checkpoint in DATA_DIR);
- * with the in-process bus, nothing at all (no sink is even created).
+ * The service's choice: with the Kafka bus, the `domain-events` publisher (checkpoint in DATA_DIR),
+ * connecting with the bus's `security`; with the in-process bus, nothing at all (no sink is even created).
  */
 export const startDomainEventPublishing = async (
   bus: BusConfig,
   deps: {
     eventStore: EventStore;
     dataDir: string;
+    security?: KafkaClientSecurity;
     logger?: Logger;
     sinkFor?: (brokers: ReadonlyArray<string>, clientId: string) => Promise<DomainEventSink>;
   },
@@ -190,7 +199,7 @@ export const startDomainEventPublishing = async (
   if (bus.kind !== 'kafka') return null;
   // KAFKA_TOPIC_PREFIX names this deployment's topics, domain-events included.
   const topic = `${bus.topicPrefix}${DOMAIN_EVENTS_TOPIC}`;
-  const sinkFor = deps.sinkFor ?? ((brokers, clientId) => kafkaDomainEventSink({ brokers, clientId, topic, ...(deps.logger ? { logger: deps.logger } : {}) }));
+  const sinkFor = deps.sinkFor ?? ((brokers, clientId) => kafkaDomainEventSink({ brokers, clientId, topic, ...(deps.security ? { security: deps.security } : {}), ...(deps.logger ? { logger: deps.logger } : {}) }));
   return publishDomainEvents({
     eventStore: deps.eventStore,
     sink: await sinkFor(bus.brokers, bus.clientId),

@@ -14,6 +14,7 @@ import { kafkaLogCreator } from './kafkaLog.ts';
 import { ensureTopic } from './ensureTopic.ts';
 import { deadLetterRecord, deadLetterTopic, publishedRecord, receivedRecord, toBusMessage, type ReceivedRecord } from './kafkaRecords.ts';
 import { messagePayload } from '../messagePayload.ts';
+import type { KafkaClientSecurity } from './kafkaSecurity.ts';
 
 export interface KafkaBusOptions {
   brokers: ReadonlyArray<string>;
@@ -34,6 +35,8 @@ export interface KafkaBusOptions {
   sessionTimeoutMs?: number;
   /** How often members heartbeat, hence how soon they learn of a rebalance. Default 3 s. */
   heartbeatIntervalMs?: number;
+  /** TLS and SASL of every connection (KAFKA_SSL, KAFKA_SASL_*; kafkaClientSecurity). Default: plaintext, no authentication. */
+  security?: KafkaClientSecurity;
   logger?: Logger;
 }
 
@@ -61,7 +64,7 @@ class Abandoned extends Error {}
  */
 export class KafkaBus implements MessageBus, DeadLetterSource {
   private readonly kafka: Kafka;
-  private readonly settings: Required<Omit<KafkaBusOptions, 'brokers' | 'clientId' | 'logger' | 'replicationFactor'>> & { replicationFactor: number };
+  private readonly settings: Required<Omit<KafkaBusOptions, 'brokers' | 'clientId' | 'logger' | 'replicationFactor' | 'security'>> & { replicationFactor: number };
   private readonly logger: Logger | undefined;
   private producer: Promise<Producer> | null = null;
   private admin: Promise<Admin> | null = null;
@@ -87,6 +90,7 @@ export class KafkaBus implements MessageBus, DeadLetterSource {
     this.kafka = new Kafka({
       clientId: options.clientId,
       brokers: [...options.brokers],
+      ...options.security,
       logLevel: logLevel.WARN,
       logCreator: kafkaLogCreator(options.logger),
     });
