@@ -99,6 +99,8 @@ describe('task schedules: checked wherever a task is written; ADHOC runs dated n
     expect((await admin.post('/update', { item_laui: laui, frequency: 'ADHOC', start_date: null, end_date: null })).status).to.equal(200);
     const ran = await taskApi('/run', { item_type: 'task', ...bed.taskBody('good-cron-run', operator), frequency: '0 3 * * 1-5', start_date: inDays(-7), end_date: inDays(7) });
     expect(ran.status, ran.text).to.equal(200);
+    // The run ends before the next test: its pick-up and end would land in that test's "writes nothing" window.
+    await waitForItem<Task>(admin, (ran.json as { item_laui: string }).item_laui, (task) => ['success', 'error', 'fail', 'timeout'].includes(String(task.state)), 60_000);
   });
 
   it('given tasks saved before schedules were checked, when diagnosed, then the schedule blocks; a run is refused with the 422 and only an update that fixes it is taken', async () => {
