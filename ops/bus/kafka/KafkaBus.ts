@@ -299,7 +299,11 @@ const firstJoin = (consumer: KafkaConsumer): Promise<void> =>
         removers.forEach((remove) => remove());
         resolve();
       }),
+      // A crash kafkajs restarts the consumer from (a coordinator still loading on a fresh broker,
+      // a rebalance in progress) is not the end of the join: it joins after the restart. Only a
+      // crash it gives up on fails the subscription.
       consumer.on(consumer.events.CRASH, ({ payload }) => {
+        if (payload.restart) return;
         removers.forEach((remove) => remove());
         reject(payload.error);
       }),
