@@ -1,5 +1,5 @@
 import { useEffect, useId, useRef, useState } from 'react';
-import { api, errorText, query } from '../api.ts';
+import { api, ApiError, errorText, query } from '../api.ts';
 import { readSse } from '../sse.ts';
 import { Notice } from '../shell/Notice.tsx';
 import type { EventEnvelope as Envelope } from '../../../../../query-side/events/eventEnvelope.ts';
@@ -8,8 +8,15 @@ const KEEP = 500;
 /** Without a `from`, the view starts this many events before the head of the log, then follows. */
 const BACKLOG = 100;
 
-const hasEventsAfter = async (position: number, signal: AbortSignal): Promise<boolean> =>
-  (await api<{ events: unknown[] }>(`/api/v1/events?${query({ from: position, limit: 1 })}`, { signal })).events.length > 0;
+/** Whether the log holds an event after `position`; a `from` past its end is a 400 (nothing after it either). */
+const hasEventsAfter = async (position: number, signal: AbortSignal): Promise<boolean> => {
+  try {
+    return (await api<{ events: unknown[] }>(`/api/v1/events?${query({ from: position, limit: 1 })}`, { signal })).events.length > 0;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 400) return false;
+    throw error;
+  }
+};
 
 /**
  * The position of the log's last event, found with GET /events pages of one event (doubling, then
