@@ -18,6 +18,7 @@ import { benchBusKafka } from './busKafkaBench.ts';
 import { benchFairShare } from './fairShareBench.ts';
 import { benchEventLoop } from './eventLoopBench.ts';
 import { benchStart } from './startBench.ts';
+import { benchRestart } from './restartBench.ts';
 
 /**
  * `npm run bench`: every figure as one JSON line on stdout, each beside the baseline measured in
@@ -50,6 +51,8 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['bus-kafka', (dir) => benchBusKafka({ dir, seconds: Number(process.env.BENCH_BUS_SECONDS ?? 10) })],
   // The event loop while a run prints 100,000 lines (ProcessCodeRunner, then the service), beside a ten-line run.
   ['event-loop', (dir) => benchEventLoop({ dir, rounds: Number(process.env.BENCH_EVENT_LOOP_ROUNDS ?? 4) })],
+  // Issue 35: a restart from the read-model snapshot vs the whole log replayed (BENCH_RESTART_ITEMS, default 1,000,000).
+  ['restart', (dir) => benchRestart({ dir, items: Number(process.env.BENCH_RESTART_ITEMS ?? 1_000_000) })],
   // Issue 35: npm start's compiled bundle vs tsx, to /healthz on an empty DATA_DIR (alternating rounds).
   ['start', (dir) => benchStart({ dir, rounds: Number(process.env.BENCH_START_ROUNDS ?? 5) })],
   // ~3.5 minutes with the defaults: 2 rounds of 3 services (5 s windows) and of 2 runners (3 s windows).

@@ -34,6 +34,12 @@ export interface Config {
    * (MongoDB) store after a projection changed. The memory store is rebuilt at every start anyway.
    */
   rebuildReadModels: boolean;
+  /**
+   * SNAPSHOT_INTERVAL_EVENTS: the embedded read models are snapshotted to DATA_DIR/snapshots once
+   * they are this many events past the last snapshot, and at a graceful stop; a start loads the
+   * newest and replays only what follows (ops/snapshots). 0: no snapshots (every start replays the log).
+   */
+  snapshotIntervalEvents: number;
   port: number;
   host: string;
   /**
@@ -628,6 +634,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     eventStore: eventStoreConfig(env),
     readStore: readStoreConfig(env),
     rebuildReadModels: flag(env, 'READ_MODELS_REBUILD', false),
+    snapshotIntervalEvents: integer(env, 'SNAPSHOT_INTERVAL_EVENTS', 100_000, 0, 1_000_000_000),
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: text(env, 'HOST') ?? '127.0.0.1',
     tracing: tracingConfigFrom(env),

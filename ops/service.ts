@@ -113,6 +113,8 @@ import { generateRoutes } from '../command-side/ai/generateRoutes.ts';
 import { apiReferenceRoutes } from './http/apiReferenceRoutes.ts';
 import { recordWritePositions, WritePositions } from './http/readYourWrites.ts';
 import { ServiceTracing } from './tracing/ServiceTracing.ts';
+import { ReadModelSnapshots } from './snapshots/ReadModelSnapshots.ts';
+import { snapshotFolder } from './snapshots/snapshotFile.ts';
 import { serviceVersion } from './serviceVersion.ts';
 import { gracefulStop, settledWithin } from './shutdown/gracefulStop.ts';
 import { ServiceMetrics } from './metrics/ServiceMetrics.ts';
@@ -160,6 +162,8 @@ export interface Service {
   metrics: ServiceMetrics;
   /** Where /metrics is served apart from the API (METRICS_PORT, on 127.0.0.1); null: on the API's port. */
   metricsUrl: string | null;
+  /** The embedded read models' snapshots (SNAPSHOT_INTERVAL_EVENTS), null when there are none. */
+  snapshots: ReadModelSnapshots | null;
 }
 
 export interface ServiceOverrides {
@@ -565,7 +569,15 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
       ? null
       : await startMetricsServer({ port: config.metrics.port, routes: metricsRoutes({ metrics, access: { ...metricsAccess, loopback: true } }), logger });
 
+  // The embedded read models start from their newest snapshot (DATA_DIR/snapshots) and replay only
+  // the log after it; snapshots are then taken in the background (ops/snapshots).
+  const snapshots =
+    projections !== null && readStore instanceof MemoryReadStore && config.snapshotIntervalEvents > 0 && !config.rebuildReadModels
+      ? new ReadModelSnapshots({ dir: snapshotFolder(config.dataDir), runner: 'embedded', store: readStore, projections, intervalEvents: config.snapshotIntervalEvents, logger, announce })
+      : null;
+  await snapshots?.load();
   await projections?.start();
+  snapshots?.start();
   if (parts.api) await ensureAdmin(config, { users, userCommands, readModels, clock, announce });
   // Every role but the projector reads beats (the reaper, diagnose) or sends them (workers).
   if (parts.api || parts.worker || parts.scheduler) await relayedHeartbeats?.start(`${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`);
@@ -630,6 +642,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     activeRuns: () => runner.activeRuns(),
     metrics,
     metricsUrl: metricsServer?.url ?? null,
+    snapshots,
     abort() {
       stopping.abort();
       runner.stopRuns('the service was stopped at once (a second signal) before the run ended');
@@ -677,6 +690,8 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     // After the runner: no run process is left that the table still has to hold.
     network.remove();
     generationSessions.close();
+    // Last: the read models as the stop left them, so the next start replays (almost) nothing.
+    await snapshots?.stop();
     await projections?.stop();
     await readStore.close();
     await eventStore.close();

@@ -211,6 +211,14 @@ export class MemoryCollection implements Collection<Doc> {
     };
   }
 
+  /**
+   * The stored documents as they are now, in insertion order (a snapshot's copy: references, taken
+   * synchronously; stored documents are replaced on change, never mutated, so they stay as captured).
+   */
+  capture(): Doc[] {
+    return [...this.docs.values()];
+  }
+
   clear(): void {
     for (const index of this.ordered.values()) index.clear();
     this.sequences.clear();

@@ -42,6 +42,20 @@ export class MemoryReadStore implements ReadStore {
     return new MemoryStagedStore(this.collections);
   }
 
+  /**
+   * Every collection's documents at this instant (ops/snapshots): one synchronous pass, so no event
+   * is half applied in what is captured; a snapshot holds this and the runner's position.
+   */
+  capture(): Map<string, Doc[]> {
+    return new Map([...this.collections].map(([name, collection]) => [name, collection.capture()]));
+  }
+
+  /** Loads documents captured by `capture` (a snapshot) into a collection, indexes included. */
+  async restore(name: string, docs: ReadonlyArray<Doc>): Promise<void> {
+    const collection = this.collection(name) as unknown as MemoryCollection;
+    for (const doc of docs) await collection.adopt(doc);
+  }
+
   /** Empties every collection but keeps them and their indexes: projections hold references. */
   async clear(): Promise<void> {
     for (const collection of this.collections.values()) collection.clear();

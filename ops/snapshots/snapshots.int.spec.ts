@@ -1,0 +1,139 @@
+import { expect } from 'chai';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { catalogClient, type CatalogClient } from '../../test/support/catalogFixture.ts';
+import { startTestService, type TestService } from '../../test/support/testService.ts';
+import { openSqliteEventStore } from '../event-store/sqlite/SqliteEventStore.ts';
+import { metadataFor } from '../../shared/events.ts';
+import { readModelVersion, snapshotFolder, writeSnapshot } from './snapshotFile.ts';
+
+/** The payload items under `folder`, by laui, as the catalog lists them. */
+const childrenOf = async (api: CatalogClient, folder: string): Promise<Map<string, Record<string, unknown>>> => {
+  const reply = await api.get({ item_laui: folder, parent_or_child: 'child', per_page: 1000 });
+  expect(reply.status, reply.text).to.equal(200);
+  const items = (reply.json as { items: Array<Record<string, unknown>> }).items;
+  const found = new Map(items.map((item) => [String(item.laui), item]));
+  expect(found.size, 'no item listed twice').to.equal(items.length);
+  return found;
+};
+
+const snapshotsIn = (dataDir: string): string[] => {
+  try {
+    return readdirSync(snapshotFolder(dataDir)).filter((name) => name.endsWith('.snap'));
+  } catch {
+    return [];
+  }
+};
+
+const waitFor = async (what: string, done: () => boolean, timeoutMs = 60_000): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+};
+
+describe('read-model snapshots: restarts replay only what follows the newest snapshot (embedded service)', function () {
+  this.timeout(240_000);
+  const env = { SNAPSHOT_INTERVAL_EVENTS: '40' };
+  let dataDir = '';
+  let folder = '';
+  let served = new Map<string, Record<string, unknown>>();
+  let midLoadSnapshot = '';
+
+  before(async () => {
+    // A service under a write load of three writers, snapshotting every 40 events meanwhile.
+    const svc = await startTestService(env);
+    dataDir = svc.dataDir;
+    const admin = catalogClient(svc, (await svc.login()).token);
+    folder = (await admin.bootstrap('snap-co')).folders.payload;
+    let n = 0;
+    const writer = async () => {
+      for (let i = 0; i < 80; i += 1) {
+        const reply = await admin.create({ item_type: 'payload', name: `p-${n++}`, parent_laui: folder, content: { n } });
+        expect(reply.status, reply.text).to.equal(200);
+      }
+    };
+    const writers = Promise.all([writer(), writer(), writer()]);
+    // A snapshot taken while they write: kept aside, to restart from it below.
+    await waitFor('the load under way', () => n > 40);
+    await svc.service.snapshots?.take();
+    expect(n, 'taken while the writers still wrote').to.be.below(240);
+    const [taken] = snapshotsIn(dataDir);
+    midLoadSnapshot = join(dataDir, `mid-load-${String(taken)}`);
+    copyFileSync(join(snapshotFolder(dataDir), String(taken)), midLoadSnapshot);
+    await writers;
+    served = await childrenOf(admin, folder);
+    expect(served.size).to.equal(240);
+    await svc.stop({ keepData: true });
+  });
+
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  const restart = async (check: (svc: TestService, admin: CatalogClient) => Promise<void>): Promise<string[]> => {
+    const svc = await startTestService(env, {}, dataDir);
+    try {
+      await check(svc, catalogClient(svc, (await svc.login()).token));
+      return [...svc.announced];
+    } finally {
+      await svc.stop({ keepData: true });
+    }
+  };
+
+  it('given a graceful stop, when restarted, then the start loads the stop\'s snapshot and serves every item as before', async () => {
+    expect(snapshotsIn(dataDir)).to.have.length(1);
+    const announced = await restart(async (_svc, admin) => {
+      expect(await childrenOf(admin, folder)).to.deep.equal(served);
+    });
+    expect(announced.join('\n')).to.match(/Read models loaded from the snapshot at position \d+/);
+    expect(announced.join('\n')).to.not.match(/Rebuilding read models/);
+  });
+
+  it('given events appended after the snapshot (another writer of the log), when restarted, then they are replayed on top of it', async () => {
+    const store = openSqliteEventStore({ file: join(dataDir, 'events.sqlite'), synchronous: 'normal', writer: 'main-thread', pollIntervalMs: 200 });
+    const [laui, item] = [...served][0] as [string, Record<string, unknown>];
+    await store.append(`item-${laui}`, [{ type: 'ItemUpdated', data: { changes: { content: { n: -1, after: 'snapshot' } }, version: Number(item?.version) + 1, revision_laui: '6a0000000000000000000001' }, metadata: metadataFor(null, new Date(), 'after-snapshot') }], 'any');
+    await store.close();
+    await restart(async (_svc, admin) => {
+      const now = await childrenOf(admin, folder);
+      expect(now.get(String(laui))?.content).to.deep.equal({ n: -1, after: 'snapshot' });
+      expect(now.size).to.equal(served.size);
+    });
+  });
+
+  it('given the snapshot taken during the write load, when restarted from it, then the events after it are replayed once: every item, none twice', async () => {
+    const folderOfSnapshots = snapshotFolder(dataDir);
+    for (const name of snapshotsIn(dataDir)) rmSync(join(folderOfSnapshots, name));
+    copyFileSync(midLoadSnapshot, join(folderOfSnapshots, midLoadSnapshot.split('mid-load-')[1] as string));
+    const announced = await restart(async (_svc, admin) => {
+      const now = await childrenOf(admin, folder);
+      expect([...now.keys()].sort()).to.deep.equal([...served.keys()].sort());
+    });
+    expect(announced.join('\n')).to.match(/Read models loaded from the snapshot/);
+  });
+
+  it('given a damaged snapshot (one byte flipped), when restarted, then it is not used, the log is replayed and the same items are served', async () => {
+    const [name] = snapshotsIn(dataDir);
+    const file = join(snapshotFolder(dataDir), String(name));
+    const bytes = readFileSync(file);
+    bytes[Math.floor(bytes.length / 2)] = (bytes[Math.floor(bytes.length / 2)] ?? 0) ^ 0xff;
+    writeFileSync(file, bytes);
+    const announced = await restart(async (_svc, admin) => {
+      expect((await childrenOf(admin, folder)).size).to.equal(served.size);
+    });
+    // Found at the byte that does not decode, or at the digest: either way nothing of it is served.
+    expect(announced.join('\n')).to.match(/snapshot .* not used \(/);
+  });
+
+  it('given a snapshot made by other read-model code or another format, when restarted, then it is not used and the log is replayed', async () => {
+    const folderOfSnapshots = snapshotFolder(dataDir);
+    for (const name of snapshotsIn(dataDir)) rmSync(join(folderOfSnapshots, name));
+    mkdirSync(folderOfSnapshots, { recursive: true });
+    // Wrong: a snapshot of another code version claiming no item at all at a late position.
+    await writeSnapshot({ dir: folderOfSnapshots, version: `not-${await readModelVersion()}`, runner: 'embedded', position: 10n ** 9n, collections: new Map() });
+    const announced = await restart(async (_svc, admin) => {
+      expect((await childrenOf(admin, folder)).size).to.equal(served.size);
+    });
+    expect(announced.join('\n')).to.match(/not used \(made by other read-model code/);
+  });
+});
