@@ -1,20 +1,10 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './freePort.ts';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
 
 /** Seconds from spawn to GET /healthz answering 200, on an empty DATA_DIR; the process is stopped after. */
 const startSeconds = async (dir: string, args: string[]): Promise<number> => {
