@@ -1,12 +1,15 @@
 import Database from 'better-sqlite3';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { copyFile, link, mkdir, mkdtemp, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import tar from 'tar-stream';
+import { PUBLISH_CHECKPOINT_FILE } from '../bus/kafka/publishCheckpointFile.ts';
 import { BACKUP_FORMAT, BACKUP_FORMAT_VERSION, EVENT_LOG, type BackupManifest, type ManifestFile } from './backupManifest.ts';
+import { heldBackCheckpoint, leftOut, type SelectionOptions } from './backupSelection.ts';
+import { removeOnSignal } from './removeOnSignal.ts';
 
 export interface BackupProgress {
   /** What is being done: copying the event log (SQLite pages) or packing the files (bytes). */
@@ -20,26 +23,31 @@ export interface BackupOptions {
   out: string;
   /** Replace an existing `out` (else refused). */
   force?: boolean;
-  /** Include DATA_DIR/logs (the run and API logs; left out by default: large, and not needed to serve the items). */
+  /** Include LOG_DIR when it lies inside DATA_DIR (left out by default: large, and not needed to serve the items). */
   withLogs?: boolean;
+  /** LOG_DIR (default DATA_DIR/logs). */
+  logDir?: string;
   serviceVersion: string;
   onProgress?: (progress: BackupProgress) => void;
   now?: () => Date;
 }
 
-/** Not copied file by file: the event log goes through SQLite's backup API; logs only when asked. */
-const LOG_FILES = new Set([EVENT_LOG, `${EVENT_LOG}-wal`, `${EVENT_LOG}-shm`, `${EVENT_LOG}-journal`]);
+const toPosix = (path: string): string => path.split(sep).join('/');
 
-const filesUnder = async (root: string, dir: string, withLogs: boolean): Promise<string[]> => {
+/** `path` relative to DATA_DIR, or null when it lies outside (or is DATA_DIR itself). */
+const inside = (dataDir: string, path: string): string | null => {
+  const rel = relative(dataDir, path);
+  return rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel) ? null : toPosix(rel);
+};
+
+const filesUnder = async (root: string, dir: string, selection: SelectionOptions): Promise<string[]> => {
   const found: string[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    const rel = relative(root, path);
-    if (LOG_FILES.has(rel)) continue;
-    if (!withLogs && (rel === 'logs' || rel.startsWith(`logs${sep}`))) continue;
+    if (leftOut(toPosix(relative(root, path)), selection) !== null) continue;
     // Symbolic links are not followed: a link in DATA_DIR must not pull another file into a backup.
     if (entry.isSymbolicLink()) continue;
-    if (entry.isDirectory()) found.push(...(await filesUnder(root, path, withLogs)));
+    if (entry.isDirectory()) found.push(...(await filesUnder(root, path, selection)));
     else if (entry.isFile()) found.push(path);
   }
   return found;
@@ -62,7 +70,7 @@ const copyEventLog = async (source: string, target: string, onProgress?: (progre
   try {
     let previous = Number.POSITIVE_INFINITY;
     let allAtOnce = false;
-    await db.backup(target, {
+    const copied = await db.backup(target, {
       progress: ({ totalPages, remainingPages }) => {
         if (remainingPages > previous) allAtOnce = true;
         previous = remainingPages;
@@ -70,6 +78,8 @@ const copyEventLog = async (source: string, target: string, onProgress?: (progre
         return allAtOnce ? 0x7fffffff : Math.max(256, Math.ceil(totalPages / 20));
       },
     });
+    // The callback runs before each step: the last step's end is told here.
+    onProgress?.({ phase: 'log', done: copied.totalPages, total: copied.totalPages });
   } finally {
     db.close();
   }
@@ -92,29 +102,68 @@ const headOf = (log: string): number => {
   }
 };
 
+/** A copy of a file of DATA_DIR, or false when it went away meanwhile (the service removed it). */
+const copyIfThere = async (original: string, copy: string): Promise<boolean> => {
+  try {
+    await copyFile(original, copy);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+};
+
+/**
+ * The finished file to `out`. Without `force` a hard link, which fails if `out` appeared while the
+ * backup ran (the check at the start is not enough); a filesystem without hard links gets the check
+ * and a rename.
+ */
+const moveInPlace = async (partial: string, out: string, force: boolean): Promise<void> => {
+  if (!force) {
+    try {
+      await link(partial, out);
+      return;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') throw new Error(`${out} exists: give --force to replace it`, { cause: error });
+      if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw error;
+      if (existsSync(out)) throw new Error(`${out} exists: give --force to replace it`, { cause: error });
+    }
+  }
+  await rename(partial, out);
+};
+
 /**
  * `cli backup --out FILE`: DATA_DIR as one gzipped tar (a manifest first, then the event log and
- * every other file: the keys, settings files; the logs with `withLogs`), written to a temporary file
- * of mode 0600 beside `out` and renamed into place, so `out` appears whole or not at all. Works while
- * the service runs and writes (copyEventLog).
+ * the other files backupSelection.ts keeps: the keys, the publisher's checkpoint), built in a work
+ * folder of mode 0700 beside `out` and moved into place, so `out` appears whole or not at all. Works
+ * while the service runs and writes (copyEventLog). Everything but the log is copied after the log:
+ * what can be newer than the log's copy is either left out (snapshots) or held back (checkpoint).
  */
 export const backupDataDir = async (options: BackupOptions): Promise<BackupManifest> => {
-  const { dataDir, out } = options;
+  const dataDir = resolve(options.dataDir);
+  const out = resolve(options.out);
   if (!existsSync(join(dataDir, EVENT_LOG))) throw new Error(`${dataDir} holds no event log (${EVENT_LOG}): not a DATA_DIR of the service`);
+  // Inside DATA_DIR, a backup would be packed into the next one (and its work folder into itself).
+  if (inside(dataDir, out) !== null) throw new Error(`${out} is inside DATA_DIR (${dataDir}): write the backup elsewhere`);
+  if (!existsSync(dirname(out))) throw new Error(`${dirname(out)} does not exist: make the folder of --out first`);
   if (!options.force && existsSync(out)) throw new Error(`${out} exists: give --force to replace it`);
   const work = await mkdtemp(join(dirname(out), '.backup-'));
-  const partial = join(dirname(out), `.${randomBytes(6).toString('hex')}.backup-partial`);
+  const stopWatching = removeOnSignal([work]);
   try {
     const log = join(work, EVENT_LOG);
     await copyEventLog(join(dataDir, EVENT_LOG), log, options.onProgress);
+    const head = headOf(log);
     // Every other file is copied first, then hashed and packed from the copy: what is packed is
     // exactly what was hashed, even for a file the service appends to meanwhile (logs).
     const entries: Array<{ source: string; file: ManifestFile }> = [{ source: log, file: { path: EVENT_LOG, size: (await stat(log)).size, sha256: await sha256Of(log) } }];
-    for (const original of await filesUnder(dataDir, dataDir, options.withLogs === true)) {
-      const path = relative(dataDir, original).split(sep).join('/');
+    const selection = { withLogs: options.withLogs === true, logs: inside(dataDir, resolve(options.logDir ?? join(dataDir, 'logs'))) };
+    for (const original of await filesUnder(dataDir, dataDir, selection)) {
+      const path = toPosix(relative(dataDir, original));
       const copy = join(work, 'files', path);
       await mkdir(dirname(copy), { recursive: true, mode: 0o700 });
-      await copyFile(original, copy);
+      if (!(await copyIfThere(original, copy))) continue;
+      if (path === PUBLISH_CHECKPOINT_FILE) await writeFile(copy, heldBackCheckpoint(await readFile(copy, 'utf8'), head));
       entries.push({ source: copy, file: { path, size: (await stat(copy)).size, sha256: await sha256Of(copy) } });
     }
     const manifest: BackupManifest = {
@@ -122,11 +171,12 @@ export const backupDataDir = async (options: BackupOptions): Promise<BackupManif
       version: BACKUP_FORMAT_VERSION,
       service_version: options.serviceVersion,
       created_at: (options.now?.() ?? new Date()).toISOString(),
-      log_head_position: headOf(log),
+      log_head_position: head,
       files: entries.map((entry) => entry.file),
     };
     const total = entries.reduce((sum, entry) => sum + entry.file.size, 0);
     let done = 0;
+    const partial = join(work, 'backup.partial');
     const pack = tar.pack();
     // The file is made 0600 from its first byte (never chmod'ed after): it holds the keys.
     const written = pipeline(pack, createGzip({ level: 6 }), createWriteStream(partial, { mode: 0o600, flags: 'wx' }));
@@ -146,10 +196,10 @@ export const backupDataDir = async (options: BackupOptions): Promise<BackupManif
     }
     pack.finalize();
     await written;
-    await rename(partial, out);
+    await moveInPlace(partial, out, options.force === true);
     return manifest;
   } finally {
     await rm(work, { recursive: true, force: true });
-    await rm(partial, { force: true });
+    stopWatching();
   }
 };

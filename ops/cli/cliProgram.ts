@@ -178,7 +178,7 @@ export const cliProgram = (): Command => {
     .description("a consistent copy of DATA_DIR while the service runs: the event log (SQLite's backup API), the keys and settings, in one file of mode 0600")
     .requiredOption('--out <file>', 'the backup file to write (a gzipped tar)', nonEmpty('out'))
     .option('--force', 'replace --out if it exists', false)
-    .option('--with-logs', 'include DATA_DIR/logs (left out by default)', false)
+    .option('--with-logs', 'include LOG_DIR when it lies in DATA_DIR (left out by default)', false)
     .action(async (options: { out: string; force: boolean; withLogs: boolean }) => {
       const config = loadConfig();
       const problem = dataDirProblem(config.dataDir, process.env.DATA_DIR);
@@ -190,11 +190,15 @@ export const cliProgram = (): Command => {
           out: options.out,
           force: options.force,
           withLogs: options.withLogs,
+          logDir: config.logDir,
           serviceVersion: serviceVersion(),
           onProgress: (progress) => bar.update(progress.phase === 'log' ? 'event log' : 'packing', progress.done, progress.total),
         });
         bar.stop();
         console.error(`WARNING: ${options.out} holds the service's keys (the encryption key of every sealed secret, the token signing key): keep it as you keep DATA_DIR/keys.`);
+        // Keys given by the environment are not in DATA_DIR: a restore without them opens nothing.
+        const fromEnvironment = [config.encryptionKey === null ? null : 'ENCRYPTION_KEY', config.jwtPrivateKeyPem === null ? null : 'JWT_PRIVATE_KEY and JWT_PUBLIC_KEY'].filter((name) => name !== null);
+        if (fromEnvironment.length > 0) console.error(`NOTE: the environment gives ${fromEnvironment.join(' and ')}, which the backup does not hold (only DATA_DIR/keys): start the restored service with the same values.`);
         console.log(JSON.stringify({ out: options.out, files: manifest.files.length, bytes: manifest.files.reduce((sum, file) => sum + file.size, 0), log_head_position: manifest.log_head_position }));
       } finally {
         bar.stop();

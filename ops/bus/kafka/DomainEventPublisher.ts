@@ -9,6 +9,7 @@ import { toEnvelope } from '../../../query-side/events/eventEnvelope.ts';
 import { kafkaLogCreator } from './kafkaLog.ts';
 import { ensureTopic } from './ensureTopic.ts';
 import type { KafkaClientSecurity } from './kafkaSecurity.ts';
+import { PUBLISH_CHECKPOINT_FILE } from './publishCheckpointFile.ts';
 
 /** The topic analysts attach their own consumers to (docs/events.md). */
 export const DOMAIN_EVENTS_TOPIC = 'domain-events';
@@ -203,7 +204,7 @@ export const startDomainEventPublishing = async (
   return publishDomainEvents({
     eventStore: deps.eventStore,
     sink: await sinkFor(bus.brokers, bus.clientId),
-    checkpoint: fileCheckpoint(join(deps.dataDir, 'domain-events.checkpoint')),
+    checkpoint: fileCheckpoint(join(deps.dataDir, PUBLISH_CHECKPOINT_FILE)),
     ...(deps.logger ? { logger: deps.logger } : {}),
   });
 };
