@@ -1,6 +1,7 @@
+import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +9,7 @@ import { promisify } from 'node:util';
 import { catalogClient, waitForItem, type CatalogClient } from '../../test/support/catalogFixture.ts';
 import { startTestService, type TestService } from '../../test/support/testService.ts';
 import { taskBed } from '../../test/support/taskBed.ts';
+import { waitUntil } from '../../test/support/waitUntil.ts';
 
 const run = promisify(execFile);
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -16,43 +18,90 @@ const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const cli = (dataDir: string, args: string[]) =>
   run(process.execPath, ['--import', 'tsx', join(REPO, 'ops', 'cli.ts'), ...args], { cwd: REPO, env: { ...process.env, DATA_DIR: dataDir }, maxBuffer: 16 * 1024 * 1024 });
 
-const failure = async (promise: Promise<unknown>): Promise<string> => {
+const failure = async (promise: Promise<unknown>): Promise<{ code: unknown; stderr: string }> => {
   try {
     await promise;
   } catch (error) {
-    return String((error as { stderr?: string }).stderr ?? error);
+    return { code: (error as { code?: unknown }).code, stderr: String((error as { stderr?: string }).stderr ?? error) };
   }
   return expect.fail('expected the command to fail');
 };
 
-/** The items as the catalog serves them (GET /catalog/get), by laui; a missing one is absent. */
-const itemsOf = async (api: CatalogClient, lauis: ReadonlyArray<string>): Promise<Map<string, Record<string, unknown>>> => {
-  const found = new Map<string, Record<string, unknown>>();
+type View = Record<string, unknown>;
+
+/** Every item and every link as POST /catalog/search serves them to an administrator, in creation order. */
+const everything = async (api: CatalogClient, filter: 'item_filter' | 'link_filter'): Promise<View[]> => {
+  const found: View[] = [];
+  let token: string | undefined;
+  do {
+    const reply = await api.search({ [filter]: {}, pagination: { per_page: 1000, ...(token === undefined ? {} : { page_token: token }) } });
+    expect(reply.status, reply.text).to.equal(200);
+    const page = reply.json as { items: View[]; pagination: { next_page_token: string | null } };
+    found.push(...page.items);
+    token = page.pagination.next_page_token ?? undefined;
+  } while (token !== undefined);
+  return found;
+};
+
+/** GET /catalog/get of each item. */
+const itemsByGet = async (api: CatalogClient, lauis: ReadonlyArray<string>): Promise<Map<string, View>> => {
+  const found = new Map<string, View>();
   for (const laui of lauis) {
     const reply = await api.get({ item_laui: laui });
-    if (reply.status === 404) continue;
-    expect(reply.status, reply.text).to.equal(200);
-    found.set(laui, reply.json as Record<string, unknown>);
+    expect(reply.status, `${laui}: ${reply.text}`).to.equal(200);
+    found.set(laui, reply.json as View);
   }
   return found;
 };
 
-describe('backup and restore of DATA_DIR (npm run cli -- backup / restore)', function () {
-  this.timeout(300_000);
+const EVENT_COLUMNS = 'position, stream_id, revision, id, type, data, metadata, recorded_at';
+
+/** The rows of an event log, up to `head` when given. */
+const eventRows = (file: string, head?: number): unknown[] => {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return head === undefined
+      ? db.prepare(`SELECT ${EVENT_COLUMNS} FROM events ORDER BY position`).all()
+      : db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE position <= ? ORDER BY position`).all(head);
+  } finally {
+    db.close();
+  }
+};
+
+/** When a write was sent and acknowledged, relative to the backup command's run. */
+type Phase = 'before' | 'during' | 'after';
+interface Write {
+  laui: string;
+  kind: 'create' | 'update';
+  /** The item's version the write made (an update's reply). */
+  version: number | null;
+  sent: Phase;
+  acknowledged: Phase;
+}
+
+/**
+ * What can be asserted of a backup taken under concurrent writes: its log is exactly the source's log
+ * up to the head position its manifest gives (one moment of the log, no torn write); every write
+ * acknowledged before the backup began is in it and none sent after it ended is; writes in flight
+ * while it ran are in it or not, as that moment decides. So the restored service is compared item by
+ * item, every field, with a reference service started on the source's log cut at that same position
+ * (with the source's keys): what the source served at the moment of the backup.
+ */
+describe('backup and restore of DATA_DIR under a write load (npm run cli -- backup / restore)', function () {
+  this.timeout(600_000);
   const base = mkdtempSync(join(tmpdir(), 'backup-spec-'));
   const backupFile = join(base, 'service.backup');
   let source: TestService;
-  let admin: CatalogClient;
   let task = '';
-  let sourceItems = new Map<string, Record<string, unknown>>();
   let fixtures: string[] = [];
-  let acknowledgedBefore: string[] = [];
-  let acknowledgedDuring: string[] = [];
-  let acknowledgedAfter: string[] = [];
+  const writes: Write[] = [];
+  let backupOutput = { stdout: '', stderr: '' };
+  let snapshotsAtBackup: string[] = [];
 
   before(async () => {
-    source = await startTestService({});
-    admin = catalogClient(source, (await source.login()).token);
+    // Snapshots every few events: some are written while the backup runs (a backup must leave them out).
+    source = await startTestService({ SNAPSHOT_INTERVAL_EVENTS: '20' });
+    const admin = catalogClient(source, (await source.login()).token);
     // A connection whose password is sealed with the service's key, and a task whose operator can
     // only answer right if the run opened it.
     const bed = await taskBed(admin, 'backup-co', { name: 'c', content: { host: 'db.example', password: 'restore-me-s3cret' }, max_parallelism: 2 });
@@ -63,35 +112,53 @@ describe('backup and restore of DATA_DIR (npm run cli -- backup / restore)', fun
       codeblock: { language: 'javascript', code: 'export function run(connection) { return { reversed: String(connection.password).split("").reverse().join("") }; }\n' },
     });
     task = await admin.createOk({ item_type: 'task', ...bed.taskBody('reveal', operator) });
-    const { folders, project_laui: project } = await admin.bootstrap('load-co');
-    fixtures = [bed.tree.account_laui, bed.tree.project_laui, bed.connection, bed.workflow, operator, task, project, folders.payload];
+    const { folders } = await admin.bootstrap('load-co');
+    fixtures = [bed.tree.account_laui, bed.tree.project_laui, bed.connection, bed.workflow, operator, task];
 
-    // A write load of item creations, going on while the backup is taken.
+    // The write load: three writers create payloads, two change the ones already made (each its own
+    // half, so that no two updates race on one item), all the while the backup runs.
+    let phase: Phase = 'before';
     let writing = true;
-    const acknowledged: string[] = [];
     let n = 0;
-    const writer = async () => {
+    const created: string[] = [];
+    const creator = async () => {
       while (writing) {
+        const sent = phase;
         const reply = await admin.create({ item_type: 'payload', name: `p-${n++}`, parent_laui: folders.payload, content: { n, text: 'x'.repeat(200) } });
         expect(reply.status, reply.text).to.equal(200);
-        acknowledged.push((reply.json as { item_laui: string }).item_laui);
+        const laui = (reply.json as { item_laui: string }).item_laui;
+        created.push(laui);
+        writes.push({ laui, kind: 'create', version: null, sent, acknowledged: phase });
       }
     };
-    const writers = [writer(), writer(), writer()];
-    while (acknowledged.length < 150) await new Promise((resolve) => setTimeout(resolve, 20));
-    acknowledgedBefore = [...acknowledged];
-    const { stdout, stderr } = await cli(source.dataDir, ['backup', '--out', backupFile]);
-    expect(stderr).to.match(/WARNING: .* holds the service's keys/);
-    expect(JSON.parse(stdout)).to.include({ out: backupFile });
-    // Still writing after the backup ended: those are not in it. Those acknowledged while it ran may be.
-    const after = acknowledged.length;
-    acknowledgedDuring = acknowledged.slice(acknowledgedBefore.length, after);
-    while (acknowledged.length < after + 30) await new Promise((resolve) => setTimeout(resolve, 20));
+    const updater = (half: number) => async () => {
+      let round = 0;
+      while (writing) {
+        const mine = created.filter((_, index) => index % 2 === half);
+        const laui = mine[round++ % Math.max(1, mine.length)];
+        if (laui === undefined) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          continue;
+        }
+        const sent = phase;
+        const reply = await admin.post('/update', { item_laui: laui, content: { round, half, text: 'y'.repeat(200) } });
+        expect(reply.status, reply.text).to.equal(200);
+        writes.push({ laui, kind: 'update', version: (reply.json as { version: number }).version, sent, acknowledged: phase });
+      }
+    };
+    const writers = [creator(), creator(), creator(), updater(0)(), updater(1)()];
+    const snapshots = join(source.dataDir, 'snapshots');
+    await waitUntil(() => writes.length >= 300 && existsSync(snapshots) && readdirSync(snapshots).some((name) => name.endsWith('.snap')), 'the load has written and a snapshot is on disk', 120_000);
+
+    phase = 'during';
+    snapshotsAtBackup = readdirSync(snapshots);
+    backupOutput = await cli(source.dataDir, ['backup', '--out', backupFile]);
+    phase = 'after';
+
+    const afterCount = writes.filter((write) => write.sent === 'after').length;
+    await waitUntil(() => writes.filter((write) => write.sent === 'after').length >= afterCount + 50, 'writes sent after the backup are acknowledged', 120_000);
     writing = false;
     await Promise.all(writers);
-    // Requested after the backup ended: a write in flight when it ended may have made it in.
-    acknowledgedAfter = acknowledged.slice(after + writers.length);
-    sourceItems = await itemsOf(admin, [...fixtures, ...acknowledged]);
     await source.stop({ keepData: true });
   });
 
@@ -100,55 +167,125 @@ describe('backup and restore of DATA_DIR (npm run cli -- backup / restore)', fun
     rmSync(source.dataDir, { recursive: true, force: true });
   });
 
-  it('given a backup taken under a write load, when restored into an empty DATA_DIR and served, then every item is as the source served it, none acknowledged before the backup is missing, and the sealed secret opens', async () => {
+  it('given a backup taken under a write load, when it ends, then it warns that the file holds the keys, and the file is 0600', () => {
+    expect(backupOutput.stderr).to.match(/WARNING: .* holds the service's keys/);
+    expect(JSON.parse(backupOutput.stdout)).to.include({ out: backupFile });
     expect(statSync(backupFile).mode & 0o777, 'the backup holds the keys: 0600').to.equal(0o600);
-    const restoredDir = join(base, 'restored');
-    const { stdout } = await cli(restoredDir, ['restore', '--from', backupFile]);
-    const summary = JSON.parse(stdout) as { log_head_position: number };
-    expect(summary.log_head_position).to.be.greaterThan(0);
-    expect(statSync(restoredDir).mode & 0o777).to.equal(0o700);
-    expect(statSync(join(restoredDir, 'keys', 'encryption.key')).mode & 0o777).to.equal(0o600);
-
-    const restored = await startTestService({}, {}, restoredDir);
-    try {
-      const api = catalogClient(restored, (await restored.login()).token);
-      const items = await itemsOf(api, [...sourceItems.keys()]);
-      // Items are only created, never changed: each restored one is exactly as the source serves it.
-      for (const [laui, item] of items) expect(item, laui).to.deep.equal(sourceItems.get(laui));
-      for (const laui of [...fixtures, ...acknowledgedBefore]) expect(items.has(laui), `written before the backup: ${laui}`).to.equal(true);
-      for (const laui of acknowledgedAfter) expect(items.has(laui), `written after the backup: ${laui}`).to.equal(false);
-      // Those acknowledged while it ran: in the backup or not, as the moment of its copy decides.
-      expect(acknowledgedDuring.filter((laui) => items.has(laui)).every((laui) => sourceItems.has(laui))).to.equal(true);
-
-      const reply = await restored.client().post('/api/v1/task/run', { json: { item_laui: task }, token: api.token });
-      expect(reply.status, reply.text).to.equal(200);
-      const ended = await waitForItem<{ state: string; last_run_output: unknown }>(api, task, (item) => ['success', 'error', 'fail'].includes(item.state), 60_000);
-      expect(ended.state, JSON.stringify(ended.last_run_output)).to.equal('success');
-      expect(ended.last_run_output).to.deep.equal({ reversed: 'terc3s-em-erotser' });
-    } finally {
-      await restored.stop();
-    }
+    // The load went on around it: writes were acknowledged before, while and after it ran.
+    for (const phase of ['before', 'during', 'after'] as const) expect(writes.some((write) => write.acknowledged === phase), phase).to.equal(true);
+    expect(writes.some((write) => write.kind === 'update' && write.acknowledged === 'before')).to.equal(true);
   });
 
-  it('given a DATA_DIR that is not empty, when restored into, then it is refused and left as it was', async () => {
+  describe('restored into an empty DATA_DIR', () => {
+    const restoredDir = join(base, 'restored');
+    const referenceDir = join(base, 'reference');
+    let restored: TestService | null = null;
+    let reference: TestService | null = null;
+    let head = 0;
+
+    before(async () => {
+      const { stdout } = await cli(restoredDir, ['restore', '--from', backupFile]);
+      head = (JSON.parse(stdout) as { log_head_position: number }).log_head_position;
+    });
+
+    after(async () => {
+      await restored?.stop();
+      await reference?.stop();
+    });
+
+    it('given the restore, then DATA_DIR has the service modes, the keys, and no snapshot of the source', () => {
+      expect(statSync(restoredDir).mode & 0o777).to.equal(0o700);
+      expect(statSync(join(restoredDir, 'keys')).mode & 0o777).to.equal(0o700);
+      expect(statSync(join(restoredDir, 'keys', 'encryption.key')).mode & 0o777).to.equal(0o600);
+      expect(statSync(join(restoredDir, 'events.sqlite')).mode & 0o777).to.equal(0o600);
+      expect(readFileSync(join(restoredDir, 'keys', 'encryption.key'))).to.deep.equal(readFileSync(join(source.dataDir, 'keys', 'encryption.key')));
+      expect(snapshotsAtBackup.length, 'the source had snapshots when the backup ran').to.be.greaterThan(0);
+      expect(existsSync(join(restoredDir, 'snapshots'))).to.equal(false);
+    });
+
+    it("given the restored log, then it is exactly the source's log up to the backup's head position", () => {
+      expect(head).to.be.greaterThan(0);
+      const rows = eventRows(join(restoredDir, 'events.sqlite'));
+      expect(rows.length).to.equal(head);
+      expect(rows).to.deep.equal(eventRows(join(source.dataDir, 'events.sqlite'), head));
+      expect(eventRows(join(source.dataDir, 'events.sqlite')).length, 'the source went on past the backup').to.be.greaterThan(head);
+    });
+
+    it("given a service started on it, then it serves every item and link exactly as the source served them at the backup's position, every write acknowledged before the backup included and none sent after it", async () => {
+      // The reference: the source's own log cut at the backup's head, with the source's keys.
+      mkdirSync(referenceDir, { mode: 0o700 });
+      const db = new Database(join(source.dataDir, 'events.sqlite'), { readonly: true });
+      await db.backup(join(referenceDir, 'events.sqlite'));
+      db.close();
+      const cut = new Database(join(referenceDir, 'events.sqlite'));
+      cut.prepare('DELETE FROM events WHERE position > ?').run(head);
+      cut.close();
+      cpSync(join(source.dataDir, 'keys'), join(referenceDir, 'keys'), { recursive: true });
+
+      restored = await startTestService({}, {}, restoredDir);
+      reference = await startTestService({}, {}, referenceDir);
+      const restoredApi = catalogClient(restored, (await restored.login()).token);
+      const referenceApi = catalogClient(reference, (await reference.login()).token);
+
+      const items = await everything(restoredApi, 'item_filter');
+      expect(items.length).to.be.greaterThan(300);
+      expect(items).to.deep.equal(await everything(referenceApi, 'item_filter'));
+      expect(await everything(restoredApi, 'link_filter')).to.deep.equal(await everything(referenceApi, 'link_filter'));
+      const lauis = items.map((item) => String(item.laui));
+      expect(await itemsByGet(restoredApi, lauis)).to.deep.equal(await itemsByGet(referenceApi, lauis));
+
+      const byLaui = new Map(items.map((item) => [String(item.laui), item]));
+      for (const laui of fixtures) expect(byLaui.has(laui), laui).to.equal(true);
+      for (const write of writes) {
+        const item = byLaui.get(write.laui);
+        const version = Number(item?.version ?? -1);
+        if (write.kind === 'create' && write.acknowledged === 'before') expect(item, `created before the backup: ${write.laui}`).to.not.equal(undefined);
+        if (write.kind === 'create' && write.sent === 'after') expect(item, `created after the backup: ${write.laui}`).to.equal(undefined);
+        if (write.kind === 'update' && write.acknowledged === 'before') expect(version, `updated before the backup: ${write.laui}`).to.be.at.least(write.version ?? 0);
+        if (write.kind === 'update' && write.sent === 'after' && item !== undefined) expect(version, `updated after the backup: ${write.laui}`).to.be.below(write.version ?? 0);
+      }
+    });
+
+    it('given a service started on it, when the task whose connection holds a sealed password runs, then the run opens it with the restored keys', async () => {
+      const service = restored ?? (restored = await startTestService({}, {}, restoredDir));
+      const api = catalogClient(service, (await service.login()).token);
+      const reply = await service.client().post('/api/v1/task/run', { json: { item_laui: task }, token: api.token });
+      expect(reply.status, reply.text).to.equal(200);
+      const ended = await waitForItem<{ state: string; last_run_output: unknown }>(api, task, (item) => ['success', 'error', 'fail'].includes(item.state), 120_000);
+      expect(ended.state, JSON.stringify(ended.last_run_output)).to.equal('success');
+      expect(ended.last_run_output).to.deep.equal({ reversed: 'terc3s-em-erotser' });
+    });
+  });
+
+  it('given a DATA_DIR that is not empty, when restored into, then the CLI exits non-zero, says why and leaves it as it was', async () => {
     const busy = mkdtempSync(join(base, 'busy-'));
     writeFileSync(join(busy, 'events.sqlite'), 'a service lives here');
-    expect(await failure(cli(busy, ['restore', '--from', backupFile]))).to.match(/is not empty/);
+    const refused = await failure(cli(busy, ['restore', '--from', backupFile]));
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.match(/is not empty \(events\.sqlite\)/);
+    expect(readdirSync(busy)).to.deep.equal(['events.sqlite']);
     expect(readFileSync(join(busy, 'events.sqlite'), 'utf8')).to.equal('a service lives here');
   });
 
-  it('given a damaged backup file, when restored, then it is refused and nothing is written', async () => {
-    const bytes = readFileSync(backupFile);
+  it('given a damaged backup file, when restored, then the CLI exits non-zero, says it is damaged and writes nothing', async () => {
+    const bytes = Buffer.from(readFileSync(backupFile));
+    const middle = Math.floor(bytes.length / 2);
+    bytes[middle] = (bytes[middle] ?? 0) ^ 0xff;
     const damaged = join(base, 'damaged.backup');
-    const copy = Buffer.from(bytes);
-    copy[Math.floor(copy.length / 2)] = (copy[Math.floor(copy.length / 2)] ?? 0) ^ 0xff;
-    writeFileSync(damaged, copy);
+    writeFileSync(damaged, bytes);
     const target = join(base, 'from-damaged');
-    expect(await failure(cli(target, ['restore', '--from', damaged]))).to.match(/damaged backup|not a backup/);
-    expect(() => statSync(target)).to.throw(/ENOENT/);
+    const refused = await failure(cli(target, ['restore', '--from', damaged]));
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.match(/damaged backup/);
+    expect(existsSync(target)).to.equal(false);
+    expect(readdirSync(base).filter((name) => name.includes('restore-'))).to.deep.equal([]);
   });
 
-  it('given an existing backup file, when backed up again without --force, then it is refused', async () => {
-    expect(await failure(cli(source.dataDir, ['backup', '--out', backupFile]))).to.match(/exists: give --force/);
+  it('given an existing backup file, when backed up again without --force, then the CLI exits non-zero and the file is kept', async () => {
+    const before = readFileSync(backupFile);
+    const refused = await failure(cli(source.dataDir, ['backup', '--out', backupFile]));
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.match(/exists: give --force/);
+    expect(readFileSync(backupFile)).to.deep.equal(before);
   });
 });
