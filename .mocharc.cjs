@@ -4,7 +4,8 @@ const slow = require('./test/slowSpecs.cjs');
 
 module.exports = {
   'node-option': ['import=tsx'],
-  require: ['test/support/consoleBuildHook.ts'],
+  // The web console built once; the OpenAPI conformance check of every answer the specs get (README, API reference).
+  require: ['test/support/consoleBuildHook.ts', 'test/support/openApiTrafficHook.ts'],
   spec: ['shared/**/*.spec.ts', 'command-side/**/*.spec.ts', 'query-side/**/*.spec.ts', 'projections/**/*.spec.ts', 'ops/**/*.spec.ts', 'bench/**/*.spec.ts', 'test/**/*.spec.ts'],
   ignore: slow,
   timeout: 20000,

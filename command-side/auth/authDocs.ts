@@ -1,8 +1,15 @@
-import { detail, empty, json, objectOf, type RouteDocs } from '../../shared/http/routeDocs.ts';
+import { detail, empty, invalid, json, objectOf, type ResponseDoc, type RouteDocs } from '../../shared/http/routeDocs.ts';
 import { authQuerySchema, loginSchema, redirectQuerySchema, tokenSchema } from './routes.ts';
 
 const redirect = (description: string, cookies: string) => ({ description, headers: { Location: 'Where to go next', 'Set-Cookie': cookies } });
 const tooMany = detail('Too many failed attempts from this address or for this user; `Retry-After` says when to try again');
+
+/** A browser that posted the form (Accept: text/html) gets the form again under the same status, the reason above it. */
+const orForm = (response: ResponseDoc): ResponseDoc => ({
+  ...response,
+  description: `${response.description}. A browser (Accept: text/html) gets the login form again, with the reason`,
+  alternatives: { 'text/html': { type: 'string' } },
+});
 
 /** The OpenAPI docs of authRoutes (spec 4.1 and 5.3). */
 export const authDocs: RouteDocs = {
@@ -18,8 +25,9 @@ export const authDocs: RouteDocs = {
       body: { schema: loginSchema, contentType: 'application/x-www-form-urlencoded' },
       responses: {
         303: redirect('Signed in: on to /api/v1/redirect-with-code?user_laui=<laui>', 'session (the login session)'),
-        401: detail('Invalid username or password'),
-        429: { ...tooMany, headers: { 'Retry-After': 'Seconds to wait' } },
+        401: orForm(detail('Invalid username or password')),
+        422: orForm(invalid('A field is missing or not a string')),
+        429: orForm({ ...tooMany, headers: { 'Retry-After': 'Seconds to wait' } }),
       },
     },
     {

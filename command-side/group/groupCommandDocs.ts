@@ -1,4 +1,4 @@
-import { detail, empty, type RouteDocs } from '../../shared/http/routeDocs.ts';
+import { detail, empty, invalidOrDetail, type RouteDocs } from '../../shared/http/routeDocs.ts';
 import { deleteQuerySchema, saveGroupSchema } from './routes.ts';
 import { accessPatchSchema } from './validateAccessPatch.ts';
 
@@ -15,7 +15,11 @@ export const groupCommandDocs: RouteDocs = {
       summary: 'Create a group, or update the one of that name',
       description: 'The creator owns a new group. A group of that name the caller edits or owns is updated instead. access_patch role maps: user or group LAUI to the string "true".',
       body: { schema: saveGroupSchema },
-      responses: { 200: empty('Saved (empty body)'), 403: detail('Access denied') },
+      responses: {
+        200: empty('Saved (empty body)'),
+        403: detail('Access denied'),
+        422: invalidOrDetail('Invalid request: one entry per problem; or a sentence for a patch that would leave the group without an owner'),
+      },
     },
     {
       method: 'DELETE',

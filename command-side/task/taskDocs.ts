@@ -10,6 +10,7 @@ const itemLaui = objectOf({ item_laui: lauiSchema });
 const done = objectOf({ message: { type: 'string' }, item_laui: lauiSchema });
 const notFound = detail('Item not found: no such task');
 const denied = detail('Access denied: EDIT on the task is needed');
+const transition = detail('Invalid task state transition: <from> -> <to> (the state table in the tag description)');
 
 /** POST /task/run with item_laui: the existing task is run (logical_date may be given for this run). */
 const runExistingSchema = {
@@ -45,7 +46,7 @@ export const taskDocs: RouteDocs = {
         200: json('Dispatched (or queued for its connection)', itemLaui),
         403: detail('Access denied'),
         404: detail('Item not found (item_laui)'),
-        409: detail('Item already exists with the same unique key'),
+        409: detail('Item already exists with the same unique key; or Invalid task state transition: <from> -> <to> (a cancelled task is not run again until dangerously_reset)'),
         422: json('A string (only tasks, cron expression, dates, connection-operator mapping, missing items), the list form, or {task_name, message} when a create action refused', anyDetailSchema),
         503: detail('write_conflict'),
       },
@@ -63,6 +64,7 @@ export const taskDocs: RouteDocs = {
         ),
         403: denied,
         404: detail('Item not found: <lauis>'),
+        409: transition,
       },
     },
     {
@@ -72,7 +74,7 @@ export const taskDocs: RouteDocs = {
       description: 'Only the fields given change. user_set_state cancel asks the running worker to stop.',
       params: { path: PATH_SCHEMA },
       body: { schema: updateSchema },
-      responses: { 200: json('Updated', itemLaui), 403: denied, 404: notFound },
+      responses: { 200: json('Updated', itemLaui), 403: denied, 404: notFound, 409: transition },
     },
     {
       method: 'POST',

@@ -11,6 +11,7 @@ import { consoleRoutes } from './consoleRoutes.ts';
 import { ensureConsoleBuilt } from './buildConsole.ts';
 import { rawRequest } from '../../test/support/rawRequest.ts';
 import { startTestService, type TestService } from '../../test/support/testService.ts';
+import { recordedFetch } from '../../test/support/trafficRecorder.ts';
 
 const INDEX = '<!doctype html><meta name="csp-nonce" content="__CSP_NONCE__"><script type="module" src="/console/assets/app-1a2b.js"></script>';
 const SCRIPT = 'export const answer = 42;\n'.repeat(50);
@@ -124,18 +125,18 @@ describe('console routes (the built web console served by Koa)', () => {
     });
 
     it('given the running service, when / is requested, then the console answers while the API, the login page and health keep theirs', async () => {
-      const page = await fetch(`${svc.service.url}/`);
+      const page = await recordedFetch(`${svc.service.url}/`);
       expect(page.status).to.equal(200);
       const html = await page.text();
       const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(html)?.[1];
       expect(script, html).to.be.a('string');
-      expect((await fetch(`${svc.service.url}${script}`)).status).to.equal(200);
-      const api = await fetch(`${svc.service.url}/api/v1/no-such-route`);
+      expect((await recordedFetch(`${svc.service.url}${script}`)).status).to.equal(200);
+      const api = await recordedFetch(`${svc.service.url}/api/v1/no-such-route`);
       expect(api.status).to.equal(404);
       expect(await api.json()).to.deep.equal({ detail: 'Not Found' });
-      expect((await fetch(`${svc.service.url}/public/login`)).headers.get('content-type')).to.include('text/html');
-      expect(await (await fetch(`${svc.service.url}/healthz`)).json()).to.deep.equal({ status: 'ok', role: 'all' });
-      expect((await fetch(`${svc.service.url}/`, { method: 'POST' })).status).to.equal(405);
+      expect((await recordedFetch(`${svc.service.url}/public/login`)).headers.get('content-type')).to.include('text/html');
+      expect(await (await recordedFetch(`${svc.service.url}/healthz`)).json()).to.deep.equal({ status: 'ok', role: 'all' });
+      expect((await recordedFetch(`${svc.service.url}/`, { method: 'POST' })).status).to.equal(405);
     });
   });
 });

@@ -167,7 +167,16 @@ interface Operation {
 const operationsOf = (doc: OpenApiDocument): Operation[] =>
   Object.entries(doc.paths).flatMap(([path, item]) => METHODS.filter((method) => item[method] !== undefined).map((method) => ({ method, path, op: asObject(item[method]) })));
 
-const operationBlock = ({ method, path, op }: Operation, schemes: Json): string[] => {
+/** A response as the operation gives it: a `$ref` to components.responses resolved (the answers of any route). */
+const responseResolver =
+  (components: Json) =>
+  (response: unknown): Json => {
+    const node = asObject(response);
+    const ref = asString(node.$ref);
+    return ref.startsWith('#/components/responses/') ? asObject(asObject(components.responses)[refName(ref.slice('#/components/responses/'.length))]) : node;
+  };
+
+const operationBlock = ({ method, path, op }: Operation, schemes: Json, resolve: (response: unknown) => Json): string[] => {
   const lines = [`### ${operationHeading(method, path)}`, ''];
   lines.push(`${prose(asString(op.summary))}.`.replace(/\.\.$/, '.'), '');
   if (typeof op.description === 'string') lines.push(prose(op.description), '');
@@ -197,7 +206,7 @@ const operationBlock = ({ method, path, op }: Operation, schemes: Json): string[
   const tables: string[] = [];
   lines.push('Responses:', '', '| Status | Meaning | Body |', '|---|---|---|');
   for (const [status, response] of responses) {
-    const answer = asObject(response);
+    const answer = resolve(response);
     const contents = Object.entries(asObject(answer.content));
     const bodies = contents.map(([type, media]) => {
       const schema = asObject(media).schema;
@@ -241,6 +250,7 @@ export const apiMarkdown = (doc: OpenApiDocument): string => {
     '',
     prose(asString(info.description)),
     '',
+    ...(typeof asObject(doc['x-unrouted']).description === 'string' ? [`Requests no operation has: ${prose(asString(asObject(doc['x-unrouted']).description))}`, ''] : []),
     '## Contents',
     '',
     ...tags.flatMap((tag) => {
@@ -265,7 +275,7 @@ export const apiMarkdown = (doc: OpenApiDocument): string => {
     const name = asString(tag.name);
     lines.push(`## ${name}`, '');
     if (typeof tag.description === 'string' && tag.description !== '') lines.push(prose(tag.description), '');
-    for (const operation of byTag(name)) lines.push(...operationBlock(operation, schemes));
+    for (const operation of byTag(name)) lines.push(...operationBlock(operation, schemes, responseResolver(components)));
   }
   lines.push('## Schemas', '', 'The named schemas the operations refer to.', '');
   for (const [name, schema] of Object.entries(schemas)) lines.push(`### ${schemaHeading(name)}`, '', ...schemaBlock(schema));

@@ -10,6 +10,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { chromium } from 'playwright-core';
 import type { AppState } from '../../shared/http/AppState.ts';
 import { startTestService, type TestService } from '../../test/support/testService.ts';
+import { recordedFetch } from '../../test/support/trafficRecorder.ts';
 import { API_ROUTE_DOCS } from './apiRouteDocs.ts';
 import { DOCS_CSP } from './apiReferenceRoutes.ts';
 import { openApiPaths, templateParams } from './openApiDocument.ts';
@@ -296,7 +297,7 @@ describe('API reference (OpenAPI document and docs page) on the real service', f
       const types: Record<string, RegExp> = { css: /^text\/css/, js: /^text\/javascript/, png: /^image\/png/ };
       for (const url of urls) {
         expect(url).to.match(/^\/api\/v1\/docs\/[\w.-]+\?v=[\w-]+$/);
-        const response = await fetch(new URL(url, svc.service.url));
+        const response = await recordedFetch(new URL(url, svc.service.url));
         const bytes = Buffer.from(await response.arrayBuffer());
         expect(response.status, url).to.equal(200);
         const name = new URL(url, 'http://x').pathname.split('/').at(-1) ?? '';

@@ -26,6 +26,8 @@ import { ROLES } from '../config.ts';
 /** The process's role (npm start -- --role). */
 const ROLE = { type: 'string', enum: [...ROLES], description: 'What this process runs (npm start -- --role)' };
 
+const notBuilt = detail('The web console is not built: run `npm run console:build` (npm start builds it)');
+
 /** What createApp answers itself (/healthz) and the API reference (apiReferenceRoutes.ts). */
 const serviceDocs: RouteDocs = {
   tag: 'Service',
@@ -47,7 +49,7 @@ const serviceDocs: RouteDocs = {
       path: '/',
       summary: 'The web console (HTML)',
       description: 'The console is a client of this API (ops/console); its page, and the same page for its client routes below /console.',
-      responses: { 200: { description: 'The console page', contentType: 'text/html', schema: { type: 'string' } }, 422: null },
+      responses: { 200: { description: 'The console page', contentType: 'text/html', schema: { type: 'string' } }, 422: null, 503: notBuilt },
     },
     {
       method: 'GET',
@@ -59,6 +61,7 @@ const serviceDocs: RouteDocs = {
         200: { description: 'The asset or the console page', contentType: '*/*', schema: { type: 'string' } },
         404: detail('No such asset'),
         422: null,
+        503: notBuilt,
       },
     },
     {

@@ -8,6 +8,7 @@ import { startTestService, ADMIN, type TestService } from '../../test/support/te
 import { rawRequest, type RawReply } from '../../test/support/rawRequest.ts';
 import { routesOf, type Route } from '../../test/support/appRoutes.ts';
 import { startRole, stopRole, type RoleProcess } from '../../test/support/roleProcess.ts';
+import { recordedFetch } from '../../test/support/trafficRecorder.ts';
 
 /**
  * Compressed bodies that lie (cut short, inflating past BODY_LIMIT, corrupted, under an encoding
@@ -221,7 +222,7 @@ describe('npm start survives the gzip bomb (a process of its own)', function () 
     // A second request on a new connection: the crash came as the first request's body ended.
     const again = await post(running.url, '/no/such/route', 'gzip', truncatedBomb('gzip'));
     expect(again.status).to.equal(413);
-    const health = await fetch(`${running.url}/healthz`);
+    const health = await recordedFetch(`${running.url}/healthz`);
     expect(health.status).to.equal(200);
     const exited = await Promise.race([running.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 200))]);
     expect(exited, running.output().slice(-2000)).to.equal(null);

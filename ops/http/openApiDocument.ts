@@ -114,7 +114,12 @@ const componentRegistry = (groups: ReadonlyArray<RouteDocs>) => {
   return { convert, components };
 };
 
-const parametersOf = (params: ParamsDoc | undefined, path: string, convert: (schema: JsonSchema) => unknown, where: string): unknown[] => {
+/**
+ * The parameters of one template. `wildcards`: the route's `*name` parameters, which match across
+ * slashes (`/logs/file/a/b.log`); OpenAPI's path parameters do not, so they carry
+ * `x-multi-segment: true` for a tool (the conformance check) to match such paths.
+ */
+const parametersOf = (params: ParamsDoc | undefined, path: string, wildcards: ReadonlySet<string>, convert: (schema: JsonSchema) => unknown, where: string): unknown[] => {
   const inTemplate = templateParams(path);
   const parameters: unknown[] = [];
   const declared = new Set<string>();
@@ -128,7 +133,8 @@ const parametersOf = (params: ParamsDoc | undefined, path: string, convert: (sch
       if (location === 'path' && !inTemplate.includes(name)) continue;
       if (location === 'path') declared.add(name);
       const description = isObject(property) && typeof property.description === 'string' ? { description: property.description } : {};
-      parameters.push({ name, in: location, required: location === 'path' || required.includes(name), ...description, schema: convert(property as JsonSchema) });
+      const multi = location === 'path' && wildcards.has(name) ? { 'x-multi-segment': true } : {};
+      parameters.push({ name, in: location, required: location === 'path' || required.includes(name), ...description, schema: convert(property as JsonSchema), ...multi });
     }
   }
   const undeclared = inTemplate.filter((name) => !declared.has(name));
@@ -138,36 +144,114 @@ const parametersOf = (params: ParamsDoc | undefined, path: string, convert: (sch
 
 const needsToken = (auth: RouteAuth): boolean => auth !== 'public';
 
+/** Routes behind `authenticate` (ops/http/authenticate.ts), which refuses with 403 besides 401. */
+const passesTheWall = (auth: RouteAuth, guarded: boolean): boolean => auth === 'bearer' || auth === 'bearerOrCookie' || auth === 'optional' || guarded;
+
+/** The methods whose bodies the body parser reads (ops/http/bodyParser.ts), before any route. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Answers the facade gives ahead of the routes (ops/http/createApp.ts: the readiness gate, the body
+ * parser, the error middleware's 404 and 405, the authentication wall's 403), named once under
+ * components.responses: each operation refers to those it may get, and `x-unrouted` to those of a
+ * request no operation has.
+ */
+export const GENERIC_RESPONSES = {
+  ServiceStarting: detail('Service is starting: every route but /healthz answers this until the read models are rebuilt'),
+  Forbidden: detail(
+    "Password change required: the user must change the password first (GET /api/v1/user/me and POST /api/v1/user/change-password still answer); or Access denied: a worker's dispatch token is good for its own task's update and finish only",
+  ),
+  BadRequest: detail(
+    'Bad request: the X-Read-After header is not a log position; or the request body cannot be read: it is not what its Content-Encoding says, or not as long as its Content-Length',
+  ),
+  UnsupportedEncoding: detail('Unsupported Content-Encoding: the body parser reads gzip, deflate, br and identity'),
+  BodyTooLarge: detail('Request body too large'),
+  InvalidJson: invalid('The body is not valid JSON, or nested too deep: one json_invalid entry'),
+  NotFound: detail('Not Found: no route has this path'),
+  MethodNotAllowed: { ...detail('Method Not Allowed: the path has routes, not for this method'), headers: { Allow: 'The methods the path has' } },
+} as const satisfies Record<string, ResponseDoc>;
+
+type GenericName = keyof typeof GENERIC_RESPONSES;
+
+const genericRef = (name: GenericName) => ({ $ref: `#/components/responses/${name}` });
+
+/** What a request gets that reaches no operation, whatever its path: the readiness gate and the body parser run before routing. */
+const BEFORE_ROUTING: Readonly<Record<number, GenericName>> = { 400: 'BadRequest', 413: 'BodyTooLarge', 415: 'UnsupportedEncoding', 422: 'InvalidJson', 503: 'ServiceStarting' };
+
+/**
+ * The document's `x-unrouted` extension: the answers to a request no operation has, which OpenAPI
+ * has no place for. `path`: no operation has the path; `method`: the path has operations, not of
+ * this method (OPTIONS gets the router's 200 with Allow and no body). The OpenAPI conformance check
+ * (test/contracts/openApiTraffic.ts) holds such requests to these.
+ */
+const UNROUTED = {
+  description:
+    'A request whose path no operation has gets 404 {"detail": "Not Found"}; a method the path has no operation for gets 405 {"detail": "Method Not Allowed"} with Allow (404 for a method the router does not know); OPTIONS gets 200 with Allow and no body. A request that is not well-formed HTTP gets 400 without a body from the HTTP server, whatever its path. Before routing, any request may get 503 while the service starts, 400 for an X-Read-After that is no log position and, with a body, 400, 413, 415 or 422.',
+  path: Object.fromEntries([[404, genericRef('NotFound')], ...Object.entries(BEFORE_ROUTING).map(([status, name]) => [status, genericRef(name)])]),
+  method: Object.fromEntries([[404, genericRef('NotFound')], [405, genericRef('MethodNotAllowed')], ...Object.entries(BEFORE_ROUTING).map(([status, name]) => [status, genericRef(name)])]),
+  /** Whatever its path and method: Node's HTTP parser answers a request it cannot parse itself, before the app sees it. */
+  malformed: { 400: { description: 'Not well-formed HTTP (request line, header names or values, Content-Length): the HTTP server answers 400 without a body or Content-Type' } },
+};
+
+/** One response as the document shows it. */
+const responseObject = (response: ResponseDoc, convert: (schema: JsonSchema) => unknown): Record<string, unknown> => {
+  const content: Record<string, unknown> = {};
+  if (response.schema !== undefined) content[response.contentType ?? 'application/json'] = { schema: convert(response.schema) };
+  for (const [type, schema] of Object.entries(response.alternatives ?? {})) content[type] = { schema: convert(schema) };
+  return {
+    description: response.description,
+    ...(response.headers === undefined
+      ? {}
+      : { headers: Object.fromEntries(Object.entries(response.headers).map(([name, text]) => [name, { description: text, schema: { type: 'string' } }])) }),
+    ...(Object.keys(content).length === 0 ? {} : { content }),
+  };
+};
+
+/** The generic answers a route's own answer of the same status is merged with. */
+const ALSO_GENERIC: Readonly<Record<number, GenericName>> = { 400: 'BadRequest', 403: 'Forbidden', 503: 'ServiceStarting' };
+
+const appliesTo = (name: GenericName, auth: RouteAuth, guarded: boolean): boolean => (name === 'Forbidden' ? passesTheWall(auth, guarded) : true);
+
 /** The route's responses and those every route of its kind may give (see RouteDoc.responses). */
 const responsesOf = (route: RouteDoc, auth: RouteAuth, guarded: boolean, convert: (schema: JsonSchema) => unknown): Record<string, unknown> => {
-  const all = new Map<number, ResponseDoc | null>(Object.entries(route.responses).map(([status, response]) => [Number(status), response]));
+  const all = new Map<number, ResponseDoc | GenericName | null>(Object.entries(route.responses).map(([status, response]) => [Number(status), response]));
+  const takesBody = BODY_METHODS.has(route.method);
   const validated = route.body !== undefined || Object.values(route.params ?? {}).some((schema) => schema !== undefined);
-  if ((needsToken(auth) || guarded) && !all.has(401)) {
+  const add = (status: number, response: ResponseDoc | GenericName) => {
+    if (!all.has(status)) all.set(status, response);
+  };
+  if (needsToken(auth) || guarded) {
     const why =
       auth === 'optional'
         ? 'A token or cookie was presented and is not valid'
         : auth === 'public'
           ? 'PUBLIC_ROUTES_REQUIRE_AUTH=true and no valid Bearer token or frontend_token cookie'
           : 'Not authenticated: the token is missing, invalid or expired';
-    all.set(401, detail(guarded && auth === 'optional' ? `${why}; or PUBLIC_ROUTES_REQUIRE_AUTH=true and none was` : why));
+    add(401, detail(guarded && auth === 'optional' ? `${why}; or PUBLIC_ROUTES_REQUIRE_AUTH=true and none was` : why));
   }
-  if (validated && !all.has(422)) all.set(422, invalid());
-  if (route.body !== undefined && !all.has(413)) all.set(413, detail('Request body too large'));
-  if (!all.has(500)) all.set(500, detail('Internal server error: <message>'));
+  if (appliesTo('Forbidden', auth, guarded)) add(403, 'Forbidden');
+  // X-Read-After is read ahead of every route; the body parser reads the body of these methods
+  // ahead of the route, whether the route takes one or not.
+  add(400, 'BadRequest');
+  if (validated || takesBody) add(422, invalid());
+  if (route.body !== undefined || takesBody) add(413, detail('Request body too large'));
+  if (takesBody) add(415, 'UnsupportedEncoding');
+  add(500, detail('Internal server error: <message>'));
+  add(503, 'ServiceStarting');
+  // A route's own answer of a status the facade also gives (a 403 of its own, a 503 write_conflict):
+  // both reasons, when the body is the same {detail}.
+  for (const [status, name] of Object.entries(ALSO_GENERIC)) {
+    const own = all.get(Number(status));
+    const generic = GENERIC_RESPONSES[name];
+    if (typeof own === 'object' && own !== null && own.schema === generic.schema && appliesTo(name, auth, guarded)) {
+      all.set(Number(status), { ...own, description: `${own.description}; or ${generic.description}` });
+    }
+  }
   return Object.fromEntries(
     [...all]
-      .filter((entry): entry is [number, ResponseDoc] => entry[1] !== null)
+      .filter((entry): entry is [number, ResponseDoc | GenericName] => entry[1] !== null)
       .sort(([a], [b]) => a - b)
-      .map(([status, response]) => [
-        String(status),
-        {
-          description: response.description,
-          ...(response.headers === undefined
-            ? {}
-            : { headers: Object.fromEntries(Object.entries(response.headers).map(([name, text]) => [name, { description: text, schema: { type: 'string' } }])) }),
-          ...(response.schema === undefined ? {} : { content: { [response.contentType ?? 'application/json']: { schema: convert(response.schema) } } }),
-        },
-      ]),
+      .map(([status, response]) => [String(status), typeof response === 'string' ? genericRef(response) : responseObject(response, convert)]),
   );
 };
 
@@ -182,6 +266,7 @@ export const openApiDocument = (groups: ReadonlyArray<RouteDocs>, info: ApiInfo)
     for (const route of group.routes) {
       if (route.tag !== undefined && !tags.has(route.tag)) tags.set(route.tag, '');
       const auth = route.auth ?? group.auth;
+      const wildcards = new Set([...route.path.matchAll(/\*([A-Za-z_$][\w$]*)/g)].map((match) => match[1] ?? ''));
       for (const path of openApiPaths(route.path)) {
         const method = route.method.toLowerCase();
         const where = `${route.method} ${path}`;
@@ -190,7 +275,7 @@ export const openApiDocument = (groups: ReadonlyArray<RouteDocs>, info: ApiInfo)
         const id = operationId(method, path);
         if (operationIds.has(id)) throw new Error(`${where}: operationId ${id} is taken`);
         operationIds.add(id);
-        const parameters = parametersOf(route.params, path, convert, where);
+        const parameters = parametersOf(route.params, path, wildcards, convert, where);
         item[method] = {
           tags: [route.tag ?? group.tag],
           summary: route.summary,
@@ -218,6 +303,11 @@ export const openApiDocument = (groups: ReadonlyArray<RouteDocs>, info: ApiInfo)
     servers: [{ url: '/', description: 'This service' }],
     tags: [...tags].map(([name, description]) => (description === '' ? { name } : { name, description })),
     paths,
-    components: { schemas: components, securitySchemes: SECURITY_SCHEMES },
+    components: {
+      schemas: components,
+      responses: Object.fromEntries(Object.entries(GENERIC_RESPONSES).map(([name, response]) => [name, responseObject(response, convert)])),
+      securitySchemes: SECURITY_SCHEMES,
+    },
+    'x-unrouted': UNROUTED,
   };
 };

@@ -59,19 +59,48 @@ describe('openApiDocument', () => {
     expect(components.Thing).to.deep.equal({ type: 'object', properties: { name: { type: 'string' }, parent_laui: { $ref: '#/components/schemas/ObjectId' } }, required: ['name'] });
   });
 
-  it('given a bearer route with a body, when built, then 401, 413, 422 and 500 are added to what it declares', () => {
+  it('given a bearer route with a body, when built, then the wall, the body parser, 500 and 503 answers are added to what it declares', () => {
     const op = operation(openApiDocument([group()], INFO), '/api/v1/thing/update/{task_laui}', 'post');
-    expect(Object.keys(op.responses)).to.deep.equal(['200', '401', '413', '422', '500']);
+    expect(Object.keys(op.responses)).to.deep.equal(['200', '400', '401', '403', '413', '415', '422', '500', '503']);
     expect(op.responses['422']).to.deep.include({ content: { 'application/json': { schema: { $ref: '#/components/schemas/ValidationError' } } } });
+    expect(op.responses['403']).to.deep.equal({ $ref: '#/components/responses/Forbidden' });
+    expect(op.responses['503']).to.deep.equal({ $ref: '#/components/responses/ServiceStarting' });
     expect(op.security).to.deep.equal([{ bearerAuth: [] }]);
   });
 
-  it('given a public route that says it never answers 422, when built, then it has no 401 and no 422', () => {
+  it('given a public route that says it never answers 422, when built, then it has no 401, 403 nor 422', () => {
     const [route] = group().routes;
     const doc = openApiDocument([group({ auth: 'public', routes: [{ ...route!, responses: { 200: json('Done', { type: 'object' }), 422: null } }] })], INFO);
     const op = operation(doc, '/api/v1/thing/update/{task_laui}', 'post');
-    expect(Object.keys(op.responses)).to.deep.equal(['200', '413', '500']);
+    expect(Object.keys(op.responses)).to.deep.equal(['200', '400', '413', '415', '500', '503']);
     expect(op.security).to.deep.equal([]);
+  });
+
+  it('given a public GET without parameters, when built, then only 400 (X-Read-After), 500 and 503 are added', () => {
+    const doc = openApiDocument([group({ auth: 'public', routes: [{ method: 'GET', path: '/plain', summary: 'x', responses: { 200: json('Done', { type: 'object' }) } }] })], INFO);
+    expect(Object.keys(operation(doc, '/plain', 'get').responses)).to.deep.equal(['200', '400', '500', '503']);
+  });
+
+  it('given the generic answers, when built, then each is a named response and x-unrouted lists those of requests no operation has', () => {
+    const doc = openApiDocument([group()], INFO);
+    const responses = (doc.components as { responses: Record<string, { description: string; content?: unknown }> }).responses;
+    expect(Object.keys(responses)).to.include.members(['ServiceStarting', 'Forbidden', 'NotFound', 'MethodNotAllowed', 'BadRequest', 'UnsupportedEncoding']);
+    expect(responses.NotFound?.content).to.deep.equal({ 'application/json': { schema: { $ref: '#/components/schemas/Detail' } } });
+    const unrouted = doc['x-unrouted'] as { path: Record<string, unknown>; method: Record<string, unknown> };
+    expect(Object.keys(unrouted.path)).to.deep.equal(['400', '404', '413', '415', '422', '503']);
+    expect(unrouted.method['405']).to.deep.equal({ $ref: '#/components/responses/MethodNotAllowed' });
+  });
+
+  it('given a wildcard route, when built, then its path parameter is marked as matching across slashes', () => {
+    const route = { method: 'GET', path: '/files{/*file_path}', summary: 'x', params: { path: { type: 'object', properties: { file_path: { type: 'string' } } } }, responses: {} } as const;
+    const op = operation(openApiDocument([group({ routes: [route] })], INFO), '/files/{file_path}', 'get');
+    expect(op.parameters).to.deep.equal([{ name: 'file_path', in: 'path', required: true, schema: { type: 'string' }, 'x-multi-segment': true }]);
+  });
+
+  it('given a response that also comes as another media type, when built, then both are its content', () => {
+    const route = { method: 'GET', path: '/both', summary: 'x', responses: { 401: { description: 'No', schema: { type: 'object' }, alternatives: { 'text/html': { type: 'string' } } } } } as const;
+    const op = operation(openApiDocument([group({ routes: [route] })], INFO), '/both', 'get');
+    expect(op.responses['401']).to.deep.equal({ description: 'No', content: { 'application/json': { schema: { type: 'object' } }, 'text/html': { schema: { type: 'string' } } } });
   });
 
   it('given the auth kinds, when built, then each has its security requirements', () => {

@@ -31,6 +31,7 @@ export const mcpDocs: RouteDocs = {
         200: json('The JSON-RPC response', { type: 'object' }),
         202: { description: 'A notification, accepted (no body)' },
         400: json('Parse error, or a request the protocol refuses', jsonRpcError),
+        406: json('Not Acceptable: Accept must name both application/json and text/event-stream', jsonRpcError),
         413: null,
         422: null,
       },

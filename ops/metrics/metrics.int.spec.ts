@@ -3,6 +3,7 @@ import { startTestService, type TestService } from '../../test/support/testServi
 import { catalogClient, createUser, waitForItem, type CatalogClient } from '../../test/support/catalogFixture.ts';
 import { taskBed, type TaskBed } from '../../test/support/taskBed.ts';
 import { parseExposition, type Exposition } from '../../test/support/prometheusText.ts';
+import { recordedFetch } from '../../test/support/trafficRecorder.ts';
 import { METRIC_FAMILIES } from './ServiceMetrics.ts';
 
 const METRICS_TOKEN = 'metrics-token-of-the-spec';
@@ -161,11 +162,11 @@ describe('Prometheus metrics: METRICS_PORT (a loopback port of their own)', func
       expect((await svc.client().get('/metrics', { token })).status).to.equal(404);
       const url = svc.service.metricsUrl;
       expect(url).to.match(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
-      const reply = await fetch(String(url));
+      const reply = await recordedFetch(String(url));
       expect(reply.status).to.equal(200);
       const metrics = parseExposition(await reply.text());
       for (const [family, type] of PINNED) expect(metrics.types.get(family), family).to.equal(type);
-      // Only /metrics is served there.
+      // Only /metrics is served there (not recorded: the OpenAPI document describes the API port's paths).
       expect((await fetch(new URL('/api/v1/user/me', String(url)))).status).to.equal(404);
     } finally {
       await svc.stop();
@@ -176,12 +177,12 @@ describe('Prometheus metrics: METRICS_PORT (a loopback port of their own)', func
     const svc = await startTestService({ METRICS_PORT: '0', METRICS_TOKEN });
     try {
       const url = String(svc.service.metricsUrl);
-      const bare = await fetch(url);
+      const bare = await recordedFetch(url);
       expect(bare.status).to.equal(401);
       expect(await bare.json()).to.deep.equal({ detail: 'User not authenticated' });
-      expect((await fetch(url, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).status).to.equal(200);
+      expect((await recordedFetch(url, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).status).to.equal(200);
       const { token } = await svc.login();
-      expect((await fetch(url, { headers: { authorization: `Bearer ${token}` } })).status).to.equal(200);
+      expect((await recordedFetch(url, { headers: { authorization: `Bearer ${token}` } })).status).to.equal(200);
       expect((await svc.client().get('/metrics', { token: METRICS_TOKEN })).status).to.equal(404);
     } finally {
       await svc.stop();

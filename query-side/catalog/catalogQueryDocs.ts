@@ -36,7 +36,24 @@ const pagination = objectOf({
   next_page_token: { type: ['string', 'null'] },
 });
 
-const itemsPage = objectOf({ items: { type: 'array', items: catalogItemSchema }, pagination });
+/** A link as POST /catalog/search with link_filter lists it (spec 2.1: link_laui also as laui). */
+export const linkViewSchema = objectOf({
+  laui: lauiSchema,
+  link_laui: lauiSchema,
+  parent_laui: lauiSchema,
+  child_laui: lauiSchema,
+  parent_type: text,
+  child_type: text,
+  true_parent: { type: 'boolean' },
+  created_at: text,
+  created_by: nullableLaui,
+});
+
+/** An item as search lists it: its `projection` may leave out any field but item_type and pk. */
+const projectedItem = { type: 'object', properties: catalogItemSchema.properties, required: ['item_type'], additionalProperties: true } as const;
+
+/** POST /catalog/search: items (item_filter, projected) or links (link_filter). */
+const searchPage = objectOf({ items: { type: 'array', items: { anyOf: [projectedItem, linkViewSchema] } }, pagination });
 
 /** GET /catalog/get beyond the flat read: items with their children (or ancestors) nested. */
 const nestedItemsPage = objectOf({
@@ -78,7 +95,7 @@ const notFound = detail('Item not found with laui: <laui>');
 export const catalogQueryDocs: RouteDocs = {
   tag: 'Catalog',
   auth: 'bearer',
-  schemas: { CatalogItem: catalogItemSchema, Search: searchSchema },
+  schemas: { CatalogItem: catalogItemSchema, LinkView: linkViewSchema, Search: searchSchema },
   routes: [
     {
       method: 'GET',
@@ -123,7 +140,7 @@ export const catalogQueryDocs: RouteDocs = {
       summary: 'Search items (item_filter) or links (link_filter)',
       description: 'Exactly one of item_filter and link_filter. item_filter takes further keys to match (state, project_laui...). Only items the caller may VIEW are returned, and only links whose parent and child the caller may both VIEW.',
       body: { schema: searchSchema },
-      responses: { 200: json('One page', itemsPage), 422: invalid('Both or neither filter, a bad page_token, a filter value that is not a scalar, or the list form of the schema') },
+      responses: { 200: json('One page: items (item_filter; a projection keeps at least item_type and pk) or links (link_filter)', searchPage), 422: invalid('Both or neither filter, a bad page_token, a filter value that is not a scalar, or the list form of the schema') },
     },
     {
       method: 'GET',

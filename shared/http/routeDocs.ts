@@ -29,6 +29,8 @@ export interface ResponseDoc {
   schema?: JsonSchema;
   /** `application/json` unless given. */
   contentType?: string;
+  /** Other media types the same status may come as, with their schemas (a browser's HTML page beside the JSON error). */
+  alternatives?: Readonly<Record<string, JsonSchema>>;
   /** Response headers worth knowing: name to description. */
   headers?: Readonly<Record<string, string>>;
 }
@@ -68,8 +70,11 @@ export interface RouteDoc {
   body?: BodyDoc;
   /**
    * By status. The document adds what every route of its kind may answer unless given here: 401
-   * for authenticated routes, 422 (the list form) for parameters or bodies, 413 for bodies and
-   * 500. Null: the route never answers that status (parameters it checks otherwise).
+   * for authenticated routes, 403 behind the authentication wall (password change required, a
+   * worker's token), 422 (the list form) for parameters or bodies, 400, 413 and 415 for methods
+   * whose body is parsed (POST, PUT, PATCH, DELETE), 500, and 503 while the service starts
+   * (ops/http/openApiDocument.ts, GENERIC_RESPONSES). Null: the route never answers that status
+   * (parameters it checks otherwise, a body refusal it answers in its own terms).
    */
   responses: Readonly<Record<number, ResponseDoc | null>>;
 }
@@ -94,6 +99,9 @@ export const json = (description: string, schema: JsonSchema, headers?: Readonly
 
 /** A `{detail: <string>}` error. */
 export const detail = (description: string): ResponseDoc => ({ description, schema: detailSchema });
+
+/** 422 in either form: the list (validateRequest), or a sentence for a rule its schema cannot say. */
+export const invalidOrDetail = (description: string): ResponseDoc => ({ description, schema: { oneOf: [validationErrorSchema, detailSchema] } });
 
 /** The 422 list form (validateRequest). */
 export const invalid = (description = 'Invalid request: one entry per problem (type, loc, msg, input)'): ResponseDoc => ({ description, schema: validationErrorSchema });

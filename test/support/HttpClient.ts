@@ -1,6 +1,10 @@
+import { recordExchange } from './trafficRecorder.ts';
+
 /**
  * A small HTTP client for integration tests: keeps cookies like a browser would (by name, no
  * domain logic; the tests talk to one host) and never follows redirects, so tests can assert them.
+ * With OPENAPI_TRAFFIC_DIR set, every answer is recorded for the OpenAPI conformance check
+ * (test/support/trafficRecorder.ts).
  */
 export interface Reply {
   status: number;
@@ -13,7 +17,14 @@ export interface Reply {
 export class HttpClient {
   readonly jar = new Map<string, string>();
 
-  constructor(readonly baseUrl: string) {}
+  /**
+   * `record: false` keeps this client's answers out of the OpenAPI conformance check: for a server
+   * the document does not describe (a process of a role that serves no API routes).
+   */
+  constructor(
+    readonly baseUrl: string,
+    private readonly options: { record?: boolean } = {},
+  ) {}
 
   async request(
     method: string,
@@ -31,7 +42,8 @@ export class HttpClient {
     }
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     if (this.jar.size > 0 && !headers.cookie) headers.cookie = [...this.jar].map(([name, value]) => `${name}=${value}`).join('; ');
-    const response = await fetch(new URL(path, this.baseUrl), { method, headers, body, redirect: 'manual' });
+    const url = new URL(path, this.baseUrl);
+    const response = await fetch(url, { method, headers, body, redirect: 'manual' });
     const cookies: Record<string, string> = {};
     for (const line of response.headers.getSetCookie()) {
       const [pair = ''] = line.split(';');
@@ -43,6 +55,7 @@ export class HttpClient {
       else this.jar.set(name, value);
     }
     const text = await response.text();
+    if (this.options.record !== false) recordExchange({ method, url, status: response.status, contentType: response.headers.get('content-type'), body: text });
     let json: unknown;
     try {
       json = text === '' ? undefined : JSON.parse(text);

@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { recordExchange } from './trafficRecorder.ts';
 
 export interface RawReply {
   /** null when the server closed the connection without answering (it may, for a truncated body). */
@@ -62,7 +63,42 @@ export const rawRequest = (
       const text = Buffer.concat(chunks).toString('utf8');
       const split = text.indexOf('\r\n\r\n');
       const match = /^HTTP\/1\.1 (\d{3})/.exec(text);
-      resolve({ status: match ? Number(match[1]) : null, head: split < 0 ? text : text.slice(0, split), body: split < 0 ? '' : text.slice(split + 4) });
+      const reply = { head: split < 0 ? text : text.slice(0, split), body: split < 0 ? '' : text.slice(split + 4) };
+      if (match) record(request.method, request.path, { ...reply, status: Number(match[1]) }, request.headOnly === true);
+      resolve({ status: match ? Number(match[1]) : null, ...reply });
     });
+  });
+};
+
+const headerOf = (head: string, name: string): string | null => {
+  const line = head.split('\r\n').find((entry) => entry.toLowerCase().startsWith(`${name}:`));
+  return line === undefined ? null : line.slice(name.length + 1).trim();
+};
+
+/** A chunked body as its content (what a client reads); the text as it was when it is not well formed. */
+const dechunked = (body: string): string => {
+  let rest = body;
+  let content = '';
+  for (;;) {
+    const end = rest.indexOf('\r\n');
+    const size = end < 0 ? NaN : parseInt(rest.slice(0, end), 16);
+    if (Number.isNaN(size)) return body;
+    if (size === 0) return content;
+    content += rest.slice(end + 2, end + 2 + size);
+    rest = rest.slice(end + 2 + size + 2);
+  }
+};
+
+/** For the OpenAPI conformance check (test/support/trafficRecorder.ts): the answer as a client reads it. */
+const record = (method: string, path: string, reply: RawReply & { status: number }, headOnly: boolean): void => {
+  const chunked = /chunked/i.test(headerOf(reply.head, 'transfer-encoding') ?? '');
+  // A compressed body read as UTF-8 is not its content: recorded as not read.
+  const encoded = !/^(?:identity)?$/i.test(headerOf(reply.head, 'content-encoding') ?? '');
+  recordExchange({
+    method,
+    url: path,
+    status: reply.status,
+    contentType: headerOf(reply.head, 'content-type'),
+    body: headOnly || encoded ? null : chunked ? dechunked(reply.body) : reply.body,
   });
 };

@@ -1,4 +1,5 @@
 import { request, type IncomingMessage } from 'node:http';
+import { recordExchange } from './trafficRecorder.ts';
 
 export interface SseFrame {
   id?: string;
@@ -25,8 +26,19 @@ export class SseClient {
       this.response = res;
       this.status = res.statusCode ?? 0;
       res.setEncoding('utf8');
-      res.on('data', (chunk: string) => this.receive(chunk));
-      res.on('end', () => this.finish());
+      // For the OpenAPI conformance check (trafficRecorder.ts): a stream by its head, any other answer (a refusal) whole.
+      const contentType = res.headers['content-type'] ?? null;
+      const streamed = /^text\/event-stream/i.test(contentType ?? '');
+      let text = '';
+      if (streamed) recordExchange({ method: 'GET', url, status: this.status, contentType, body: null });
+      res.on('data', (chunk: string) => {
+        if (!streamed) text += chunk;
+        this.receive(chunk);
+      });
+      res.on('end', () => {
+        if (!streamed) recordExchange({ method: 'GET', url, status: this.status, contentType, body: text });
+        this.finish();
+      });
       res.on('close', () => this.finish());
       res.on('error', () => this.finish());
       this.notify();
