@@ -573,7 +573,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
   // the log after it; snapshots are then taken in the background (ops/snapshots).
   const snapshots =
     projections !== null && readStore instanceof MemoryReadStore && config.snapshotIntervalEvents > 0 && !config.rebuildReadModels
-      ? new ReadModelSnapshots({ dir: snapshotFolder(config.dataDir), runner: 'embedded', store: readStore, projections, intervalEvents: config.snapshotIntervalEvents, logger, announce })
+      ? new ReadModelSnapshots({ dir: snapshotFolder(config.dataDir), runner: 'embedded', store: readStore, projections, head: () => eventStore.headPosition(), intervalEvents: config.snapshotIntervalEvents, logger, announce })
       : null;
   await snapshots?.load();
   await projections?.start();

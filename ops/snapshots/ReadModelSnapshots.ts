@@ -11,6 +11,8 @@ export interface ReadModelSnapshotsOptions {
   runner: string;
   store: MemoryReadStore;
   projections: ProjectionRunner;
+  /** The log's last position at start: a snapshot past it is refused. */
+  head(): Promise<Position>;
   /** SNAPSHOT_INTERVAL_EVENTS: a snapshot once the read models are this far past the last one. */
   intervalEvents: number;
   logger: Logger;
@@ -40,6 +42,7 @@ export class ReadModelSnapshots {
       dir: this.options.dir,
       version: this.version,
       runner: this.options.runner,
+      head: await this.options.head(),
       restore: (collection, docs) => store.restore(collection, docs),
       clear: () => store.clear(),
       skipped: (file, reason) => {

@@ -194,6 +194,8 @@ export const loadLatestSnapshot = async (options: {
   dir: string;
   version: string;
   runner: string;
+  /** The log's last position: a snapshot past it (a DATA_DIR copied by hand, a log restored older) is not the log's. */
+  head: Position;
   restore(collection: string, docs: ReadonlyArray<Doc>): Promise<void>;
   clear(): Promise<void>;
   skipped(file: string, reason: string): void;
@@ -217,6 +219,7 @@ export const loadLatestSnapshot = async (options: {
           if (header.format !== SNAPSHOT_FORMAT) throw new Error(`format ${String(header.format)}, this version reads ${SNAPSHOT_FORMAT}`);
           if (header.version !== options.version) throw new Error('made by other read-model code (a changed projection): rebuilt from the log');
           if (header.runner !== options.runner) throw new Error(`made for read models "${header.runner}", not "${options.runner}"`);
+          if (BigInt(header.position) > options.head) throw new Error(`its position ${header.position} is past the log's end (${String(options.head)}): not made from this log`);
         } else if (header === null) {
           throw new Error('no header');
         } else if (kind === COLLECTION) {

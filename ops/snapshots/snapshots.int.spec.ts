@@ -129,11 +129,17 @@ describe('read-model snapshots: restarts replay only what follows the newest sna
     const folderOfSnapshots = snapshotFolder(dataDir);
     for (const name of snapshotsIn(dataDir)) rmSync(join(folderOfSnapshots, name));
     mkdirSync(folderOfSnapshots, { recursive: true });
-    // Wrong: a snapshot of another code version claiming no item at all at a late position.
-    await writeSnapshot({ dir: folderOfSnapshots, version: `not-${await readModelVersion()}`, runner: 'embedded', position: 10n ** 9n, collections: new Map() });
-    const announced = await restart(async (_svc, admin) => {
+    // Wrong: a snapshot of another code version claiming no item at all, and one of this code past the log's end.
+    await writeSnapshot({ dir: folderOfSnapshots, version: `not-${await readModelVersion()}`, runner: 'embedded', position: 10n, collections: new Map() });
+    let announced = await restart(async (_svc, admin) => {
       expect((await childrenOf(admin, folder)).size).to.equal(served.size);
     });
     expect(announced.join('\n')).to.match(/not used \(made by other read-model code/);
+    for (const name of snapshotsIn(dataDir)) rmSync(join(folderOfSnapshots, name));
+    await writeSnapshot({ dir: folderOfSnapshots, version: await readModelVersion(), runner: 'embedded', position: 10n ** 9n, collections: new Map() });
+    announced = await restart(async (_svc, admin) => {
+      expect((await childrenOf(admin, folder)).size).to.equal(served.size);
+    });
+    expect(announced.join('\n')).to.match(/not used \(its position 1000000000 is past the log's end/);
   });
 });
