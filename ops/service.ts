@@ -258,7 +258,7 @@ export const startService = async (config: Config, overrides: ServiceOverrides =
     slotsCapacity: () => (parts.worker ? slots.slots : 0),
     projectionLag: () => lagOfReadModels(),
   });
-  // OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT...): off, and no SDK at all, when none is set.
+  // OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT...): off when none is set (no provider, no exporter, nothing recorded).
   const tracing = config.tracing === null ? null : new ServiceTracing({ ...config.tracing, serviceVersion: serviceVersion() });
   // Commits of the embedded store run on a writer thread: a writer (or a KurrentDB) that cannot start fails the start.
   const store = await openEventStore(config);
