@@ -23,7 +23,13 @@ export const freshStores = async (url: string): Promise<FreshStores> => {
       const close = store.close.bind(store);
       const fresh = Object.assign(store, {
         close: async () => {
-          await admin.db(database).dropDatabase();
+          // Cleanup of a database no other test uses: mongo-java-server sometimes fails to drop one
+          // holding a partial unique index ("Expected [MemoryUniqueIndex...] to be empty"), which is
+          // the double's bug, not the store's. The store is closed either way.
+          await admin
+            .db(database)
+            .dropDatabase()
+            .catch(() => undefined);
           await close();
         },
       });
