@@ -1,4 +1,5 @@
-import { QUEUED_STATE, runChanges } from '../../shared/task/transitions.ts';
+import { QUEUED_STATE } from '../../shared/task/transitions.ts';
+import { decideRun, onlyChangesOf } from '../../shared/task/runLifecycle.ts';
 import type { EventMetadata } from '../../shared/events.ts';
 import type { EventStore, Position } from '../../shared/event-store/EventStore.ts';
 import { newLaui, type Laui } from '../../shared/ids.ts';
@@ -43,7 +44,7 @@ export const claimDecider: Decider<ItemState, ClaimCommand, ItemEvent> = {
         kind: 'update',
         actor: SERVICE_ACTOR,
         laui: state.laui,
-        changes: runChanges({ trigger: 'Claimed', at: new Date(command.at) }, state.fields as TaskRecord).changes,
+        changes: onlyChangesOf(decideRun(state.fields as TaskRecord, { trigger: 'Claimed', at: new Date(command.at) })),
         versionedFields: [],
         expectedVersion: null,
         access: null,
@@ -108,7 +109,7 @@ const releaseDecider: Decider<ItemState, { previousState: string; revisionLaui: 
         kind: 'update',
         actor: SERVICE_ACTOR,
         laui: state.laui,
-        changes: runChanges({ trigger: 'ClaimReleased', to: command.previousState }, state.fields as TaskRecord).changes,
+        changes: onlyChangesOf(decideRun(state.fields as TaskRecord, { trigger: 'ClaimReleased', to: command.previousState })),
         versionedFields: [],
         expectedVersion: null,
         access: null,

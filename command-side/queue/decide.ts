@@ -62,7 +62,7 @@ export const decideQueue = (command: QueueCommand, state: QueueState): QueueEven
     case 'release_finished': {
       const running = state.running.get(command.taskLaui);
       if (!running || running.sessionId !== command.sessionId) return [];
-      return [{ type: 'TaskSlotReleased', data: { task_laui: command.taskLaui, dispatch_id: running.dispatchId, reason: 'finished', at: command.at } }];
+      return [{ type: 'TaskSlotReleased', data: { task_laui: command.taskLaui, dispatch_id: running.dispatchId, reason: command.reason ?? 'finished', at: command.at } }];
     }
     case 'remove': {
       const running = state.running.get(command.taskLaui);

@@ -14,6 +14,15 @@ import { queueDraft } from './evolve.ts';
 import { keyedBatcher } from '../../shared/keyedBatcher.ts';
 
 /** A task as it joins a queue: its priority and the values of the connection's sort_dict fields. */
+
+/** The lease of a run that ended: freed in a queue commit while it is still that session's. */
+export interface EndedLease {
+  taskLaui: Laui;
+  sessionId: string;
+  /** `finished` (default): its worker ended it; `stale`: the reaper did. */
+  reason?: 'finished' | 'stale';
+}
+
 export interface QueueEntry {
   laui: Laui;
   priority: number;
@@ -180,14 +189,14 @@ export const queueHandler = (eventStore: EventStore, retry: RetryPolicy = SPEC_R
    */
   const enqueueManyAndDispatch = async (
     connectionLaui: Laui,
-    batch: { tasks: ReadonlyArray<QueueEntry>; finished?: ReadonlyArray<{ taskLaui: Laui; sessionId: string }> },
+    batch: { tasks: ReadonlyArray<QueueEntry>; finished?: ReadonlyArray<EndedLease> },
     maxParallelism: number,
     sortDict: SortDict,
     metadata: EventMetadata,
     companions?: CompanionPlanner<QueueEvent>,
   ): Promise<{ enqueued: Set<Laui>; leases: Lease[]; position: Position | null }> => {
     const commands: QueueCommand[] = [
-      ...(batch.finished ?? []).map((run): QueueCommand => ({ kind: 'release_finished', taskLaui: run.taskLaui, sessionId: run.sessionId, at: metadata.at })),
+      ...(batch.finished ?? []).map((run): QueueCommand => ({ kind: 'release_finished', taskLaui: run.taskLaui, sessionId: run.sessionId, ...(run.reason ? { reason: run.reason } : {}), at: metadata.at })),
       ...batch.tasks.map((task) => enqueueCommand(task, metadata.at)),
       { kind: 'dispatch', maxParallelism, sortDict, leases: newLeases(maxParallelism), at: metadata.at },
     ];

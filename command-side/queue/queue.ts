@@ -47,7 +47,8 @@ export type QueueCommand =
    * worker writes the state, then leaves the queue): frees that lease, identified by the run's
    * session, so a re-run enqueued after it is not dropped by rule 8. Nothing when it is gone.
    */
-  | { kind: 'release_finished'; taskLaui: Laui; sessionId: string; at: string }
+  /** An ended run's slot, freed only while its lease is still that session's (`finished` by its worker, `stale` by the reaper). */
+  | { kind: 'release_finished'; taskLaui: Laui; sessionId: string; reason?: 'finished' | 'stale'; at: string }
   | { kind: 'remove'; taskLaui: Laui; at: string };
 
 export const queueStream = (connectionLaui: Laui): string => `queue-${connectionLaui}`;

@@ -1,10 +1,12 @@
 import { metadataFor, type EventMetadata } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
-import { fromStatesOf, runChanges } from '../../shared/task/transitions.ts';
+import { fromStatesOf } from '../../shared/task/transitions.ts';
+import { changesOf, decideRun } from '../../shared/task/runLifecycle.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { ItemState } from '../catalog/item.ts';
 import type { Lease } from '../queue/handler.ts';
-import { changeTask } from './changeTask.ts';
+import { taskChangeCompanion } from './changeTask.ts';
+import { dispatchConnection } from './dispatchConnection.ts';
 import type { TaskDeps } from './taskDeps.ts';
 import type { RunObserver } from '../../shared/ports/RunObserver.ts';
 
@@ -14,42 +16,50 @@ type KnownTask = Exclude<ItemState, { status: 'none' }>;
 const ABANDONED_FROM = fromStatesOf('lease_reaped');
 
 /**
- * Ends a dispatched run that no worker will finish: its task becomes `error` with `error` as its
- * output (retry_number + 1, so the retry rule applies), the run's session ends with a line saying
- * why, and its slot is released (reason `stale`). Decided on the task's stream, not the read model
- * (which may not have the dispatch yet): a task that left the dispatch meanwhile, or runs under
- * another session, is not changed. `error` null releases the slot only (a lease its task no longer
- * runs under).
+ * Ends a dispatched run that no worker will finish, by the path a worker's end takes
+ * (dispatchConnection: one queue commit): its task becomes `error` with `error` as its output
+ * (the lifecycle's Reaped row: retry_number + 1, so the retry rule applies), its slot is released
+ * (reason `stale`, only while the lease is still this session's) and, unless `leaseNext` is false,
+ * leased to the next waiting run in the same commit. Decided on the task's stream, not the read
+ * model (which may not have the dispatch yet): a task that left the dispatch meanwhile, or runs
+ * under another session, is not changed. `error` null releases the slot only (a lease its task no
+ * longer runs under). The run's session ends with a line saying why.
  */
 export const abandonRun = async (
-  deps: Pick<TaskDeps, 'clock' | 'eventStore' | 'logger' | 'queue'> & { runs?: RunObserver },
+  deps: TaskDeps & { runs?: RunObserver },
   connectionLaui: Laui,
   lease: Lease,
   error: string | null,
+  leaseNext = true,
 ): Promise<EventMetadata> => {
   const now = deps.clock.now();
   const metadata = metadataFor(null, now, `reaper-${lease.dispatchId}`, lease.dispatchId);
-  if (error !== null) {
-    let ended: KnownTask | null = null;
-    await changeTask(
-      deps.eventStore,
-      lease.taskLaui,
-      (state) => {
-        ended = state.status === 'live' && state.fields.session_id === lease.sessionId && ABANDONED_FROM.includes(String(state.fields.state)) ? state : null;
-        if (ended === null) return [];
-        const { changes } = runChanges({ trigger: 'Reaped', at: now }, ended.fields as TaskRecord);
-        return [{ ...changes, last_run_output: { error }, last_run_date: now.toISOString(), task_instance_end_date: now.toISOString() }];
-      },
-      metadata,
-      ABANDONED_FROM,
-    );
-    const task = ended as KnownTask | null;
-    // The run's end: the last line of its session (a worker that is still alive adds its own end line after it).
-    if (task !== null) {
-      deps.runs?.abandoned('error');
-      deps.logger.log({ level: 'error', category: 'TASK_HISTORY', step: 'reap', message: `Task ${task.name}: ${error}; slot released`, session_id: lease.sessionId, task_laui: lease.taskLaui, task_name: task.name, logical_date: task.fields.logical_date ?? null, status: 'error', session_end: true });
-    }
+  let ended: KnownTask | null = null;
+  let written = false;
+  const reaped = (state: ItemState) => {
+    ended = error !== null && state.status === 'live' && state.fields.session_id === lease.sessionId && ABANDONED_FROM.includes(String(state.fields.state)) ? state : null;
+    if (ended === null) return [];
+    // load -> decide (the lifecycle's Reaped row, whose effect is the stale release below) -> commit.
+    return changesOf(decideRun(ended.fields as TaskRecord, { trigger: 'Reaped', at: now })).map((changes) => ({
+      ...changes,
+      last_run_output: { error },
+      last_run_date: now.toISOString(),
+      task_instance_end_date: now.toISOString(),
+    }));
+  };
+  await dispatchConnection(
+    deps,
+    connectionLaui,
+    metadata,
+    { taskLaui: lease.taskLaui, sessionId: lease.sessionId, reason: 'stale' },
+    error === null ? undefined : (fresh) => taskChangeCompanion(deps.eventStore, lease.taskLaui, reaped, metadata, { fresh, first: true, onlyIfStateIn: ABANDONED_FROM, committed: () => (written = true) }),
+    leaseNext,
+  );
+  const task = written ? (ended as KnownTask | null) : null;
+  // The run's end: the last line of its session (a worker that is still alive adds its own end line after it).
+  if (task !== null) {
+    deps.runs?.abandoned('error');
+    deps.logger.log({ level: 'error', category: 'TASK_HISTORY', step: 'reap', message: `Task ${task.name}: ${error}; slot released`, session_id: lease.sessionId, task_laui: lease.taskLaui, task_name: task.name, logical_date: task.fields.logical_date ?? null, status: 'error', session_end: true });
   }
-  await deps.queue.release(connectionLaui, lease.taskLaui, lease.dispatchId, 'stale', metadata);
   return metadata;
 };

@@ -1,4 +1,5 @@
-import { QUEUED_STATE, runChanges } from '../../shared/task/transitions.ts';
+import { QUEUED_STATE } from '../../shared/task/transitions.ts';
+import { decideRun, onlyChangesOf } from '../../shared/task/runLifecycle.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { EventMetadata } from '../../shared/events.ts';
 import type { Laui } from '../../shared/ids.ts';
@@ -8,7 +9,7 @@ import { taskChangeCompanion, taskViewOf } from './changeTask.ts';
 import type { ItemState } from '../catalog/item.ts';
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import type { QueueEvent } from '../../shared/domain-events/queueEvents.ts';
-import { leasesOf, type Lease } from '../queue/handler.ts';
+import { leasesOf, type EndedLease, type Lease } from '../queue/handler.ts';
 import { EXECUTE_TASK, type TaskDeps } from './taskDeps.ts';
 import { renderPayload } from './renderPayload.ts';
 import { runPrincipalLaui } from '../catalog/checkTaskReferences.ts';
@@ -56,9 +57,11 @@ export const dispatchConnection = async (
   deps: TaskDeps,
   connectionLaui: Laui,
   metadata: EventMetadata,
-  finished?: { taskLaui: Laui; sessionId: string },
+  finished?: EndedLease,
   /** A change of the finished run's task written first in the same commit (its terminal state). */
   alongside?: (fresh: boolean) => Promise<CompanionAppend | null>,
+  /** false: free the finished run's slot without leasing it (a run abandoned because the bus refused its message). */
+  leaseNext = true,
 ): Promise<{ sent: Map<Laui, string>; position: Position | null }> => {
   const connection = await deps.items.peek(connectionLaui);
   const batch = { tasks: [], finished: finished ? [finished] : [] };
@@ -67,7 +70,7 @@ export const dispatchConnection = async (
     const [own, leased] = await Promise.all([alongside ? alongside(fresh) : null, leases.plan(events, fresh)]);
     return own ? [own, ...leased] : leased;
   };
-  const queued = await deps.queue.enqueueManyAndDispatch(connectionLaui, batch, maxParallelismOf(connection), sortDictOf(connection), metadata, plan);
+  const queued = await deps.queue.enqueueManyAndDispatch(connectionLaui, batch, leaseNext ? maxParallelismOf(connection) : 0, sortDictOf(connection), metadata, plan);
   const published = await leases.publish();
   // A lease whose task could not be sent fails the call (its run was ended and its slot freed).
   const [failure] = published.failed.values();
@@ -87,12 +90,17 @@ interface PreparedLease {
   requestedAt: string;
 }
 
-/** The queued_in_redis step of a leased task (after its queued_for_connection step when it leads). */
-const leaseChanges = (lease: Lease, metadata: EventMetadata, leading: Record<string, unknown> | null): Array<Record<string, unknown>> => {
-  // The lease's row changes no field it reads: the task as the stream holds it is not needed.
-  const { changes: queued } = runChanges({ trigger: 'SlotLeased', at: new Date(metadata.at), sessionId: lease.sessionId, dispatchId: lease.dispatchId }, {} as TaskRecord);
-  return leading ? [leading, queued] : [queued];
-};
+/**
+ * The queued_in_redis step of a leased task (after its queued_for_connection step when it leads),
+ * decided by the lifecycle (SlotLeased) on the task as the commit is decided on.
+ */
+const leaseChanges =
+  (lease: Lease, metadata: EventMetadata, leading: Record<string, unknown> | null) =>
+  (state: ItemState): Array<Record<string, unknown>> => {
+    const fields = state.status === 'none' ? {} : state.fields;
+    const queued = onlyChangesOf(decideRun({ ...fields, ...leading } as TaskRecord, { trigger: 'SlotLeased', at: new Date(metadata.at), sessionId: lease.sessionId, dispatchId: lease.dispatchId }));
+    return leading ? [leading, queued] : [queued];
+  };
 
 /**
  * The task of a lease, templated; null when the task is gone. The fields come from `decided`, the
@@ -161,7 +169,8 @@ const publishLease = async (deps: TaskDeps, connectionLaui: Laui, prepared: Prep
 const abandonUnsent = async (deps: TaskDeps, connectionLaui: Laui, prepared: PreparedLease, error: unknown): Promise<void> => {
   const reason = `the run could not be sent to the workers (${error instanceof Error ? error.message : String(error)}); the run was abandoned`;
   try {
-    await abandonRun(deps, connectionLaui, prepared.lease, reason);
+    // Its slot is freed, not leased again at once: the next message would meet the same bus.
+    await abandonRun(deps, connectionLaui, prepared.lease, reason, false);
   } catch (failure) {
     deps.logger.log({ level: 'error', category: 'TASK', step: 'dispatch', message: `Task ${prepared.task.name}: ${reason}, and ending it failed: ${String(failure)}`, session_id: prepared.lease.sessionId, task_laui: prepared.task.laui });
   }

@@ -3,7 +3,8 @@ import { metadataFor } from '../../shared/events.ts';
 import type { BusMessage } from '../../shared/bus/MessageBus.ts';
 import type { OperatorOutcome } from '../../shared/ports/CodeRunner.ts';
 import { secretFieldOpener, secretStringsOf } from '../../shared/item-types/secretFields.ts';
-import { endTrigger, fromStatesOf, PICKUP_STATE, runChanges, type RunChanges } from '../../shared/task/transitions.ts';
+import { endTrigger, fromStatesOf, PICKUP_STATE } from '../../shared/task/transitions.ts';
+import { asks, decideRun, onlyChangesOf, type RunDecision } from '../../shared/task/runLifecycle.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { ItemState } from '../catalog/item.ts';
 import { changeTask, currentTaskState, taskChangeCompanion } from './changeTask.ts';
@@ -49,8 +50,8 @@ const EXECUTOR = `${hostname()}:${process.pid}`;
  */
 const ENDS_FROM = fromStatesOf('operator_success');
 
-/** The run's end as its worker saw it: the lifecycle's row for the operator's outcome. */
-const terminalChanges = (record: TaskRecord, outcome: OperatorOutcome, now: Date): RunChanges => runChanges({ trigger: endTrigger(outcome.status), at: now }, record);
+/** The run's end as its worker saw it: the lifecycle's decision for the operator's outcome. */
+const terminalDecision = (record: TaskRecord, outcome: OperatorOutcome, now: Date): RunDecision => decideRun(record, { trigger: endTrigger(outcome.status), at: now });
 
 /**
  * The `execute_task` consumer. Delivery is at least once: a message whose session is no longer the
@@ -117,12 +118,14 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
     const spans = deps.tracing?.worker(taskLaui, message.headers);
     const step = <T>(name: RunStep, work: () => Promise<T>): Promise<T> => (spans ? spans.step(name, work) : work());
     const started = deps.clock.now();
-    const pickup = runChanges({ trigger: 'PickedUp', at: started }, runtime).changes;
+    // load (above) -> decide -> commit (below, off the critical path) -> perform (the first beat).
+    const pickedUpDecision = decideRun(runtime, { trigger: 'PickedUp', at: started });
+    const pickup = onlyChangesOf(pickedUpDecision) as Record<string, unknown> & { state?: string; data_interval_start?: string; data_interval_end?: string };
     // The running transition is committed while the operator starts: its commit is not on the run's
     // critical path. The terminal change waits for it (same stream, so the history stays in order).
     const pickedUp = step('pickup', () => changeTask(deps.eventStore, taskLaui, { ...pickup, executor: EXECUTOR, last_run_session_id: sessionId, task_instance: dispatchId }, metadata()));
     pickedUp.catch(() => undefined);
-    deps.heartbeats.beat(taskLaui, started);
+    if (asks(pickedUpDecision, 'StartHeartbeat')) deps.heartbeats.beat(taskLaui, started);
     // Queue wait: from the request (the run's queued_for_connection step) to this pick-up. A message
     // sent before messages carried requested_at tells nothing about it: not observed.
     const requestedAt = message.value.requested_at ? Date.parse(message.value.requested_at) : Number.NaN;
@@ -201,13 +204,16 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
     // without multi-stream transactions) finds the run ended and writes nothing: `end` stays the
     // written one.
     const afterPickup = { ...runtime, ...pickup };
-    let end: ReturnType<typeof terminalChanges> | undefined;
+    let end: RunDecision | undefined;
     let written = false;
     const terminal = (state: ItemState) => {
-      const decided = terminalChanges(state.status === 'live' ? (state.fields as TaskRecord) : afterPickup, outcome, ended);
+      const record = state.status === 'live' ? (state.fields as TaskRecord) : afterPickup;
+      // A run reset or changed while its operator ran is not ended over what replaced it.
+      if (!ENDS_FROM.includes(String(record.state))) return [];
+      const decided = terminalDecision(record, outcome, ended);
       if (!written) end = decided;
       return {
-        ...decided.changes,
+        ...onlyChangesOf(decided),
         duration: Math.trunc((ended.getTime() - started.getTime()) / 1000),
         last_run_output: outcome.output,
         last_run_date: ended.toISOString(),
@@ -215,18 +221,19 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
         latest_heartbeat: ended.toISOString(),
       };
     };
+    const endState = () => (end === undefined ? undefined : onlyChangesOf(end).state);
     const finishMetadata = metadata();
     const ending = () => {
       deps.heartbeats.forget(taskLaui);
-      deps.runs?.ended(String(end?.changes.state ?? outcome.status), (ended.getTime() - started.getTime()) / 1000);
-      if (end?.dispatchNow) log('info', 'TASK', 'catch-up', 'next_run_date already due: the scheduler dispatches the next run at once');
+      deps.runs?.ended(String(endState() ?? outcome.status), (ended.getTime() - started.getTime()) / 1000);
+      if (end !== undefined && asks(end, 'DispatchNextRun')) log('info', 'TASK', 'catch-up', 'next_run_date already due: the scheduler dispatches the next run at once');
       // The session's last line.
       session.end({
         level: outcome.status === 'success' ? 'info' : 'error',
         category: 'TASK_HISTORY',
         step: 'finish',
-        message: `Task ${task.name} ended ${String(end?.changes.state)}${'message' in outcome ? `: ${outcome.message}` : ''}`,
-        status: end?.changes.state,
+        message: `Task ${task.name} ended ${String(endState())}${'message' in outcome ? `: ${outcome.message}` : ''}`,
+        status: endState(),
         duration_seconds: (ended.getTime() - started.getTime()) / 1000,
       });
     };
@@ -240,7 +247,7 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
         ),
       );
     } catch (error) {
-      spans?.finish(written ? String(end?.changes.state) : null, error);
+      spans?.finish(written ? String(endState()) : null, error);
       try {
         // The run's outcome is not lost with the queue commit: it is written alone, and the lease it
         // still holds is freed by the reaper, as when the finish fails after the terminal change.
@@ -253,11 +260,12 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
       }
       throw error;
     }
-    spans?.finish(String(end?.changes.state ?? outcome.status));
+    spans?.finish(String(endState() ?? outcome.status));
     ending();
-    // Post actions: after the operator finished, fire-and-forget; they never change the terminal state.
-    if (hookReferences(task, 'post_actions').length > 0) {
-      void runHookList(deps, { ...task, ...end?.changes }, 'post_actions', metadata(), merged.config.parameters)
+    // Post actions (the end's RunPostActions effect): after the operator finished, fire-and-forget;
+    // they never change the terminal state.
+    if ((end === undefined || asks(end, 'RunPostActions')) && hookReferences(task, 'post_actions').length > 0) {
+      void runHookList(deps, { ...task, ...(end === undefined ? {} : onlyChangesOf(end)) }, 'post_actions', metadata(), merged.config.parameters)
         .then((post) => recordHooks('post_actions', post.statuses))
         .catch((error: unknown) => log('error', 'TASK', 'post-action', `Post actions failed to run: ${String(error)}`));
     }

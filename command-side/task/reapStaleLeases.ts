@@ -19,7 +19,7 @@ export interface ReaperOptions {
 /**
  * A dead worker must never hold a slot for ever, and a run waiting for a worker slot must never
  * lose it: each lease is judged by judgeLease (a run is stale only when its own heartbeats stop);
- * an abandoned run's task becomes `error` and its slot goes on. A connection left with a free slot
+ * an abandoned run's task becomes `error` and its slot goes on, in one commit (abandonRun). A connection left with a free slot
  * and a waiting task (a dispatch whose message could not be sent) gets a dispatch too.
  */
 export const reapStaleLeases = async (
@@ -48,8 +48,10 @@ export const reapStaleLeases = async (
       reaped += 1;
       freed = true;
     }
+    // A freed slot was leased again in its release's commit (abandonRun); a connection with a free
+    // slot and a waiting run (a dispatch whose message could not be sent) gets a dispatch here.
     const stalled = !freed && state.waiting.size > 0 && state.running.size < maxParallelismOf(await deps.items.peek(connectionLaui));
-    if (freed || stalled) await dispatchConnection(deps, connectionLaui, metadataFor(null, deps.clock.now(), 'reaper'));
+    if (stalled) await dispatchConnection(deps, connectionLaui, metadataFor(null, deps.clock.now(), 'reaper'));
   }
   return reaped;
 };

@@ -1,4 +1,4 @@
-import { runChanges } from '../../shared/task/transitions.ts';
+import { asks, changesOf, decideRun } from '../../shared/task/runLifecycle.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import Router from '@koa/router';
 import { forbidden, notFound } from '../../shared/errors.ts';
@@ -84,9 +84,13 @@ export const taskRoutes = (deps: TaskRoutesDeps): Router<AppState> => {
   router.post('/dangerously_reset/:task_laui', async (ctx) => {
     const task = await editableTaskOf(ctx, pathLaui(ctx));
     const metadata = meta(ctx);
-    if (typeof task.connection_laui === 'string') await deps.queue.remove(task.connection_laui, task.laui, metadata);
-    const position = await changeTask(deps.eventStore, task.laui, runChanges({ trigger: 'Reset', at: new Date(metadata.at) }, task as TaskRecord).changes, metadata, undefined, 'dangerously_reset');
-    if (typeof task.connection_laui === 'string') await dispatchConnection(deps, task.connection_laui, metadata);
+    const decision = decideRun(task as TaskRecord, { trigger: 'Reset', at: new Date(metadata.at) });
+    // Its LeaveQueue effect is performed before the commit, not after: a run asked for right after
+    // the reset must find the task out of its queue, or rule 8 would drop it as already queued.
+    const leaves = typeof task.connection_laui === 'string' && asks(decision, 'LeaveQueue') ? task.connection_laui : null;
+    if (leaves !== null) await deps.queue.remove(leaves, task.laui, metadata);
+    const position = await changeTask(deps.eventStore, task.laui, changesOf(decision), metadata, undefined, 'dangerously_reset');
+    if (leaves !== null) await dispatchConnection(deps, leaves, metadata);
     await settle(position);
     ctx.body = { message: `Task ${task.laui} reset to scheduled`, item_laui: task.laui };
   });
