@@ -19,6 +19,7 @@ import { benchFairShare } from './fairShareBench.ts';
 import { benchEventLoop } from './eventLoopBench.ts';
 import { benchStart } from './startBench.ts';
 import { benchRestart } from './restartBench.ts';
+import { benchPeers } from './peerBench.ts';
 
 /**
  * `npm run bench`: every figure as one JSON line on stdout, each beside the baseline measured in
@@ -55,6 +56,18 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['restart', (dir) => benchRestart({ dir, items: Number(process.env.BENCH_RESTART_ITEMS ?? 1_000_000) })],
   // Issue 35: npm start's compiled bundle vs tsx, to /healthz on an empty DATA_DIR (alternating rounds).
   ['start', (dir) => benchStart({ dir, rounds: Number(process.env.BENCH_START_ROUNDS ?? 5) })],
+  // Issue 34: the peer ratio, sustained no-op jobs beside graphile-worker (concurrency 8) on PostgreSQL (BENCH_PG_HOST, BENCH_PG_PORT, BENCH_PG_USER, BENCH_PG_DATABASE), interleaved rounds.
+  [
+    'peers',
+    (dir) =>
+      benchPeers({
+        dir,
+        seconds: Number(process.env.BENCH_PEER_SECONDS ?? 8),
+        rounds: Number(process.env.BENCH_PEER_ROUNDS ?? 2),
+        // The query bench's PostgreSQL settings.
+        postgresUrl: `postgres://${process.env.BENCH_PG_USER ?? 'postgres'}@${process.env.BENCH_PG_HOST ?? '127.0.0.1'}:${process.env.BENCH_PG_PORT ?? 5432}/${process.env.BENCH_PG_DATABASE ?? 'test'}`,
+      }),
+  ],
   // ~3.5 minutes with the defaults: 2 rounds of 3 services (5 s windows) and of 2 runners (3 s windows).
   [
     'sandbox',

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import type { ItemDoc } from '../shared/read-models/ItemDoc.ts';
@@ -9,6 +9,7 @@ import { loginToken } from './catalogBench.ts';
 import { lowLoadLatency } from './latencyFigures.ts';
 import { runLoad } from './loadGenerator.ts';
 import { mainThreadCpuMs } from './runInterleaved.ts';
+import { machineCpuMs } from './machineCpu.ts';
 
 const TERMINAL = ['success', 'error', 'fail', 'timeout', 'cancelled'];
 export const FINISHED = ['success', 'error', 'fail', 'timeout'];
@@ -216,20 +217,12 @@ export async function openBed(dir: string, env: Record<string, string>) {
 }
 
 /** CPU time of the whole machine (every core, every process), in ms, from /proc/stat; NaN elsewhere. */
-const machineCpuMs = (): number => {
-  try {
-    const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.split(/\s+/).slice(1).map(Number) ?? [];
-    return ((user ?? NaN) + (nice ?? NaN) + (system ?? NaN) + (irq ?? NaN) + (softirq ?? NaN)) * 10; // USER_HZ is 100 on Linux
-  } catch {
-    return NaN;
-  }
-};
 
 /**
  * Resolves each wait for a task once it reads terminal at its next iteration (the first wait for a
  * task: iteration 1; a task run again is waited for at 2, ...); one 2 ms timer for all of them.
  */
-const terminalWatcher = (items: Collection<ItemDoc>) => {
+export const terminalWatcher = (items: Collection<ItemDoc>) => {
   const pending = new Map<string, { iteration: number; resolve: () => void }>();
   const waited = new Map<string, number>();
   let checking = false;

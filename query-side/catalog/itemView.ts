@@ -11,7 +11,9 @@ const INTERNAL = new Set(['id', '_position', 'is_deleted', 'created_seq', 'queue
 export const itemView = (doc: ItemDoc, reader: 'viewer' | 'stranger' = 'viewer'): Record<string, unknown> => {
   const view: Record<string, unknown> = {};
   for (const key in doc) if (!INTERNAL.has(key)) view[key] = doc[key];
-  return maskSealedFields(view, reader);
+  // Only the types with credentials hold sealed values (sealSecretFields seals their fields alone):
+  // the others (tasks, read by every poll of a run) skip the walk over their fields.
+  return hasSecretFields(doc.item_type) ? maskSealedFields(view, reader) : view;
 };
 
 /**

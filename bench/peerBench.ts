@@ -1,0 +1,167 @@
+import { fork } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
+import { openBed, terminalWatcher } from './taskBench.ts';
+import { machineCpuMs } from './machineCpu.ts';
+
+/**
+ * The peer ratio (issue 34): the service's sustained no-op throughput beside graphile-worker's
+ * (PostgreSQL, durable, concurrency 8, the peer the issue's targets name) in the same run,
+ * interleaved rounds, 16 jobs in flight in both. The service: 16 clients, each running its own
+ * task again once its last run read `success` (POST /task/run, reuse process); graphile-worker: 16
+ * clients, each adding a job and waiting until its row is gone (its worker in a child process, as a
+ * deployment runs it). CPU per job is the whole machine's (service, or worker + PostgreSQL, and the
+ * clients), so both carry their clients. The project's peers harness (its README) measures more
+ * scenarios across processes; this figure keeps the ratio in the project's own bench.
+ */
+export async function benchPeers(opts: { dir: string; seconds: number; rounds: number; postgresUrl: string }): Promise<Array<Record<string, unknown>>> {
+  const reachable = await postgresReachable(opts.postgresUrl);
+  if (!reachable) return [{ figure: 'peers.sustained', skipped: `PostgreSQL not reachable at ${opts.postgresUrl} (BENCH_PG_HOST, BENCH_PG_PORT, BENCH_PG_USER, BENCH_PG_DATABASE)` }];
+  const service: Sample[] = [];
+  const graphile: Sample[] = [];
+  for (let round = 0; round < opts.rounds; round += 1) {
+    // Rotated each round: neither always runs on the warmer machine.
+    const order = round % 2 === 0 ? ['service', 'graphile'] : ['graphile', 'service'];
+    for (const system of order) {
+      if (system === 'service') service.push(await serviceSustained(opts.dir, opts.seconds));
+      else graphile.push(await graphileSustained(opts.postgresUrl, opts.seconds));
+    }
+  }
+  const rate = (samples: Sample[]) => median(samples.map((sample) => sample.jobsPerSecond));
+  const cpu = (samples: Sample[]) => median(samples.map((sample) => sample.cpuMsPerJob));
+  return [
+    {
+      figure: 'peers.sustained.jobs_per_s',
+      unit: 'jobs/s (median of rounds)',
+      service: rate(service),
+      graphile_worker_c8: rate(graphile),
+      ratio: Number((rate(service) / rate(graphile)).toFixed(2)),
+      target_ratio: '>= 1.5',
+      rounds: opts.rounds,
+      seconds: opts.seconds,
+      samples: { service: service.map((sample) => sample.jobsPerSecond), graphile_worker_c8: graphile.map((sample) => sample.jobsPerSecond) },
+    },
+    {
+      figure: 'peers.sustained.machine_cpu_ms_per_job',
+      unit: 'ms of machine CPU per job (median of rounds)',
+      service: cpu(service),
+      graphile_worker_c8: cpu(graphile),
+      ratio: Number((cpu(service) / cpu(graphile)).toFixed(2)),
+      target_ratio: '<= 1.0',
+    },
+  ];
+}
+
+interface Sample {
+  jobsPerSecond: number;
+  cpuMsPerJob: number;
+}
+
+const IN_FLIGHT = 16;
+const WARM_MS = 1000;
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return Number((sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN).toFixed(2));
+};
+
+/** `slot` run by IN_FLIGHT clients: warmed up, then counted for `seconds`. */
+async function sustained(seconds: number, slot: (client: number) => Promise<void>): Promise<Sample> {
+  let counting = false;
+  let count = 0;
+  const deadline = performance.now() + WARM_MS + seconds * 1000;
+  const clients = Array.from({ length: IN_FLIGHT }, async (_, client) => {
+    while (performance.now() < deadline) {
+      await slot(client);
+      if (counting && performance.now() <= deadline) count += 1;
+    }
+  });
+  await new Promise((resolve) => setTimeout(resolve, WARM_MS));
+  counting = true;
+  const [started, cpu] = [performance.now(), machineCpuMs()];
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - performance.now())));
+  const elapsed = (performance.now() - started) / 1000;
+  const used = machineCpuMs() - cpu;
+  await Promise.all(clients);
+  return { jobsPerSecond: Number((count / elapsed).toFixed(1)), cpuMsPerJob: Number((used / Math.max(count, 1)).toFixed(3)) };
+}
+
+async function serviceSustained(dir: string, seconds: number): Promise<Sample> {
+  const bed = await openBed(dir, {});
+  try {
+    const operator = await bed.operator('javascript', true, 'peers');
+    const tasks: string[] = [];
+    for (let index = 0; index < IN_FLIGHT; index += 1) tasks.push(String((await bed.api('/catalog/create', { item_type: 'task', ...bed.createAndRun(`peer-${index}`, operator) })).item_laui));
+    // One watcher of the read model for every client (one timer), as the harness's one poller.
+    const watcher = terminalWatcher(bed.service.readStore.collection('items'));
+    try {
+      return await sustained(seconds, async (client) => {
+        // Each client keeps to its own task (a task runs once at a time).
+        const laui = tasks[client] as string;
+        const ended = watcher.until(laui);
+        await bed.api('/task/run', { item_laui: laui });
+        await ended;
+      });
+    } finally {
+      watcher.stop();
+    }
+  } finally {
+    await bed.close();
+  }
+}
+
+async function graphileSustained(connectionString: string, seconds: number): Promise<Sample> {
+  const utils: WorkerUtils = await makeWorkerUtils({ connectionString });
+  await utils.migrate();
+  const worker = fork(new URL('./graphilePeerWorker.mjs', import.meta.url), [connectionString, '8'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  // One poller for every client: the jobs left of those waited for, one query per pass.
+  const poller = new pg.Client({ connectionString });
+  await poller.connect();
+  const pending = new Map<string, () => void>();
+  let watching = true;
+  const watch = (async () => {
+    while (watching) {
+      if (pending.size > 0) {
+        const ids = [...pending.keys()];
+        const { rows } = await poller.query<{ id: string }>('select id::text as id from graphile_worker._private_jobs where id = any($1::bigint[])', [ids]);
+        const left = new Set(rows.map((row) => row.id));
+        for (const id of ids) {
+          if (left.has(id)) continue;
+          pending.get(id)?.();
+          pending.delete(id);
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  })();
+  try {
+    await new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('exit', reject);
+    });
+    return await sustained(seconds, async () => {
+      const job = await utils.addJob('noop', {});
+      await new Promise<void>((resolve) => pending.set(String(job.id), resolve));
+    });
+  } finally {
+    watching = false;
+    await watch;
+    worker.send('stop');
+    await new Promise((resolve) => worker.once('exit', resolve));
+    await poller.end();
+    await utils.release();
+  }
+}
+
+async function postgresReachable(connectionString: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
