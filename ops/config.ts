@@ -75,6 +75,8 @@ export interface Config {
   /** Operator runs a worker process executes at once. */
   workerConcurrency: number;
   workerPollIntervalMs: number;
+  /** How long a run's pick-up waits to be committed with its end (WORKER_PICKUP_COMMIT_DEFER_MS; 0: at once). */
+  workerPickupCommitDeferMs: number;
   workerMemoryMb: number;
   workerTimeoutSeconds: number;
   workerMaxOutputBytes: number;
@@ -662,6 +664,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     },
     workerConcurrency,
     workerPollIntervalMs: integer(env, 'WORKER_POLL_INTERVAL_MS', 200, 10, 60_000),
+    workerPickupCommitDeferMs: integer(env, 'WORKER_PICKUP_COMMIT_DEFER_MS', 10, 0, 60_000),
     workerMemoryMb: integer(env, 'WORKER_MEMORY_MB', 512, 32, 65_536),
     workerTimeoutSeconds: integer(env, 'WORKER_TIMEOUT_SECONDS', 6 * 3600, 1, 7 * 24 * 3600),
     workerMaxOutputBytes: integer(env, 'WORKER_MAX_OUTPUT_BYTES', 1024 * 1024, 1024, 256 * 1024 * 1024),

@@ -17,6 +17,7 @@ module.exports = [
   'ops/bus/kafka/KafkaBusSecurity.e2e.spec.ts',
   'ops/cli.int.spec.ts',
   'ops/snapshots/snapshots.int.spec.ts',
+  'test/task/pickupCommit.int.spec.ts',
   'ops/cli/openDataDirStore.int.spec.ts',
   'ops/event-store/kurrentdb/KurrentEventStore.e2e.spec.ts',
   'ops/event-store/sqlite/SqliteEventStore.int.spec.ts',

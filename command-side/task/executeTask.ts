@@ -28,6 +28,14 @@ export interface WorkerDeps extends TaskDeps {
   slots: WorkerSlots;
   /** How often check_completion is polled and user_set_state checked. */
   pollIntervalMs: number;
+  /**
+   * How long a run's pick-up waits to be committed (WORKER_PICKUP_COMMIT_DEFER_MS): a run that ends
+   * sooner records its pick-up with its end, in the end's commit (two events, one commit: a commit
+   * and a sequential fsync fewer on every short run); a longer run commits it when this elapses, as
+   * it always did. Short by default: a message delivered twice meanwhile (at least once) is told
+   * apart by the pick-up's commit. Absent: 0, at once.
+   */
+  pickupCommitDeferMs?: number;
   readModels: ReadModelProgress;
   readYourWritesTimeoutMs: number;
   /** One SLA minute in milliseconds (60,000 outside tests). */
@@ -49,6 +57,7 @@ const EXECUTOR = `${hostname()}:${process.pid}`;
  * the run (the item decider would refuse that transition anyway).
  */
 const ENDS_FROM = fromStatesOf('operator_success');
+
 
 /** The run's end as its worker saw it: the lifecycle's decision for the operator's outcome. */
 const terminalDecision = (record: TaskRecord, outcome: OperatorOutcome, now: Date): RunDecision => decideRun(record, { trigger: endTrigger(outcome.status), at: now });
@@ -121,10 +130,18 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
     // load (above) -> decide -> commit (below, off the critical path) -> perform (the first beat).
     const pickedUpDecision = decideRun(runtime, { trigger: 'PickedUp', at: started });
     const pickup = onlyChangesOf(pickedUpDecision) as Record<string, unknown> & { state?: string; data_interval_start?: string; data_interval_end?: string };
-    // The running transition is committed while the operator starts: its commit is not on the run's
-    // critical path. The terminal change waits for it (same stream, so the history stays in order).
-    const pickedUp = step('pickup', () => changeTask(deps.eventStore, taskLaui, { ...pickup, executor: EXECUTOR, last_run_session_id: sessionId, task_instance: dispatchId }, metadata()));
-    pickedUp.catch(() => undefined);
+    // The running transition is committed while the operator runs, off the run's critical path, or
+    // with the end when the run is over first (pickupCommitDeferMs). The terminal change waits for
+    // a pick-up commit under way (same stream, so the history stays in order).
+    const pickupFields = { ...pickup, executor: EXECUTOR, last_run_session_id: sessionId, task_instance: dispatchId };
+    let pickedUp: Promise<unknown> | null = null;
+    const commitPickup = (): void => {
+      pickedUp ??= step('pickup', () => changeTask(deps.eventStore, taskLaui, pickupFields, metadata()));
+      pickedUp.catch(() => undefined);
+    };
+    const deferMs = deps.pickupCommitDeferMs ?? 0;
+    const pickupTimer = deferMs > 0 ? setTimeout(commitPickup, deferMs) : null;
+    if (pickupTimer === null) commitPickup();
     if (asks(pickedUpDecision, 'StartHeartbeat')) deps.heartbeats.beat(taskLaui, started);
     // Queue wait: from the request (the run's queued_for_connection step) to this pick-up. A message
     // sent before messages carried requested_at tells nothing about it: not observed.
@@ -192,8 +209,13 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
 
     for (const timer of slaTimers) clearTimeout(timer);
     const ended = deps.clock.now();
+    if (pickupTimer !== null) clearTimeout(pickupTimer);
     // A failed pickup commit fails the message (the bus redelivers; the session check decides).
-    await pickedUp;
+    if (pickedUp !== null) await pickedUp;
+    // Not committed yet: it goes with the end (its span, empty, says the pick-up happened).
+    const pickupWithEnd = pickedUp === null;
+    if (pickupWithEnd) await step('pickup', async () => undefined);
+    const endsFrom = pickupWithEnd ? [PICKUP_STATE, ...ENDS_FROM] : ENDS_FROM;
     // Decided on the task as its stream holds it when the terminal commit is decided (this run's
     // pickup included), not on a lagging read model nor on a read taken before: the next logical
     // date follows whatever logical date the commit lands on (a change made meanwhile by another
@@ -207,19 +229,27 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
     let end: RunDecision | undefined;
     let written = false;
     const terminal = (state: ItemState) => {
-      const record = state.status === 'live' ? (state.fields as TaskRecord) : afterPickup;
+      let record = state.status === 'live' ? (state.fields as TaskRecord) : afterPickup;
+      const steps: Array<Record<string, unknown>> = [];
+      // The pick-up goes first when it was not committed: only while the task still waits for this
+      // very dispatch (reset, re-run or deleted meanwhile: nothing of this run is recorded).
+      if (pickupWithEnd) {
+        if (state.status === 'live' && (record.state !== PICKUP_STATE || state.fields.session_id !== sessionId)) return [];
+        steps.push(pickupFields);
+        record = { ...record, ...pickupFields } as TaskRecord;
+      }
       // A run reset or changed while its operator ran is not ended over what replaced it.
       if (!ENDS_FROM.includes(String(record.state))) return [];
       const decided = terminalDecision(record, outcome, ended);
       if (!written) end = decided;
-      return {
+      return [...steps, {
         ...onlyChangesOf(decided),
         duration: Math.trunc((ended.getTime() - started.getTime()) / 1000),
         last_run_output: outcome.output,
         last_run_date: ended.toISOString(),
         task_instance_end_date: ended.toISOString(),
         latest_heartbeat: ended.toISOString(),
-      };
+      }];
     };
     const endState = () => (end === undefined ? undefined : onlyChangesOf(end).state);
     const finishMetadata = metadata();
@@ -243,7 +273,7 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
     try {
       await step('end', () =>
         dispatchConnection(deps, connectionLaui, finishMetadata, { taskLaui, sessionId }, (fresh) =>
-          taskChangeCompanion(deps.eventStore, taskLaui, terminal, finishMetadata, { fresh, first: true, onlyIfStateIn: ENDS_FROM, committed: () => (written = true) }),
+          taskChangeCompanion(deps.eventStore, taskLaui, terminal, finishMetadata, { fresh, first: true, onlyIfStateIn: endsFrom, committed: () => (written = true) }),
         ),
       );
     } catch (error) {
@@ -251,7 +281,7 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
       try {
         // The run's outcome is not lost with the queue commit: it is written alone, and the lease it
         // still holds is freed by the reaper, as when the finish fails after the terminal change.
-        if (!written) await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata, ENDS_FROM);
+        if (!written) await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata, endsFrom);
         ending();
       } catch {
         // The outcome is not recorded: the bus delivers the message again (a pickup that was not

@@ -283,6 +283,7 @@ export const openKernel = async (config: Config, overrides: ServiceOverrides) =>
     heartbeats: relayedHeartbeats ?? new HeartbeatStore(),
     slots,
     pollIntervalMs: config.workerPollIntervalMs,
+    pickupCommitDeferMs: config.workerPickupCommitDeferMs,
     slaMinuteMs: config.slaMinuteMs,
     readModels,
     readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
