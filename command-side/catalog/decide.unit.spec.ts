@@ -5,6 +5,7 @@ import type { AccessMaps } from '../../shared/access/permissions.ts';
 import { itemDecider } from './decide.ts';
 import { SERVICE_ACTOR, type ItemActor, type ItemCommand } from './item.ts';
 import { refusedTransitionDetail } from '../../shared/task/transitions.ts';
+import { inSequence } from '../kernel/handleCommand.ts';
 
 const ADMIN: ItemActor = { isAdmin: true };
 const USER: ItemActor = { isAdmin: false };
@@ -245,6 +246,36 @@ describe('catalog decider: every command on every item status', () => {
       const task = created({ state: 'scheduled' }, 'task');
       given(...task).when(edit({ latest_heartbeat: AT })).then([itemUpdated({ latest_heartbeat: AT }, 1, null)]);
       given(...task).when(edit({ content: 'x' })).then([itemUpdated({ content: 'x' }, 2, REVISION)]);
+    });
+  });
+
+  describe('steps of one commit (inSequence, as changeTask decides a run\'s steps)', () => {
+    const steps = deciderSpecification(inSequence(itemDecider));
+
+    it('given a queued task, when dispatch and pick-up are decided together, then each step is decided on the state the one before left', () => {
+      steps(...created({ state: 'queued_for_connection' }, 'task'))
+        .when([edit({ state: 'queued_in_redis', task_instance: 'd-1', session_id: 's-1' }), edit({ state: 'running' })])
+        .then([
+          {
+            type: 'TaskDispatched',
+            data: {
+              from: 'queued_for_connection',
+              to: 'queued_in_redis',
+              changes: { state: 'queued_in_redis', task_instance: 'd-1', session_id: 's-1' },
+              version: 1,
+              revision_laui: null,
+              execution_id: 'd-1',
+              session_id: 's-1',
+            },
+          },
+          { type: 'TaskStarted', data: { from: 'queued_in_redis', to: 'running', changes: { state: 'running' }, version: 1, revision_laui: null } },
+        ]);
+    });
+
+    it('given a queued task, when a later step is refused by the state table, then the whole decision is refused', () => {
+      steps(...created({ state: 'queued_for_connection' }, 'task'))
+        .when([edit({ state: 'queued_in_redis' }), edit({ state: 'success' })])
+        .thenFails(409, refusedTransitionDetail('queued_in_redis', 'success'));
     });
   });
 
