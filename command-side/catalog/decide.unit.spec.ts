@@ -4,6 +4,8 @@ import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 import type { AccessMaps } from '../../shared/access/permissions.ts';
 import { itemDecider } from './decide.ts';
 import { SERVICE_ACTOR, type ItemActor, type ItemCommand } from './item.ts';
+import { refusedTransitionDetail } from '../../shared/task/transitions.ts';
+import { inSequence } from '../kernel/handleCommand.ts';
 
 const ADMIN: ItemActor = { isAdmin: true };
 const USER: ItemActor = { isAdmin: false };
@@ -114,5 +116,217 @@ describe('catalog decider: a task\'s schedule, on the stream\'s state (issue 33)
     given(...created({ ...SCHEDULED, frequency: '61 * * * *' }, 'task'))
       .when(update(SERVICE_ACTOR, { last_run_output: {} }))
       .then([{ type: 'ItemUpdated', data: { changes: { last_run_output: {} }, version: 1, revision_laui: null } }]);
+  });
+});
+
+describe('catalog decider: every command on every item status', () => {
+  const given = deciderSpecification(itemDecider);
+  const NOT_FOUND = `Item not found with laui: ${LAUI}`;
+  const live = created(NORMAL);
+  const hardDeleted: ItemEvent = { type: 'ItemHardDeleted', data: { at: AT } };
+  const restored: ItemEvent = { type: 'ItemRestored', data: { at: AT } };
+  const edit = (changes: Record<string, unknown>, more: Partial<Extract<ItemCommand, { kind: 'update' }>> = {}): ItemCommand => ({
+    ...(update(USER, changes) as Extract<ItemCommand, { kind: 'update' }>),
+    ...more,
+  });
+  const itemUpdated = (changes: Record<string, unknown>, version: number, revision: string | null): ItemEvent => ({
+    type: 'ItemUpdated',
+    data: { changes, version, revision_laui: revision },
+  });
+  const REVISION = '65a0000000000000000000d2';
+  const other: AccessMaps = { owners: { '65a000000000000000000002': 'true' }, editors: {}, viewers: {} };
+  const fold = (...events: ItemEvent[]) => events.reduce(itemDecider.evolve, itemDecider.initialState());
+
+  describe('create', () => {
+    it('given nothing, when created, then ItemCreated at version 1 carries the command as given', () => {
+      given()
+        .when(create(USER, NORMAL))
+        .then([
+          {
+            type: 'ItemCreated',
+            data: {
+              laui: LAUI,
+              item_type: 'config',
+              name: 'settings',
+              parent_laui: null,
+              parent_type: null,
+              link_laui: null,
+              is_root: false,
+              fields: NORMAL,
+              access,
+              version: 1,
+              revision_laui: '65a0000000000000000000d1',
+            },
+          },
+        ]);
+    });
+
+    it('given nothing, when a marketplace import creates, then ItemCreated records its source (its url and item id only)', () => {
+      const source = { marketplace_url: 'https://market.example', item_id: 'm-1', extra: 'x' };
+      const imported = { ...create(USER, NORMAL), importedFrom: source };
+      const [event] = itemDecider.decide(imported, itemDecider.initialState());
+      expect(event?.data).to.deep.include({ imported_from: { marketplace_url: 'https://market.example', item_id: 'm-1' } });
+    });
+
+    it('given a live, deleted or hard-deleted item, when created again, then 409 Item already exists', () => {
+      given(...live).when(create(USER, NORMAL)).thenFails(409, 'Item already exists');
+      given(...live, deleted).when(create(USER, NORMAL)).thenFails(409, 'Item already exists');
+      given(...live, hardDeleted).when(create(USER, NORMAL)).thenFails(409, 'Item already exists');
+    });
+  });
+
+  describe('update', () => {
+    it('given no item or a hard-deleted one, when updated, then 404 with its laui', () => {
+      given().when(edit({ name: 'x' })).thenFails(404, NOT_FOUND);
+      given(...live, hardDeleted).when(edit({ name: 'x' })).thenFails(404, NOT_FOUND);
+    });
+
+    it('given a deleted item, when updated, then 400 restore it first', () => {
+      given(...live, deleted).when(edit({ name: 'x' })).thenFails(400, 'Invalid argument: the item is deleted; restore it before updating');
+    });
+
+    it('given an item at version 1, when updated expecting another version, then 409 naming both; expecting 1, then decided', () => {
+      given(...live)
+        .when(edit({ content: {} }, { expectedVersion: 2 }))
+        .thenFails(409, 'Item version conflict: expected version 2, current version 1');
+      given(...live)
+        .when(edit({ content: {} }, { expectedVersion: 1 }))
+        .then([itemUpdated({ content: {} }, 2, REVISION)]);
+    });
+
+    it('given an item moved on by a versioned change, when updated expecting the version it had, then 409', () => {
+      given(...live, itemUpdated({ content: {} }, 2, REVISION))
+        .when(edit({ name: 'x' }, { expectedVersion: 1 }))
+        .thenFails(409, 'Item version conflict: expected version 1, current version 2');
+    });
+
+    it('given an item, when a versioned field changes, then the version steps and the revision is recorded; other fields alone keep both', () => {
+      given(...live).when(edit({ content: { a: 1 } })).then([itemUpdated({ content: { a: 1 } }, 2, REVISION)]);
+      given(...live).when(edit({ description: 'd' })).then([itemUpdated({ description: 'd' }, 1, null)]);
+      given(...live).when(edit({ description: 'd', config_type: 'payload' })).then([itemUpdated({ description: 'd', config_type: 'payload' }, 2, REVISION)]);
+    });
+
+    it('given an item, when values equal to its own are sent (scalars, objects, its name), then they are left out, and nothing is recorded if nothing is left', () => {
+      given(...live).when(edit({ config_type: 'task', content: { parameters: { region: 'eu' } }, name: 'settings' })).then([]);
+      given(...live).when(edit({ config_type: 'task', name: 'renamed' })).then([itemUpdated({ name: 'renamed' }, 1, null)]);
+      given(...live).when(edit({})).then([]);
+    });
+
+    it('given an item, when only its access changes, then ItemAccessChanged; the same access records nothing', () => {
+      given(...live).when(update(USER, {}, other)).then([{ type: 'ItemAccessChanged', data: { access: other } }]);
+      given(...live).when(update(USER, {}, { ...access })).then([]);
+    });
+
+    it('given an item, when fields and access change at once, then the field change comes first, then the access change', () => {
+      given(...live)
+        .when(update(USER, { description: 'd' }, other))
+        .then([itemUpdated({ description: 'd' }, 1, null), { type: 'ItemAccessChanged', data: { access: other } }]);
+    });
+
+    it('given an item whose state is not among onlyIfStateIn, when updated, then nothing is recorded (even at another version)', () => {
+      const task = created({ state: 'running' }, 'task');
+      given(...task).when(edit({ state: 'success' }, { onlyIfStateIn: ['queued_in_redis'], expectedVersion: 9 })).then([]);
+      given(...task)
+        .when(edit({ state: 'success' }, { onlyIfStateIn: ['running'] }))
+        .then([{ type: 'TaskSucceeded', data: { from: 'running', to: 'success', changes: { state: 'success' }, version: 1, revision_laui: null } }]);
+    });
+
+    it('given a task, when its state changes through the catalog, then the task aggregate\'s named event or its 409 (spec 3.1)', () => {
+      const task = created({ state: 'scheduled' }, 'task');
+      given(...task)
+        .when(edit({ state: 'queued_for_connection' }))
+        .then([{ type: 'TaskQueued', data: { from: 'scheduled', to: 'queued_for_connection', changes: { state: 'queued_for_connection' }, version: 1, revision_laui: null } }]);
+      given(...task).when(edit({ state: 'running' })).thenFails(409, refusedTransitionDetail('scheduled', 'running'));
+      given(...created({ state: 'running' }, 'task'))
+        .when(edit({ state: 'scheduled' }, { trigger: 'dangerously_reset' }))
+        .then([{ type: 'TaskReset', data: { from: 'running', to: 'scheduled', trigger: 'dangerously_reset', changes: { state: 'scheduled' }, version: 1, revision_laui: null } }]);
+    });
+
+    it('given a task, when only definition or runtime fields change, then an ItemUpdated (a versioned one steps the version)', () => {
+      const task = created({ state: 'scheduled' }, 'task');
+      given(...task).when(edit({ latest_heartbeat: AT })).then([itemUpdated({ latest_heartbeat: AT }, 1, null)]);
+      given(...task).when(edit({ content: 'x' })).then([itemUpdated({ content: 'x' }, 2, REVISION)]);
+    });
+  });
+
+  describe('steps of one commit (inSequence, as changeTask decides a run\'s steps)', () => {
+    const steps = deciderSpecification(inSequence(itemDecider));
+
+    it('given a queued task, when dispatch and pick-up are decided together, then each step is decided on the state the one before left', () => {
+      steps(...created({ state: 'queued_for_connection' }, 'task'))
+        .when([edit({ state: 'queued_in_redis', task_instance: 'd-1', session_id: 's-1' }), edit({ state: 'running' })])
+        .then([
+          {
+            type: 'TaskDispatched',
+            data: {
+              from: 'queued_for_connection',
+              to: 'queued_in_redis',
+              changes: { state: 'queued_in_redis', task_instance: 'd-1', session_id: 's-1' },
+              version: 1,
+              revision_laui: null,
+              execution_id: 'd-1',
+              session_id: 's-1',
+            },
+          },
+          { type: 'TaskStarted', data: { from: 'queued_in_redis', to: 'running', changes: { state: 'running' }, version: 1, revision_laui: null } },
+        ]);
+    });
+
+    it('given a queued task, when a later step is refused by the state table, then the whole decision is refused', () => {
+      steps(...created({ state: 'queued_for_connection' }, 'task'))
+        .when([edit({ state: 'queued_in_redis' }), edit({ state: 'success' })])
+        .thenFails(409, refusedTransitionDetail('queued_in_redis', 'success'));
+    });
+  });
+
+  describe('delete and restore', () => {
+    const softDelete = { kind: 'soft-delete', actor: USER, laui: LAUI, at: AT } as const;
+    const hardDelete = { kind: 'hard-delete', actor: USER, laui: LAUI, at: AT } as const;
+    const restore = { kind: 'restore', actor: USER, laui: LAUI, at: AT } as const;
+
+    it('given a live item, when soft-deleted, then ItemSoftDeleted; a deleted one again records nothing', () => {
+      given(...live).when(softDelete).then([deleted]);
+      given(...live, deleted).when(softDelete).then([]);
+    });
+
+    it('given a live or deleted item, when hard-deleted, then ItemHardDeleted', () => {
+      given(...live).when(hardDelete).then([hardDeleted]);
+      given(...live, deleted).when(hardDelete).then([hardDeleted]);
+    });
+
+    it('given a deleted item, when restored, then ItemRestored; a live one records nothing', () => {
+      given(...live, deleted).when(restore).then([restored]);
+      given(...live).when(restore).then([]);
+    });
+
+    it('given no item or a hard-deleted one, when deleted (soft or hard) or restored, then 404 with its laui', () => {
+      for (const command of [softDelete, hardDelete, restore]) {
+        given().when(command).thenFails(404, NOT_FOUND);
+        given(...live, hardDeleted).when(command).thenFails(404, NOT_FOUND);
+      }
+    });
+  });
+
+  describe('evolve', () => {
+    it('given ItemCreated, when folded, then the item is live with its type, name, parent, fields, access and version', () => {
+      expect(fold()).to.deep.equal({ status: 'none' });
+      expect(fold(...live)).to.deep.equal({ status: 'live', laui: LAUI, itemType: 'config', name: 'settings', parentLaui: null, fields: NORMAL, access, version: 1 });
+    });
+
+    it('given changes, when folded, then a name change sets the name (not a field), others merge into the fields, the version follows', () => {
+      const state = fold(...live, itemUpdated({ name: 'renamed', description: 'd' }, 2, REVISION));
+      expect(state).to.deep.include({ name: 'renamed', version: 2, fields: { ...NORMAL, description: 'd' } });
+    });
+
+    it('given access, delete, restore and hard-delete events, when folded, then access and status follow them', () => {
+      expect(fold(...live, { type: 'ItemAccessChanged', data: { access: other } })).to.deep.include({ status: 'live', access: other });
+      expect(fold(...live, deleted)).to.deep.include({ status: 'deleted' });
+      expect(fold(...live, deleted, restored)).to.deep.include({ status: 'live' });
+      expect(fold(...live, deleted, hardDeleted)).to.deep.include({ status: 'hard_deleted' });
+    });
+
+    it('given events before any ItemCreated, when folded, then they are ignored', () => {
+      expect(fold(itemUpdated({ name: 'x' }, 2, null), deleted, hardDeleted)).to.deep.equal({ status: 'none' });
+    });
   });
 });

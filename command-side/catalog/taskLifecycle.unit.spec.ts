@@ -137,4 +137,70 @@ describe('task aggregate decider (the state table of spec 3.1)', () => {
     const cancelled = taskDecider.decide(change({ user_set_state: 'cancel' }), queued).reduce(taskDecider.evolve, queued);
     expect(cancelled).to.deep.equal({ state: 'queued_for_connection', userSetState: 'cancel' });
   });
+  describe('the rows of spec 3.1 as the spec writes them (not read from the code\'s table)', () => {
+    const SPEC_ROWS: ReadonlyArray<[from: string, to: string, event: TaskEventType]> = [
+      ['scheduled', 'queued_for_connection', 'TaskQueued'],
+      ['queued_for_connection', 'queued_in_redis', 'TaskDispatched'],
+      ['queued_in_redis', 'running', 'TaskStarted'],
+      ['running', 'success', 'TaskSucceeded'],
+      ['running', 'error', 'TaskErrored'],
+      ['running', 'timeout', 'TaskTimedOut'],
+      ['running', 'cancelled', 'TaskCancelled'],
+      ['running', 'fail', 'TaskFailed'],
+      ['error', 'queued_for_connection', 'TaskQueued'],
+      ['timeout', 'queued_for_connection', 'TaskQueued'],
+    ];
+    for (const [from, to, event] of SPEC_ROWS) {
+      it(`given a task in ${from}, when it moves to ${to}, then ${event}`, () => {
+        given(taskIn(from))
+          .when(change({ state: to }))
+          .then([{ type: event, data: { from, to, changes: { state: to }, version: 1, revision_laui: null, ...(event === 'TaskDispatched' ? { execution_id: null, session_id: null } : {}) } } as ItemEvent]);
+      });
+    }
+
+    it('given a task in any state, when POST /task/dangerously_reset moves it to scheduled, then TaskReset', () => {
+      for (const from of TASK_STATES.filter((state) => state !== 'scheduled')) {
+        given(taskIn(from))
+          .when(change({ state: 'scheduled' }, 'dangerously_reset'))
+          .then([{ type: 'TaskReset', data: { from, to: 'scheduled', trigger: 'dangerously_reset', changes: { state: 'scheduled' }, version: 1, revision_laui: null } }]);
+      }
+    });
+  });
+
+  describe('every state change a named trigger\'s rows do not allow: 409 with both states', () => {
+    /** Of the 90 changes between the ten states: dangerously_reset makes 9 (any -> scheduled), claim_released 4. */
+    const REFUSED = { dangerously_reset: 81, claim_released: 86 } as const;
+    for (const trigger of ['dangerously_reset', 'claim_released'] as const) {
+      it(`given a task in any state, when ${trigger} names a change its rows do not make, then it is refused`, () => {
+        let refused = 0;
+        for (const from of TASK_STATES) {
+          for (const to of TASK_STATES) {
+            if (from === to || allowedTransition(from, to, trigger)) continue;
+            given(taskIn(from)).when(change({ state: to }, trigger)).thenFails(409, refusedTransitionDetail(from, to));
+            refused += 1;
+          }
+        }
+        expect(refused).to.equal(REFUSED[trigger]);
+      });
+    }
+
+    it('given a pre-action skip, when it also changes the state, then the table without restricted rows applies', () => {
+      given(taskIn('success')).when(change({ state: 'running' }, 'pre_actions_skipped')).thenFails(409, refusedTransitionDetail('success', 'running'));
+    });
+  });
+
+  it('given task items, when folded, then a missing state is scheduled, a non-string user_set_state none, and events without changes keep both', () => {
+    const fold = (...events: ItemEvent[]) => events.reduce(taskDecider.evolve, taskDecider.initialState());
+    expect(fold()).to.deep.equal({ state: 'none', userSetState: null });
+    const withoutState = { type: 'ItemCreated', data: { ...(taskIn('running') as Extract<ItemEvent, { type: 'ItemCreated' }>).data, fields: { user_set_state: 7 } } } as ItemEvent;
+    expect(fold(withoutState)).to.deep.equal({ state: 'scheduled', userSetState: null });
+    expect(fold(taskIn('running', 'cancel'), { type: 'ItemAccessChanged', data: { access: { owners: {}, editors: {}, viewers: {} } } }, { type: 'ItemSoftDeleted', data: { at: 'x' } })).to.deep.equal({
+      state: 'running',
+      userSetState: 'cancel',
+    });
+    expect(fold(taskIn('running', 'cancel'), { type: 'ItemUpdated', data: { changes: { user_set_state: null, state: 'cancelled' }, version: 1, revision_laui: null } })).to.deep.equal({
+      state: 'cancelled',
+      userSetState: null,
+    });
+  });
 });

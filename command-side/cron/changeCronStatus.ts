@@ -23,7 +23,7 @@ interface CronStatusCommand {
  * whole by the named cron event (CronStarted, CronStopped...), so the new object is the current one with the decided fields merged in.
  * The change is not versioned (folder_metadata is a runtime field: docs/decisions.md).
  */
-const cronStatusDecider: Decider<ItemState, CronStatusCommand, ItemEvent> = {
+export const cronStatusDecider: Decider<ItemState, CronStatusCommand, ItemEvent> = {
   initialState: itemDecider.initialState,
   evolve: itemDecider.evolve,
   decide: (command, state) => {

@@ -99,7 +99,7 @@ export const claimDueTask = async (
 };
 
 /** Undo a claim whose dispatch failed (validation raced, queue refused): back to the claimed-from state. */
-const releaseDecider: Decider<ItemState, { previousState: string; revisionLaui: Laui }, ItemEvent> = {
+export const releaseDecider: Decider<ItemState, { previousState: string; revisionLaui: Laui }, ItemEvent> = {
   initialState: itemDecider.initialState,
   evolve: itemDecider.evolve,
   decide: (command, state) => {

@@ -36,7 +36,7 @@ interface JournalState {
   lastTriggered: string[] | null;
 }
 
-const journalDecider: Decider<JournalState, TaskDiagnosed['data'], TaskDiagnosed> = {
+export const journalDecider: Decider<JournalState, TaskDiagnosed['data'], TaskDiagnosed> = {
   initialState: () => ({ lastTriggered: null }),
   evolve: (_state, event) => ({ lastTriggered: event.data.triggered }),
   decide: (command, state) => (isDeepStrictEqual(state.lastTriggered, command.triggered) ? [] : [{ type: 'TaskDiagnosed', data: command }]),

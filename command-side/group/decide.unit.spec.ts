@@ -1,3 +1,4 @@
+import { expect } from 'chai';
 import type { AccessPatch } from './applyAccessPatch.ts';
 import { groupDecider, LAST_OWNER_DETAIL } from './decide.ts';
 import type { GroupActor, GroupCommand } from './group.ts';
@@ -120,5 +121,25 @@ describe('group decider', () => {
     given().when({ kind: 'delete', actor: admin }).thenFails(404, 'Group not found');
     given(created, grant('owners', ada), revoke('owners', ada), deleted).when({ kind: 'delete', actor: admin }).thenFails(404, 'Group not found');
     given(created, grant('owners', ada), revoke('owners', ada), deleted).when(update(admin, undefined, 'x')).thenFails(404, 'Group not found');
+  });
+  it('given a group, when an administrator holding no role deletes it, then every grant is revoked before GroupDeleted', () => {
+    given(created, grant('owners', ada))
+      .when({ kind: 'delete', actor: admin })
+      .then([revoke('owners', ada), { type: 'GroupDeleted', data: { laui, name: 'Data Team' } }]);
+  });
+
+  it('given events, when folded, then the group, its description and grants follow them, and a deleted group keeps only its name', () => {
+    const fold = (...events: GroupEvent[]) => events.reduce(groupDecider.evolve, groupDecider.initialState());
+    expect(fold()).to.deep.equal({ status: 'absent' });
+    expect(fold(created, grant('owners', ada), grant('viewers', bob), { type: 'GroupDescriptionChanged', data: { description: 'second' } }, revoke('viewers', bob))).to.deep.equal({
+      status: 'active',
+      laui,
+      name: 'Data Team',
+      description: 'second',
+      access: { owners: { [ada]: 'true' }, editors: {}, viewers: {} },
+    });
+    const deleted: GroupEvent = { type: 'GroupDeleted', data: { laui, name: 'Data Team' } };
+    expect(fold(created, grant('owners', ada), deleted, grant('owners', bob))).to.deep.equal({ status: 'deleted', laui, name: 'Data Team' });
+    expect(fold(grant('owners', ada))).to.deep.equal({ status: 'absent' });
   });
 });

@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
 import type { EventMetadata } from '../../shared/events.ts';
 import { MemoryEventStore } from '../../test/support/MemoryEventStore.ts';
-import { releaseUniqueKey, reserveUniqueKeyAndCreate, uniqueKeyStream } from './uniqueKey.ts';
+import { releaseUniqueKey, reserveUniqueKeyAndCreate, uniqueKeyDecider, uniqueKeyStream } from './uniqueKey.ts';
+import type { UniqueKeyEvent } from '../../shared/domain-events/uniqueKeyEvents.ts';
+import { deciderSpecification } from '../../test/support/deciderSpecification.ts';
 import { withoutAtomicAppends } from '../../test/support/withoutAtomicAppends.ts';
 
 const metadata: EventMetadata = { user_laui: null, correlation_id: 'c', causation_id: null, at: '2026-01-01T00:00:00.000Z' };
@@ -52,4 +54,48 @@ describe('reserveUniqueKeyAndCreate', () => {
       });
     });
   }
+});
+
+describe('unique key decider', () => {
+  const given = deciderSpecification(uniqueKeyDecider);
+  const AT = '2026-01-01T00:00:00.000Z';
+  const LATER = '2026-01-01T00:05:00.000Z';
+  const reserved = (owner: string, at = AT): UniqueKeyEvent => ({ type: 'UniqueKeyReserved', data: { key: 'k', owner, at } });
+  const released = (owner: string, at = AT): UniqueKeyEvent => ({ type: 'UniqueKeyReleased', data: { key: 'k', owner, at } });
+  const reserve = (owner: string, orphanOwner: string | null = null) =>
+    ({ kind: 'reserve', key: 'k', owner, at: LATER, orphanOwner, conflictDetail: 'Group name already exists' }) as const;
+  const release = (owner: string) => ({ kind: 'release', key: 'k', owner, at: LATER }) as const;
+
+  it('given a key never used or released, when reserved, then UniqueKeyReserved names the owner', () => {
+    given().when(reserve('item-a')).then([reserved('item-a', LATER)]);
+    given(reserved('item-a'), released('item-a')).when(reserve('item-b')).then([reserved('item-b', LATER)]);
+  });
+
+  it('given a key held by the same owner, when reserved again (a retried create), then nothing is recorded', () => {
+    given(reserved('item-a')).when(reserve('item-a')).then([]);
+  });
+
+  it('given a key held by another owner, when reserved, then 409 with the command\'s detail', () => {
+    given(reserved('item-a')).when(reserve('item-b')).thenFails(409, 'Group name already exists');
+  });
+
+  it('given a key held by an orphan, when the very orphan inspected is taken over, then reserved; an owner reserved since is not', () => {
+    given(reserved('item-a')).when(reserve('item-b', 'item-a')).then([reserved('item-b', LATER)]);
+    given(reserved('item-a'), released('item-a'), reserved('item-c')).when(reserve('item-b', 'item-a')).thenFails(409, 'Group name already exists');
+  });
+
+  it('given a key held by its owner, when released by it, then UniqueKeyReleased; by anyone else or when free, nothing', () => {
+    given(reserved('item-a')).when(release('item-a')).then([released('item-a', LATER)]);
+    given(reserved('item-a')).when(release('item-b')).then([]);
+    given().when(release('item-a')).then([]);
+    given(reserved('item-a'), released('item-a')).when(release('item-a')).then([]);
+  });
+
+  it('given events, when folded, then a reservation holds the owner and its time and a release frees both', () => {
+    const fold = (...events: UniqueKeyEvent[]) => events.reduce(uniqueKeyDecider.evolve, uniqueKeyDecider.initialState());
+    expect(fold()).to.deep.equal({ owner: null, reservedAt: null });
+    expect(fold(reserved('item-a'))).to.deep.equal({ owner: 'item-a', reservedAt: AT });
+    expect(fold(reserved('item-a'), released('item-a'))).to.deep.equal({ owner: null, reservedAt: null });
+    expect(fold(reserved('item-a'), released('item-a'), reserved('item-b', LATER))).to.deep.equal({ owner: 'item-b', reservedAt: LATER });
+  });
 });

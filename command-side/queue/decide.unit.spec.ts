@@ -95,6 +95,46 @@ describe('connection queue decider', () => {
     given().when({ kind: 'release_finished', taskLaui: t(1), sessionId: 's1', at }).then([]);
   });
 
+  it('given an empty queue, when a task is enqueued, then TaskEnqueued carries its priority, sort values and time', () => {
+    given().when({ kind: 'enqueue', taskLaui: t(1), priority: 3, sortValues: { logical_date: 'x' }, at }).then([enqueued(1, 3, { logical_date: 'x' })]);
+  });
+
+  it('given waiting tasks, when dispatching with fewer lease ids than free slots, then only as many are leased; nothing waiting, nothing leased', () => {
+    given(enqueued(1), enqueued(2), enqueued(3))
+      .when({ kind: 'dispatch', maxParallelism: 5, sortDict: {}, leases: leases(2), at })
+      .then([
+        { type: 'TaskLeased', data: { task_laui: t(1), dispatch_id: 'x0', session_id: 'y0', at } },
+        { type: 'TaskLeased', data: { task_laui: t(2), dispatch_id: 'x1', session_id: 'y1', at } },
+      ]);
+    given(enqueued(1), leased(1)).when({ kind: 'dispatch', maxParallelism: 5, sortDict: {}, leases: leases(5), at }).then([]);
+  });
+
+  it('given a waiting task, when released (its run refused before its lease), then TaskDequeued with the command\'s reason', () => {
+    given(enqueued(1)).when({ kind: 'release', taskLaui: t(1), dispatchId: 'any', reason: 'finished', at }).then([{ type: 'TaskDequeued', data: { task_laui: t(1), reason: 'finished', at } }]);
+  });
+
+  it('given a lease held by a run the reaper ended, when release_finished says stale, then the slot is freed as stale', () => {
+    given(enqueued(1), leased(1))
+      .when({ kind: 'release_finished', taskLaui: t(1), sessionId: 's1', reason: 'stale', at })
+      .then([{ type: 'TaskSlotReleased', data: { task_laui: t(1), dispatch_id: 'd1', reason: 'stale', at } }]);
+  });
+
+  it('given queue events, when folded, then waiting and running follow them and no earlier state is changed in place (states are cached and shared)', () => {
+    const waiting = [enqueued(1), enqueued(2, 4)].reduce(evolveQueue, initialQueueState());
+    const leasedState = evolveQueue(waiting, leased(2));
+    expect([...waiting.waiting.keys()]).to.deep.equal([t(1), t(2)]);
+    expect(waiting.running.size).to.equal(0);
+    expect([...leasedState.waiting.keys()]).to.deep.equal([t(1)]);
+    expect(leasedState.running.get(t(2))).to.deep.equal({ taskLaui: t(2), dispatchId: 'd2', sessionId: 's2', leasedAt: at });
+    const released = evolveQueue(leasedState, { type: 'TaskSlotReleased', data: { task_laui: t(2), dispatch_id: 'd2', reason: 'finished', at } });
+    const dequeued = evolveQueue(released, { type: 'TaskDequeued', data: { task_laui: t(1), reason: 'reset', at } });
+    expect(leasedState.running.size).to.equal(1);
+    expect(released.running.size).to.equal(0);
+    expect([...released.waiting.keys()]).to.deep.equal([t(1)]);
+    expect(dequeued.waiting.size).to.equal(0);
+    expect(dequeued.arrivals).to.equal(2);
+  });
+
   describe('a batch of commands (one queue commit)', () => {
     const day = (d: number) => ({ logical_date: `2024-06-0${d}T00:00:00.000Z` });
 

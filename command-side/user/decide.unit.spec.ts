@@ -70,4 +70,19 @@ describe('user decider', () => {
       .when({ kind: 'update-marketplace-token', token: { v: 1, iv: 'a', tag: 'b', ct: 'c' } })
       .thenFails(404, 'User not found');
   });
+  it('given no user, when the password is changed, then 404 User not found', () => {
+    given().when({ kind: 'change-password', currentPasswordMatches: true, newPasswordHash: 'h2' }).thenFails(404, 'User not found');
+  });
+  it('given a user, when a marketplace token is stored, then MarketplaceTokenUpdated carries the sealed token (the state keeps none)', () => {
+    const token = { v: 1, iv: 'a', tag: 'b', ct: 'c' } as const;
+    const stored: UserEvent = { type: 'MarketplaceTokenUpdated', data: { token } };
+    given(created).when({ kind: 'update-marketplace-token', token }).then([stored]);
+    expect([created, stored].reduce(userDecider.evolve, userDecider.initialState())).to.deep.equal(userDecider.evolve(userDecider.initialState(), created));
+  });
+  it('given events, when folded, then UserCreated sets the profile and events before it are ignored', () => {
+    const fold = (...events: UserEvent[]) => events.reduce(userDecider.evolve, userDecider.initialState());
+    expect(fold()).to.deep.equal({ exists: false });
+    expect(fold(created)).to.deep.equal({ exists: true, laui, username: 'ada', passwordHash: 'h1', mustChangePassword: true, isAdmin: false, isAuditor: false });
+    expect(fold({ type: 'UserPasswordChanged', data: { password_hash: 'h2' } }, { type: 'UserAuditorRoleChanged', data: { is_auditor: true } })).to.deep.equal({ exists: false });
+  });
 });
