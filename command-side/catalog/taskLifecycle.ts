@@ -72,7 +72,7 @@ export const decideTaskChange = (command: TaskChange, task: TaskLifecycle): Task
   return [];
 };
 
-/** The task lifecycle as a decider: its state machine is the 3.1 table (command-side/task/decide.unit.spec.ts covers every row). */
+/** The task lifecycle as a decider: its state machine is the 3.1 table (taskLifecycle.unit.spec.ts covers every row and refusal). */
 export const taskDecider: Decider<TaskLifecycle, TaskChange, ItemEvent> = {
   initialState: initialTaskLifecycle,
   evolve: evolveTaskLifecycle,
