@@ -48,7 +48,7 @@ export const getItemsAsOf = async (deps: AsOfDeps, principal: Principal, query: 
   }
   const principals = await deps.access.principals(principal);
   const then = timeTravel(deps.asOf, at, principal, principals);
-  const anchor = await deps.asOf.at(query.item_laui, at);
+  const anchor = await then.doc(query.item_laui);
   if (!anchor) throw notFound(`Item not found with laui: ${query.item_laui}`);
   if ([...given].every((field) => field === 'item_laui' || field === 'as_of')) return itemView(anchor, await then.reader(anchor));
   if (!(await then.can(anchor, 'VIEW'))) throw forbidden();
@@ -66,11 +66,18 @@ type Then = ReturnType<typeof timeTravel>;
 
 /** Access decisions as at `at`: the item's and its true ancestors' access maps folded to then. */
 const timeTravel = (reader: ItemAsOfReader, at: string, principal: Principal, principals: Set<Laui>) => {
+  // One fold per item and request: the children of a folder share its ancestors.
+  const folded = new Map<Laui, Promise<ItemDoc | null>>();
+  const docAt = (laui: Laui): Promise<ItemDoc | null> => {
+    let doc = folded.get(laui);
+    if (!doc) folded.set(laui, (doc = reader.at(laui, at)));
+    return doc;
+  };
   const chain = async (doc: ItemDoc): Promise<AccessMaps[]> => {
     const maps = [doc.access];
     let parent = doc.parent_laui;
     for (let depth = 0; parent !== null && depth < MAX_DEPTH; depth += 1) {
-      const ancestor = await reader.at(parent, at);
+      const ancestor = await docAt(parent);
       if (!ancestor) break;
       maps.push(ancestor.access);
       parent = ancestor.parent_laui;
@@ -79,7 +86,7 @@ const timeTravel = (reader: ItemAsOfReader, at: string, principal: Principal, pr
   };
   const then = {
     at,
-    doc: (laui: Laui) => reader.at(laui, at),
+    doc: docAt,
     can: async (doc: ItemDoc, permission: Permission): Promise<boolean> => principal.isAdmin || grants(principals, await chain(doc), permission),
     /** As itemView's readerOf: a caller with VIEW then sees a credential's non-secret fields, any other its keys. */
     reader: async (doc: ItemDoc): Promise<'viewer' | 'stranger'> => (!hasSecretFields(doc.item_type) || (await then.can(doc, 'VIEW')) ? 'viewer' : 'stranger'),

@@ -103,6 +103,19 @@ describe('GET /catalog/get with as_of (issue 36)', () => {
     expect(seen.content).to.deep.equal({ host: 'h', password: '********' });
   });
 
+  it('given an item soft-linked into a folder, when the folder is listed as of before and after the link, then it is a child only after', async () => {
+    const folder = await admin.createOk({ item_type: 'folder.workflow', name: 'linking', parent_laui: tree.folders.workflow });
+    const elsewhere = await admin.createOk({ item_type: 'payload', name: 'linked-payload', parent_laui: tree.folders.payload, content: {} });
+    await sleep(3);
+    const linked = await admin.post('/create/link', { parent_laui: folder, child_laui: elsewhere });
+    expect(linked.status, linked.text).to.equal(200);
+    await sleep(3);
+    const link = ((await admin.search({ link_filter: { parent_laui: folder, child_laui: elsewhere } })).json as { items: Array<{ created_at: string }> }).items[0];
+    const listed = async (as_of: string) => ((await admin.get({ item_laui: folder, parent_or_child: 'child', as_of })).json as Page).items.map((item) => item.laui);
+    expect(await listed(justBefore(link?.created_at as string))).to.deep.equal([]);
+    expect(await listed(link?.created_at as string)).to.deep.equal([elsewhere]);
+  });
+
   it('given a hard-deleted item, when read as of a time it existed, then 404', async () => {
     const laui = await admin.createOk({ item_type: 'payload', name: 'erased', parent_laui: tree.folders.payload, content: {} });
     const [created] = await history(laui);
