@@ -26,8 +26,13 @@ const EMPTY: Checkpoint = { revision: -1, maxAt: '', doc: null };
 export interface AsOfOptions {
   /** Events between two snapshots of a stream's fold: what one as-of read folds at most. */
   every?: number;
-  /** Streams whose snapshots are kept, least recently read leaving first. */
+  /** Streams whose folds are kept, least recently read leaving first. */
   streams?: number;
+  /**
+   * Snapshots kept over all streams: the memory bound (a task's document is a few KB, so 20,000 is
+   * some tens of MB at most); least recently read streams leave first when it is passed.
+   */
+  snapshots?: number;
 }
 
 /**
@@ -44,7 +49,9 @@ export interface AsOfOptions {
 export class ItemAsOfReader {
   private readonly every: number;
   private readonly capacity: number;
+  private readonly budget: number;
   private readonly folds = new Map<string, StreamFolds>();
+  private kept = 0;
 
   constructor(
     private readonly eventStore: EventStore,
@@ -52,6 +59,7 @@ export class ItemAsOfReader {
   ) {
     this.every = Math.max(1, options.every ?? 100);
     this.capacity = Math.max(1, options.streams ?? 2_000);
+    this.budget = Math.max(1, options.snapshots ?? 20_000);
   }
 
   /**
@@ -85,6 +93,11 @@ export class ItemAsOfReader {
   }
 
   /** A plain fold from the stream's start (no snapshot): the bench's baseline and a check of the snapshots. */
+  /** Snapshots held over all streams (the memory bound's measure). */
+  get snapshotsKept(): number {
+    return this.kept;
+  }
+
   async foldFromStart(laui: Laui, at: string): Promise<ItemDoc | null> {
     let doc: ItemDoc | null = null;
     for (const event of await this.eventStore.readStream(`item-${laui}`)) {
@@ -103,14 +116,24 @@ export class ItemAsOfReader {
       folds = { checkpoints: [], head: EMPTY, hardDeleted: false, refreshing: null };
     }
     this.folds.set(streamId, folds);
-    if (this.folds.size > this.capacity) this.folds.delete(this.folds.keys().next().value as string);
     while (folds.refreshing) await folds.refreshing;
     const current = folds;
     current.refreshing = this.catchUp(streamId, current).finally(() => {
       current.refreshing = null;
     });
     await current.refreshing;
+    this.evict(streamId);
     return current;
+  }
+
+  /** Least recently read streams leave until both bounds hold; the one just read stays (its caller holds it anyway). */
+  private evict(keep: string): void {
+    for (const [streamId, folds] of this.folds) {
+      if (this.folds.size <= this.capacity && this.kept <= this.budget) return;
+      if (streamId === keep) continue;
+      this.folds.delete(streamId);
+      this.kept -= folds.checkpoints.length;
+    }
   }
 
   /** Folds the events appended since the last read, keeping a snapshot every `every` events. */
@@ -122,7 +145,11 @@ export class ItemAsOfReader {
       if (event.metadata.at > maxAt) maxAt = event.metadata.at;
       revision = event.revision;
       if (event.type === 'ItemHardDeleted') folds.hardDeleted = true;
-      if ((revision + 1) % this.every === 0) folds.checkpoints.push({ revision, maxAt, doc });
+      if ((revision + 1) % this.every === 0) {
+        folds.checkpoints.push({ revision, maxAt, doc });
+        // A stream evicted while it was being read is no longer counted.
+        if (this.folds.get(streamId) === folds) this.kept += 1;
+      }
     }
     folds.head = { revision, maxAt, doc };
   }

@@ -61,4 +61,17 @@ describe('ItemAsOfReader: an item at an instant, from snapshots every N events (
     const reads = await Promise.all([11, 20, 35, 40].map((second) => reader.at(LAUI, time(second))));
     expect(reads.map((doc) => doc?.content)).to.deep.equal([{ n: 1 }, { n: 10 }, { n: 25 }, { n: 30 }]);
   });
+
+  it('given a snapshot budget smaller than two streams need, when both are read in turn, then the older leaves, the count stays within the budget and every read is still right', async () => {
+    const store = await given(20);
+    const OTHER = '65a0000000000000000000c2';
+    for (const event of await store.readStream(STREAM)) await store.append(`item-${OTHER}`, [{ type: event.type, data: { ...event.data, laui: OTHER }, metadata: event.metadata }], 'any');
+    const reader = new ItemAsOfReader(store, { every: 2, snapshots: 15 });
+    expect((await reader.at(LAUI, time(15)))?.content).to.deep.equal({ n: 5 });
+    expect(reader.snapshotsKept).to.equal(11);
+    expect((await reader.at(OTHER, time(16)))?.content).to.deep.equal({ n: 6 });
+    expect(reader.snapshotsKept).to.equal(11);
+    expect((await reader.at(LAUI, time(17)))?.content).to.deep.equal({ n: 7 });
+    expect(reader.snapshotsKept).to.equal(11);
+  });
 });
