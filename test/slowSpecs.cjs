@@ -62,5 +62,8 @@ module.exports = [
   'test/task/taskCommits.int.spec.ts',
   'test/task/taskLifecycle.int.spec.ts',
   'test/task/taskRun.int.spec.ts',
+  // Issue 36 (measured 9.4 s and 6.3 s: a service, users with scrypt, many writes).
+  'test/catalog/asOf.int.spec.ts',
+  'test/catalog/restoreRevision.int.spec.ts',
   '{shared,command-side,query-side,projections,ops,test}/**/*.e2e.spec.ts',
 ];

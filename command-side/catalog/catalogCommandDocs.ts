@@ -2,7 +2,7 @@ import { detail, json, messageSchema, objectOf, type RouteDocs } from '../../sha
 import { anyDetailSchema } from '../../shared/http/errorBodies.ts';
 import { HIERARCHY, listItemTypes } from '../../shared/item-types/itemTypes.ts';
 import { lauiSchema } from '../../shared/validation/validateRequest.ts';
-import { bootstrapSchema, deleteSchema, linkSchema, restorePathSchema, updateSchema } from './routes.ts';
+import { bootstrapSchema, deleteSchema, linkSchema, restorePathSchema, restoreRevisionSchema, updateSchema } from './routes.ts';
 
 /** Every registered item type's create schema, as the catalog validates with (shared/item-types). */
 export const itemTypeSchemas: Readonly<Record<string, object>> = Object.fromEntries(listItemTypes().map((definition) => [`Item.${definition.type}`, definition.schema]));
@@ -52,7 +52,7 @@ export const catalogCommandDocs: RouteDocs = {
     ...Object.entries(HIERARCHY).map(([parent, children]) => `| ${parent} | ${children.join(', ')} |`),
   ].join('\n'),
   auth: 'bearer',
-  schemas: { ...itemTypeSchemas, ItemCreate: createBodySchema, Link: linkSchema, Delete: deleteSchema, Bootstrap: bootstrapSchema },
+  schemas: { ...itemTypeSchemas, ItemCreate: createBodySchema, Link: linkSchema, Delete: deleteSchema, RestoreRevision: restoreRevisionSchema, Bootstrap: bootstrapSchema },
   routes: [
     {
       method: 'POST',
@@ -109,6 +109,24 @@ export const catalogCommandDocs: RouteDocs = {
         200: json('Updated', objectOf({ item_laui: lauiSchema, version: { type: ['integer', 'null'] } })),
         ...common,
         409: detail('The item changed since expected_version, or its new unique key is taken'),
+        422: invalidItem,
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/catalog/restore_revision',
+      summary: 'Make an earlier revision current again',
+      description:
+        'EDIT on the item. A new revision (version + 1, event ItemRevisionRestored naming the revision restored) whose versioned fields equal those of revision_laui ' +
+        '(a LAUI of GET /catalog/get/item_revisions); the item\'s identity, parent, project, account, access and runtime fields are unchanged, and credentials are copied sealed as stored. ' +
+        'expected_version is the item\'s current version (409 when it moved on). The restored item is checked as an update is (422).' +
+        SYSTEM_CONFIGS,
+      body: { schema: restoreRevisionSchema },
+      responses: {
+        200: json('Restored', objectOf({ item_laui: lauiSchema, version: { type: 'integer' }, restored_revision_laui: lauiSchema })),
+        ...common,
+        404: detail('Item not found with laui: <laui>, or Revision not found (no revision of this item has that LAUI)'),
+        409: detail('Item version conflict: expected version <n>, current version <m>; or the restored unique key is taken'),
         422: invalidItem,
       },
     },

@@ -13,18 +13,69 @@ import { parseAccessPatch } from './parseAccessPatch.ts';
 import { typeFields, type CatalogDeps } from './catalogDeps.ts';
 import { UNIQUE_KEY_EXISTS } from './createItem.ts';
 import { itemDecider, requireSystemConfigRight } from './decide.ts';
-import { actorOf, itemStream, type ItemState } from './item.ts';
+import { actorOf, itemStream, type ItemCommand, type ItemState } from './item.ts';
 import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 import { linkDecider, linkKey, linkStream } from './link.ts';
 import { referenceChecker } from './checkTaskReferences.ts';
 import { requirePlacementRights } from './placementRights.ts';
 import { requireRunnableSchedule } from '../../shared/task/requireRunnableSchedule.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 
 /** Fields fixed at creation: moving an item or changing its type is not an update. */
 const IMMUTABLE = ['item_type', 'parent_laui', 'is_root', 'laui', 'created_at', 'created_by', 'version', 'pk'];
 
 const latestPosition = (...results: Array<CommandResult<unknown, unknown> | null>): Position | null =>
   results.reduce<Position | null>((latest, result) => (result?.position != null && (latest === null || result.position > latest) ? result.position : latest), null);
+
+/**
+ * The item as a change would leave it, checked as create checks it: its type's schema, a task's
+ * schedule (a change that leaves an unrunnable one, including an old task's saved before this
+ * check, is refused until the schedule is fixed) and a task's references (whoever changes it must
+ * VIEW everything it will reference, or an editor could point its owner's scheduled runs, which act
+ * with the owner's rights, at what they cannot see).
+ */
+export const checkedItemAfter = async (deps: CatalogDeps, principal: Principal, item: ItemDoc, changes: Record<string, unknown>): Promise<Record<string, unknown>> => {
+  const merged = { ...typeFields(item), ...changes, item_type: item.item_type, name: changes.name ?? item.name, parent_laui: item.parent_laui };
+  const entries = validateItem(item.item_type, merged, 'create');
+  if (entries.length > 0) throw unprocessable(entries);
+  if (resolveItemType(item.item_type)?.base === 'task') {
+    requireRunnableSchedule(merged);
+    await referenceChecker(deps).require(principal, merged);
+  }
+  return merged;
+};
+
+/**
+ * Runs a change of `item` into `merged` with its unique key moved along: a changed key is reserved
+ * before (409 when taken), given back when the change fails, and the old one released after.
+ */
+export const withUniqueKeyOf = async (
+  deps: CatalogDeps,
+  item: ItemDoc,
+  merged: Record<string, unknown>,
+  metadata: EventMetadata,
+  change: () => Promise<CommandResult<ItemState, ItemEvent>>,
+): Promise<CommandResult<ItemState, ItemEvent>> => {
+  const oldKey = uniqueKeyOf(item.item_type, item);
+  const newKey = uniqueKeyOf(item.item_type, merged);
+  const owner = itemStream(item.laui);
+  const moved = newKey !== null && newKey !== oldKey;
+  if (moved) await reserveUniqueKey(deps.eventStore, { key: newKey, ownerStream: owner, conflictDetail: UNIQUE_KEY_EXISTS, metadata });
+  let result: CommandResult<ItemState, ItemEvent>;
+  try {
+    result = await change();
+  } catch (error) {
+    // The change did not happen: give the new key back so the name stays usable.
+    if (moved) await releaseUniqueKey(deps.eventStore, { key: newKey, ownerStream: owner, metadata });
+    throw error;
+  }
+  if (oldKey !== null && newKey !== oldKey && result.events.length > 0) await releaseUniqueKey(deps.eventStore, { key: oldKey, ownerStream: owner, metadata });
+  return result;
+};
+
+/** One command on an item's own stream. */
+export const onItem = (deps: Pick<CatalogDeps, 'eventStore'>, metadata: EventMetadata, command: ItemCommand): Promise<CommandResult<ItemState, ItemEvent>> =>
+  handleCommand({ eventStore: deps.eventStore, streamId: itemStream(command.laui), decider: itemDecider, command, metadata });
 
 export interface UpdateRequest {
   item_laui: Laui;
@@ -47,51 +98,22 @@ export const updateItem = async (deps: CatalogDeps, principal: Principal, reques
   if (request.name !== undefined) changes.name = request.name;
   // The decider refuses it too; checked first as well, or a refused rename would have reserved and released its new key.
   requireSystemConfigRight(actorOf(principal), item.item_type, item, changes);
-  const merged = { ...typeFields(item), ...changes, item_type: item.item_type, name: changes.name ?? item.name, parent_laui: item.parent_laui };
-  const entries = validateItem(item.item_type, merged, 'create');
-  if (entries.length > 0) throw unprocessable(entries);
-  // The task as it will be, as create checks it: a change that leaves an unrunnable schedule
-  // (including an old task's, saved before this check) is refused until the schedule is fixed.
-  if (definition.base === 'task') requireRunnableSchedule(merged);
+  const merged = await checkedItemAfter(deps, principal, item, changes);
   // Moving it to another project or account needs VIEW there, as creating it there does.
   await requirePlacementRights(deps, principal, changes, item);
-  // The task as it will be: whoever changes it must VIEW everything it will reference, or an editor
-  // could point its owner's scheduled runs (which act with the owner's rights) at what they cannot see.
-  if (definition.base === 'task') await referenceChecker(deps).require(principal, merged);
   const access = request.access_patch === undefined ? null : applyAccessPatch(item.access, parseAccessPatch(request.access_patch));
-
-  const oldKey = uniqueKeyOf(item.item_type, item);
-  const newKey = uniqueKeyOf(item.item_type, merged);
-  const owner = itemStream(item.laui);
-  if (newKey !== null && newKey !== oldKey) {
-    await reserveUniqueKey(deps.eventStore, { key: newKey, ownerStream: owner, conflictDetail: UNIQUE_KEY_EXISTS, metadata });
-  }
-  let result: CommandResult<ItemState, ItemEvent>;
-  try {
-    result = await handleCommand({
-      eventStore: deps.eventStore,
-      streamId: owner,
-      decider: itemDecider,
-      command: {
-        kind: 'update',
-        actor: actorOf(principal),
-        laui: item.laui,
-        changes: sealSecretFields(item.item_type, changes, deps.secrets, item),
-        versionedFields: definition.versionedFields,
-        expectedVersion: typeof request.expected_version === 'number' ? request.expected_version : null,
-        access,
-        revisionLaui: newLaui(new Date(metadata.at)),
-      },
-      metadata,
-    });
-  } catch (error) {
-    // The update did not happen: give the new key back so the name stays usable.
-    if (newKey !== null && newKey !== oldKey) await releaseUniqueKey(deps.eventStore, { key: newKey, ownerStream: owner, metadata });
-    throw error;
-  }
-  if (oldKey !== null && newKey !== oldKey && result.events.length > 0) {
-    await releaseUniqueKey(deps.eventStore, { key: oldKey, ownerStream: owner, metadata });
-  }
+  const result = await withUniqueKeyOf(deps, item, merged, metadata, () =>
+    onItem(deps, metadata, {
+      kind: 'update',
+      actor: actorOf(principal),
+      laui: item.laui,
+      changes: sealSecretFields(item.item_type, changes, deps.secrets, item),
+      versionedFields: definition.versionedFields,
+      expectedVersion: typeof request.expected_version === 'number' ? request.expected_version : null,
+      access,
+      revisionLaui: newLaui(new Date(metadata.at)),
+    }),
+  );
   return result.position;
 };
 
@@ -121,13 +143,7 @@ export const deleteItem = async (
     const children = await deps.items.count({ parent_laui: item.laui });
     if (children > 0) throw badRequest(`Invalid argument: item ${item.laui} has ${children} children; delete them first`);
   }
-  const result = await handleCommand({
-    eventStore: deps.eventStore,
-    streamId: itemStream(item.laui),
-    decider: itemDecider,
-    command: { kind: request.hard_delete ? 'hard-delete' : 'soft-delete', actor: actorOf(principal), laui: item.laui, at: metadata.at },
-    metadata,
-  });
+  const result = await onItem(deps, metadata, { kind: request.hard_delete ? 'hard-delete' : 'soft-delete', actor: actorOf(principal), laui: item.laui, at: metadata.at });
   const key = uniqueKeyOf(item.item_type, item);
   if (request.hard_delete && key !== null) await releaseUniqueKey(deps.eventStore, { key, ownerStream: itemStream(item.laui), metadata });
   return latestPosition(result, unlinked);
@@ -136,6 +152,6 @@ export const deleteItem = async (
 /** POST /catalog/restore/{item_laui}: DELETE on the item; a hard-deleted item is gone (404). */
 export const restoreItem = async (deps: CatalogDeps, principal: Principal, itemLaui: Laui, metadata: EventMetadata): Promise<Position | null> => {
   const item = await deps.access.require(principal, itemLaui, 'DELETE');
-  const result = await handleCommand({ eventStore: deps.eventStore, streamId: itemStream(item.laui), decider: itemDecider, command: { kind: 'restore', actor: actorOf(principal), laui: item.laui, at: metadata.at }, metadata });
+  const result = await onItem(deps, metadata, { kind: 'restore', actor: actorOf(principal), laui: item.laui, at: metadata.at });
   return result.position;
 };

@@ -20,26 +20,55 @@ const lifecycleOf = (state: Extract<ItemState, { laui: string }>): TaskLifecycle
   userSetState: typeof state.fields.user_set_state === 'string' ? state.fields.user_set_state : null,
 });
 
-const decideUpdate = (command: Extract<ItemCommand, { kind: 'update' }>, state: Extract<ItemState, { laui: string }>): ItemEvent[] => {
-  if (command.onlyIfStateIn && !command.onlyIfStateIn.includes(String(state.fields.state))) return [];
-  if (command.expectedVersion !== null && command.expectedVersion !== state.version) {
-    throw conflict(`Item version conflict: expected version ${command.expectedVersion}, current version ${state.version}`);
-  }
-  // Compared field by field against the state, without a merged copy of it (every task transition
-  // comes through here, and a task has some fifty fields): unchanged values are left out.
+const requireVersion = (expected: number, state: Extract<ItemState, { laui: string }>): void => {
+  if (expected !== state.version) throw conflict(`Item version conflict: expected version ${expected}, current version ${state.version}`);
+};
+
+/**
+ * The fields of `wanted` whose value differs from the state's, compared field by field without a
+ * merged copy of the state (every task transition comes through here, and a task has some fifty
+ * fields). Two changes at once may each leave a runnable schedule and together not (one sets a
+ * cron, the other clears the dates): a task's schedule is checked here too, on the stream's state.
+ */
+const changedFields = (wanted: Record<string, unknown>, state: Extract<ItemState, { laui: string }>): Record<string, unknown> => {
   const changes: Record<string, unknown> = {};
-  for (const field in command.changes) {
-    const value = command.changes[field];
+  for (const field in wanted) {
+    const value = wanted[field];
     const current = field === 'name' ? state.name : state.fields[field];
     const same = Object.is(current, value) || (typeof value === 'object' && value !== null && typeof current === 'object' && current !== null && isDeepStrictEqual(current, value));
     if (!same) changes[field] = value;
   }
-  // Two updates at once may each leave a runnable schedule and together not (one sets a cron, the
-  // other clears the dates): the schedule is checked here too, on the stream's state, when it changes.
   if (isTask(state) && SCHEDULE_FIELDS.some((field) => Object.hasOwn(changes, field))) {
     const problem = scheduleProblem({ ...state.fields, ...changes });
     if (problem !== null) throw unprocessable(problem);
   }
+  return changes;
+};
+
+/**
+ * A restore is always a new revision, even when the content is already the restored one: the
+ * caller asked for that revision to be current and history records that it was brought back.
+ */
+const decideRestoreRevision = (command: Extract<ItemCommand, { kind: 'restore-revision' }>, state: Extract<ItemState, { laui: string }>): ItemEvent[] => {
+  requireVersion(command.expectedVersion, state);
+  return [
+    {
+      type: 'ItemRevisionRestored',
+      data: {
+        changes: changedFields(command.restored.content, state),
+        version: state.version + 1,
+        revision_laui: command.revisionLaui,
+        restored_revision_laui: command.restored.revisionLaui,
+        restored_version: command.restored.version,
+      },
+    },
+  ];
+};
+
+const decideUpdate = (command: Extract<ItemCommand, { kind: 'update' }>, state: Extract<ItemState, { laui: string }>): ItemEvent[] => {
+  if (command.onlyIfStateIn && !command.onlyIfStateIn.includes(String(state.fields.state))) return [];
+  if (command.expectedVersion !== null) requireVersion(command.expectedVersion, state);
+  const changes = changedFields(command.changes, state);
   const events: ItemEvent[] = [];
   if (Object.keys(changes).length > 0) {
     const versioned = Object.keys(changes).some((field) => command.versionedFields.includes(field));
@@ -96,11 +125,14 @@ export const decideItem = (command: ItemCommand, state: ItemState): ItemEvent[] 
     ];
   }
   if (state.status === 'none' || state.status === 'hard_deleted') throw notFound(itemNotFound(command.laui));
-  requireSystemConfigRight(command.actor, state.itemType, state.fields, command.kind === 'update' ? command.changes : {});
+  requireSystemConfigRight(command.actor, state.itemType, state.fields, command.kind === 'update' ? command.changes : command.kind === 'restore-revision' ? command.restored.content : {});
   switch (command.kind) {
     case 'update':
       if (state.status === 'deleted') throw badRequest('Invalid argument: the item is deleted; restore it before updating');
       return decideUpdate(command, state);
+    case 'restore-revision':
+      if (state.status === 'deleted') throw badRequest('Invalid argument: the item is deleted; restore it before updating');
+      return decideRestoreRevision(command, state);
     case 'soft-delete':
       return state.status === 'deleted' ? [] : [{ type: 'ItemSoftDeleted', data: { at: command.at } }];
     case 'hard-delete':

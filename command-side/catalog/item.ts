@@ -70,6 +70,17 @@ export type ItemCommand =
        */
       trigger?: TaskChangeReason;
     }
+  | {
+      kind: 'restore-revision';
+      actor: ItemActor;
+      laui: Laui;
+      /** The revision brought back and its content: the versioned fields as it stored them (sealed values sealed). */
+      restored: { revisionLaui: Laui; version: number; content: Record<string, unknown> };
+      /** The item's version the caller saw: another one is a stale restore (409). */
+      expectedVersion: number;
+      /** The new revision's id. */
+      revisionLaui: Laui;
+    }
   | { kind: 'soft-delete'; actor: ItemActor; laui: Laui; at: string }
   | { kind: 'hard-delete'; actor: ItemActor; laui: Laui; at: string }
   | { kind: 'restore'; actor: ItemActor; laui: Laui; at: string };

@@ -7,6 +7,7 @@ import type { CatalogDeps } from './catalogDeps.ts';
 import { createItem, planItem, uniqueKeyIsFree, UNIQUE_KEY_EXISTS } from './createItem.ts';
 import { deleteItem, restoreItem, updateItem, type UpdateRequest } from './changeItem.ts';
 import { linkItems } from './linkItems.ts';
+import { restoreRevision, type RestoreRevisionRequest } from './restoreRevision.ts';
 import { bootstrapAccount } from './bootstrapAccount.ts';
 import { conflict } from '../../shared/errors.ts';
 
@@ -37,6 +38,13 @@ export const bootstrapSchema = {
   type: 'object',
   properties: { account_name: { type: 'string', minLength: 1 }, project_name: { type: 'string', minLength: 1, default: 'default' } },
   required: ['account_name'],
+  additionalProperties: false,
+} as const;
+
+export const restoreRevisionSchema = {
+  type: 'object',
+  properties: { item_laui: lauiSchema, revision_laui: lauiSchema, expected_version: { type: 'integer', minimum: 1 } },
+  required: ['item_laui', 'revision_laui', 'expected_version'],
   additionalProperties: false,
 } as const;
 
@@ -83,6 +91,13 @@ export const catalogCommandRoutes = (deps: CatalogRoutesDeps): Router<AppState> 
     await settle(await updateItem(deps, principalOf(ctx), body, meta(ctx)));
     const item = await deps.items.get(body.item_laui);
     ctx.body = { item_laui: body.item_laui, version: item?.version ?? null };
+  });
+
+  router.post('/restore_revision', async (ctx) => {
+    const body = validateRequest<RestoreRevisionRequest>(restoreRevisionSchema, requireObjectBody(ctx.request.body));
+    const restored = await restoreRevision(deps, principalOf(ctx), body, meta(ctx));
+    await settle(restored.position);
+    ctx.body = { item_laui: body.item_laui, version: restored.version, restored_revision_laui: body.revision_laui };
   });
 
   router.post('/bootstrap', async (ctx) => {

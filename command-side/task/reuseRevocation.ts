@@ -23,6 +23,8 @@ export type Revocation =
 const USER = 'user-';
 const GROUP = 'group-';
 const ITEM = 'item-';
+/** Item events that edit the item's fields (not a task's lifecycle, which changes no code nor credential). */
+const FIELD_EDITS = new Set(['ItemUpdated', 'ItemRevisionRestored']);
 /** Item events that change who may use the item and everything under it. */
 const SUBTREE_EVENTS = new Set(['ItemAccessChanged', 'ItemSoftDeleted', 'ItemHardDeleted']);
 
@@ -32,8 +34,9 @@ const SUBTREE_EVENTS = new Set(['ItemAccessChanged', 'ItemSoftDeleted', 'ItemHar
  * - `group-<laui>` GroupAccessRevoked: the processes of the principal that lost its role in the
  *   group, and of its members when it is a group (GroupDeleted comes after a revocation of every
  *   grant in the same commit, so it needs nothing of its own);
- * - `item-<laui>` ItemUpdated: the item's processes (a changed code loads afresh anyway; a changed
- *   `reuse_process` or any other field must not keep the process either);
+ * - `item-<laui>` ItemUpdated and ItemRevisionRestored (an edit back to an earlier revision): the
+ *   item's processes (a changed code loads afresh anyway; a changed `reuse_process`, connection or
+ *   any other field must not keep the process either);
  * - `item-<laui>` ItemAccessChanged, ItemSoftDeleted, ItemHardDeleted: the processes of the item
  *   and of every item under it (an ancestor's access is inherited).
  * Grants (UserCreated, GroupAccessGranted, ItemCreated, ItemRestored), a task's lifecycle events
@@ -48,7 +51,7 @@ export const revocationOf = (event: Pick<RecordedEvent, 'streamId' | 'type' | 'd
   }
   if (!streamId.startsWith(ITEM)) return null;
   const itemLaui = streamId.slice(ITEM.length);
-  if (type === 'ItemUpdated') return { kind: 'item', itemLaui };
+  if (FIELD_EDITS.has(type)) return { kind: 'item', itemLaui };
   return SUBTREE_EVENTS.has(type) ? { kind: 'subtree', itemLaui } : null;
 };
 

@@ -102,11 +102,14 @@ export const catalogQueryDocs: RouteDocs = {
       path: '/api/v1/catalog/get',
       summary: 'Read an item, its children or ancestors, or the root items',
       description:
-        'item_laui alone: the item itself (flat, no access check). Otherwise (VIEW on item_laui) a page of the items the caller may VIEW, each with its children (parent_or_child child, depth levels) or its ancestors nearest first (parent). is_root=true lists the root items the caller may VIEW and cannot be combined with item_laui, item_type or parent_or_child.',
+        'item_laui alone: the item itself (flat, no access check). Otherwise (VIEW on item_laui) a page of the items the caller may VIEW, each with its children (parent_or_child child, depth levels) or its ancestors nearest first (parent). is_root=true lists the root items the caller may VIEW and cannot be combined with item_laui, item_type or parent_or_child. ' +
+        'as_of (ISO 8601 time with a zone) reads the past, folded from the log: item_laui with as_of alone is the item as it was then (404 when it did not exist yet or was hard-deleted since; deleted_at set when it was deleted by then), ' +
+        'and with other parameters its children as they were then (true and soft-linked, filtered and paged as above, access as the item and its ancestors granted it then). ' +
+        'as_of cannot be combined with is_root or parent_or_child=parent; a malformed one is 400 Invalid argument; a future one reads as now.',
       params: { query: getSchema },
       responses: {
         200: json('The item (item_laui alone), or a page of items', { oneOf: [catalogItemSchema, nestedItemsPage] }),
-        400: json('either one of item_laui or is_root must be passed (string), or an object: Invalid Field Combination, Invalid Pagination', {
+        400: json('either one of item_laui or is_root must be passed, Invalid argument: <as_of problem> (strings), or an object: Invalid Field Combination, Invalid Pagination', {
           type: 'object',
           properties: { detail: { type: ['string', 'object'] } },
           required: ['detail'],

@@ -22,6 +22,8 @@ export interface GetQuery {
   item_permission?: 'view' | 'edit' | 'own' | 'delete' | 'true_parent_edit' | 'is_true_parent';
   sort_by?: string;
   filter_state?: string;
+  /** The instant to read at (getItemsAsOf). */
+  as_of?: string;
 }
 
 export interface GetDeps {

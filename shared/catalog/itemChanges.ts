@@ -7,6 +7,6 @@ import { TASK_EVENT_TYPES } from '../task/taskEvents.ts';
  * (`changes`, `version`, `revision_laui`). Every fold of an item (its aggregate, the catalog read
  * model, revisions, history) applies them alike, so a new named change needs no new fold.
  */
-export const ITEM_CHANGE_TYPES: ReadonlySet<string> = new Set<string>(['ItemUpdated', ...TASK_EVENT_TYPES, ...CRON_EVENT_TYPES]);
+export const ITEM_CHANGE_TYPES: ReadonlySet<string> = new Set<string>(['ItemUpdated', 'ItemRevisionRestored', ...TASK_EVENT_TYPES, ...CRON_EVENT_TYPES]);
 
 export const isItemChangeType = (type: string): boolean => ITEM_CHANGE_TYPES.has(type);

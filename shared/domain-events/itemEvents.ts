@@ -43,12 +43,23 @@ export type ItemEvent =
       }
     >
   | DomainEvent<'ItemUpdated', ItemChangeData>
+  | DomainEvent<'ItemRevisionRestored', ItemRevisionRestoredData>
   | TaskEvent
   | CronEvent
   | DomainEvent<'ItemAccessChanged', { access: AccessMaps }>
   | DomainEvent<'ItemSoftDeleted', { at: string }>
   | DomainEvent<'ItemRestored', { at: string }>
   | DomainEvent<'ItemHardDeleted', { at: string }>;
+
+/**
+ * POST /catalog/restore_revision: a new revision whose versioned fields are those of an earlier one.
+ * It carries the change record of ItemUpdated (every fold applies it alike) and names the revision
+ * restored, so that history says what was brought back and not only what changed.
+ */
+export type ItemRevisionRestoredData = ItemChangeData & {
+  restored_revision_laui: Laui;
+  restored_version: number;
+};
 
 /** The events that set fields of an item (ItemUpdated and the named task and cron changes): every fold applies them alike. */
 export type ItemChangeEvent = Extract<ItemEvent, { data: ItemChangeData }>;

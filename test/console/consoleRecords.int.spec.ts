@@ -173,4 +173,26 @@ describe('web console in Chromium: sign-in errors, references by name, the run b
       await own.close();
     }
   });
+
+  it('given the connection at version 2, when version 1 is restored from its Revisions tab, then a preview diffs now against version 1, and confirming makes version 3 with version 1\'s values', async () => {
+    await page.goto(url(`/console/item/${bed.connection}`));
+    await page.getByRole('heading', { level: 2, name: 'warehouse' }).waitFor();
+    await page.getByRole('tab', { name: 'Revisions' }).click();
+    await page.getByRole('button', { name: 'Version 1' }).click();
+    await page.getByRole('button', { name: 'Restore version 1…' }).click();
+    // The preview: the fields a restore brings back that differ, as they are now and as they will be.
+    const preview = page.getByRole('region', { name: 'What restoring version 1 changes' });
+    await preview.getByRole('row', { name: /max_parallelism/ }).waitFor();
+    expect(await preview.getByRole('row', { name: /max_parallelism/ }).getByRole('cell').allTextContents()).to.deep.equal(['3', '2']);
+    expect(await preview.getByRole('row').filter({ has: page.getByRole('rowheader') }).count(), 'only what differs').to.equal(1);
+    await page.getByRole('button', { name: 'Restore version 1', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Version 1 restored as a new version' }).waitFor();
+    await page.getByRole('button', { name: 'Version 3' }).waitFor();
+    const restored = (await bob.get({ item_laui: bed.connection })).json as { version: number; max_parallelism: number };
+    expect(restored).to.include({ version: 3, max_parallelism: 2 });
+    const latest = page.getByRole('region', { name: 'Changes in version 3' });
+    expect(await latest.getByRole('row', { name: /max_parallelism/ }).getByRole('cell').allTextContents()).to.deep.equal(['3', '2']);
+    // The latest version has nothing to restore.
+    expect(await page.getByRole('button', { name: /^Restore version/ }).count()).to.equal(0);
+  });
 });

@@ -146,7 +146,21 @@ export const ItemView = ({ laui, store, types }: { laui: string; store: TreeStor
         onChange={setTab}
         tabs={[
           { id: 'details', label: 'Details', render: () => <ItemDetails item={item} /> },
-          { id: 'revisions', label: 'Revisions', render: () => <ItemRevisions laui={item.laui} /> },
+          {
+            id: 'revisions',
+            label: 'Revisions',
+            render: () => (
+              <ItemRevisions
+                laui={item.laui}
+                item={item}
+                versioned={info?.versioned_fields ?? []}
+                onRestored={() => {
+                  loaded.reload();
+                  void store.refresh(item.parent_laui);
+                }}
+              />
+            ),
+          },
           { id: 'history', label: 'History', render: () => <ItemHistory laui={item.laui} /> },
         ]}
       />
