@@ -47,6 +47,7 @@ module.exports = [
   'test/ai/generate.int.spec.ts',
   'test/console/consoleBrowser.int.spec.ts',
   'test/console/consoleSchedule.int.spec.ts',
+  'test/backfill/backfill.int.spec.ts',
   'test/cron/cronManage.int.spec.ts',
   'test/cron/cronRace.int.spec.ts',
   'test/cron/cronSchedule.int.spec.ts',
