@@ -45,6 +45,7 @@ module.exports = [
   'query-side/logs/streamShares.int.spec.ts',
   'test/ai/agent.int.spec.ts',
   'test/ai/generate.int.spec.ts',
+  'test/console/consoleBackfill.int.spec.ts',
   'test/console/consoleBrowser.int.spec.ts',
   'test/console/consoleSchedule.int.spec.ts',
   'test/backfill/backfill.int.spec.ts',

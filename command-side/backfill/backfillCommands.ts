@@ -129,3 +129,10 @@ export const activeBackfill = async (eventStore: EventStore, taskLaui: Laui): Pr
   const active = state.active === null ? undefined : state.backfills[state.active];
   return active === undefined ? null : backfillProgress(active);
 };
+
+/** GET /task/backfill?task_laui=: the task's backfills, newest first (VIEW on the task; 404 as GET /catalog/get). */
+export const backfillsOfTask = async (deps: BackfillDeps, principal: Principal, taskLaui: Laui): Promise<BackfillProgress[]> => {
+  await taskFor(deps, principal, taskLaui, 'VIEW');
+  const state = await taskBackfills(deps.eventStore, taskLaui);
+  return Object.values(state.backfills).reverse().map(backfillProgress);
+};

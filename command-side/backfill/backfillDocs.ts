@@ -1,6 +1,7 @@
 import { detail, json, objectOf, type RouteDocs } from '../../shared/http/routeDocs.ts';
 import { lauiSchema } from '../../shared/validation/validateRequest.ts';
 import { MAX_ACTIVE_RUNS_LIMIT, MAX_BACKFILL_STEPS } from '../../shared/task/backfill/backfillSteps.ts';
+import { LIST_QUERY } from './routes.ts';
 
 const nullableString = { type: ['string', 'null'] };
 const dateTime = { type: 'string', description: 'ISO 8601 datetime (UTC)' };
@@ -75,6 +76,14 @@ export const backfillDocs: RouteDocs = {
         409: detail('Backfill <id> of task <laui> is still running: cancel it or wait until it completes'),
         503: detail('write_conflict'),
       },
+    },
+    {
+      method: 'GET',
+      path: '/api/v1/task/backfill',
+      summary: "A task's backfills, newest first",
+      description: 'Needs VIEW on the task (the web console shows them beside the task).',
+      params: { query: LIST_QUERY },
+      responses: { 200: json("The task's backfills", objectOf({ backfills: { type: 'array', items: progressSchema } })), 403: detail('Access denied'), 404: detail('Item not found') },
     },
     {
       method: 'GET',

@@ -3,7 +3,10 @@ import { principalOf, type AppContext, type AppState } from '../../shared/http/A
 import { requestWrites } from '../../shared/http/requestWrites.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
 import { backfillProgress } from '../../shared/task/backfill/backfillState.ts';
-import { backfillFor, cancelBackfill, parseBackfillRequest, requestBackfill, type BackfillDeps } from './backfillCommands.ts';
+import { lauiSchema, validateRequest } from '../../shared/validation/validateRequest.ts';
+import { backfillFor, backfillsOfTask, cancelBackfill, parseBackfillRequest, requestBackfill, type BackfillDeps } from './backfillCommands.ts';
+
+export const LIST_QUERY = { type: 'object', properties: { task_laui: lauiSchema }, required: ['task_laui'] } as const;
 
 export interface BackfillRoutesDeps extends BackfillDeps {
   readModels: ReadModelProgress;
@@ -16,7 +19,8 @@ const backfillIdOf = (ctx: AppContext): string => String(ctx.params.backfill_id 
 
 /**
  * Backfills (issue 36; README: Backfill): POST /task/backfill, GET /task/backfill/{backfill_id},
- * POST /task/backfill/{backfill_id}/cancel. The progress is read from the task's backfill stream
+ * POST /task/backfill/{backfill_id}/cancel, and GET /task/backfill?task_laui= (a task's backfills,
+ * newest first: what the console shows). The progress is read from the task's backfill stream
  * itself (small, and exact at once), not from a read model.
  */
 export const backfillRoutes = (deps: BackfillRoutesDeps): Router<AppState> => {
@@ -28,6 +32,11 @@ export const backfillRoutes = (deps: BackfillRoutesDeps): Router<AppState> => {
     const { backfillId } = await requestBackfill(deps, principalOf(ctx), request, meta(ctx));
     deps.wake();
     ctx.body = { backfill_id: backfillId };
+  });
+
+  router.get('/backfill', async (ctx) => {
+    const { task_laui } = validateRequest<{ task_laui: string }>(LIST_QUERY, { ...ctx.query }, 'query');
+    ctx.body = { backfills: await backfillsOfTask(deps, principalOf(ctx), task_laui) };
   });
 
   router.get('/backfill/:backfill_id', async (ctx) => {

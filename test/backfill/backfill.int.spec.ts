@@ -116,6 +116,7 @@ describe('backfill: one run per cron step of a range, oldest first, the schedule
     expect((await svc.client().get(`/api/v1/task/backfill/${id}`, { token: stranger.token })).status).to.equal(404);
     expect((await post(`/backfill/${id}/cancel`, {}, stranger.token)).status).to.equal(404);
     expect((await post('/backfill', { item_laui: task, start_date: '2024-01-01', end_date: '2024-01-02' }, stranger.token)).status).to.equal(403);
+    expect((await svc.client().get(`/api/v1/task/backfill?task_laui=${task}`, { token: stranger.token })).status).to.equal(403);
     expect((await completed(id)).done).to.equal(2);
   });
 
@@ -138,6 +139,9 @@ describe('backfill: one run per cron step of a range, oldest first, the schedule
     expect((await post(`/backfill/${id}/cancel`, {})).status).to.equal(409);
 
     expect((await post('/backfill', { item_laui: task, start_date: '2024-03-01', end_date: '2024-03-01' })).status).to.equal(200);
+    const listed = await svc.client().get(`/api/v1/task/backfill?task_laui=${task}`, { token: admin.token });
+    expect(listed.status, listed.text).to.equal(200);
+    expect((listed.json as { backfills: Progress[] }).backfills.map((each) => each.start_date)).to.deep.equal(['2024-03-01T00:00:00.000Z', '2024-02-01T00:00:00.000Z']);
   });
 
   it("given a run of the task in flight, when backfilled, then the backfill's first run waits for it to end; diagnose shows the backfill", async () => {
@@ -152,5 +156,35 @@ describe('backfill: one run per cron step of a range, oldest first, the schedule
     const done = await completed(id);
     expect(done.runs[0]?.state).to.equal('success');
     expect(String(done.runs[0]?.started_at) >= String(manual.task_instance_end_date ?? manual.last_run_date)).to.equal(true);
+  });
+
+  it('given a step recorded started whose run never reached the task (the process died between the two), when a driver passes, then it asks for the run again and the backfill completes', async () => {
+    const task = await dailyTask('resumed');
+    const id = '65a0c0ffee0000000000bf01';
+    const at = new Date().toISOString();
+    const me = (await svc.client().get('/api/v1/user/me', { token: admin.token })).json as { laui: string };
+    const metadata = { user_laui: me.laui, correlation_id: 'crash', causation_id: null, at };
+    const store = svc.service.eventStore;
+    const revision = (await store.readStream(itemStream(task))).at(-1)?.revision ?? 0;
+    await store.append('backfills', [{ type: 'BackfillRegistered', data: { backfill_id: id, task_laui: task, at }, metadata }], 'any');
+    await store.append(
+      `backfill-${task}`,
+      [
+        {
+          type: 'BackfillRequested',
+          data: { backfill_id: id, task_laui: task, project_laui: bed.tree.project_laui, frequency: '0 3 * * *', start_date: '2024-05-01T00:00:00.000Z', end_date: '2024-05-02T00:00:00.000Z', max_active_runs: 1, logical_dates: ['2024-05-01T00:00:00.000Z', '2024-05-02T00:00:00.000Z'], task_revision: revision, requested_by: metadata.user_laui, at },
+          metadata,
+        },
+        { type: 'BackfillRunStarted', data: { backfill_id: id, logical_date: '2024-05-01T00:00:00.000Z', at }, metadata },
+      ],
+      'no_stream',
+    );
+    const done = await completed(id);
+    expect(done.runs.map((run) => [run.logical_date, run.state])).to.deep.equal([
+      ['2024-05-01T00:00:00.000Z', 'success'],
+      ['2024-05-02T00:00:00.000Z', 'success'],
+    ]);
+    const queued = (await store.readStream(itemStream(task))).filter((event) => event.type === 'TaskQueued' && (event.data as { backfill_id?: unknown }).backfill_id === id);
+    expect(queued.map((event) => (event.data as { changes: { logical_date: string } }).changes.logical_date)).to.deep.equal(['2024-05-01T00:00:00.000Z', '2024-05-02T00:00:00.000Z']);
   });
 });
