@@ -15,7 +15,7 @@ import { handleCommand, loadRevision } from '../kernel/handleCommand.ts';
 import { itemDecider } from '../catalog/decide.ts';
 import { itemStream } from '../catalog/item.ts';
 import { itemStatesOf } from '../catalog/itemStates.ts';
-import { backfillDecider } from './backfillDecider.ts';
+import { backfillDecider, type BackfillCommand } from './backfillDecider.ts';
 import type { BackfillRegistry } from './backfillRegistry.ts';
 
 export interface BackfillDeps {
@@ -70,26 +70,23 @@ export const requestBackfill = async (
   if (task.state.status !== 'live' || task.state.itemType !== 'task') throw notFound('Item not found');
   const fields = task.state.fields;
   const backfillId = newLaui(new Date(metadata.at));
+  const command: BackfillCommand = {
+    kind: 'request',
+    backfillId,
+    taskLaui: request.item_laui,
+    projectLaui: typeof fields.project_laui === 'string' ? fields.project_laui : null,
+    frequency: typeof fields.frequency === 'string' ? fields.frequency : ADHOC,
+    startDate: request.start_date,
+    endDate: request.end_date,
+    maxActiveRuns: request.max_active_runs,
+    taskRevision: task.revision ?? -1,
+    requestedBy: principal.laui,
+    at: metadata.at,
+  };
+  // Refused before it is registered (a 400 or a 409 writes nothing); the decision is made again on the append.
+  backfillDecider.decide(command, await taskBackfills(deps.eventStore, request.item_laui));
   await deps.registry.register(backfillId, request.item_laui, metadata);
-  const result = await handleCommand({
-    eventStore: deps.eventStore,
-    streamId: backfillStream(request.item_laui),
-    decider: backfillDecider,
-    command: {
-      kind: 'request',
-      backfillId,
-      taskLaui: request.item_laui,
-      projectLaui: typeof fields.project_laui === 'string' ? fields.project_laui : null,
-      frequency: typeof fields.frequency === 'string' ? fields.frequency : ADHOC,
-      startDate: request.start_date,
-      endDate: request.end_date,
-      maxActiveRuns: request.max_active_runs,
-      taskRevision: task.revision ?? -1,
-      requestedBy: principal.laui,
-      at: metadata.at,
-    },
-    metadata,
-  });
+  const result = await handleCommand({ eventStore: deps.eventStore, streamId: backfillStream(request.item_laui), decider: backfillDecider, command, metadata });
   return { backfillId, position: result.position };
 };
 

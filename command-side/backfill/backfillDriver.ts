@@ -86,6 +86,7 @@ export const seeRuns = (seen: RunsSeen, id: Laui, events: ReadonlyArray<Recorded
 
 /** How often a driver looks at the backfills not completed (a run's end is seen at most this late). */
 export const BACKFILL_PASS_MS = 1000;
+const UNREQUESTED_AFTER_MS = 60_000;
 
 export const backfillDriver = (deps: BackfillDriverDeps, intervalMs: number = BACKFILL_PASS_MS): BackfillDriver => {
   const completed = new Set<Laui>();
@@ -167,15 +168,18 @@ export const backfillDriver = (deps: BackfillDriverDeps, intervalMs: number = BA
   };
 
   const pass = async (): Promise<void> => {
-    const byTask = new Map<Laui, Laui[]>();
-    for (const { backfillId, taskLaui } of await deps.registry.all()) {
-      if (!completed.has(backfillId)) byTask.set(taskLaui, [...(byTask.get(taskLaui) ?? []), backfillId]);
+    const byTask = new Map<Laui, Array<{ id: Laui; at: string }>>();
+    for (const { backfillId, taskLaui, at } of await deps.registry.all()) {
+      if (!completed.has(backfillId)) byTask.set(taskLaui, [...(byTask.get(taskLaui) ?? []), { id: backfillId, at }]);
     }
+    // A registration whose request is not in the task's stream a minute later never will be (refused).
+    const settled = deps.clock.now().getTime() - UNREQUESTED_AFTER_MS;
     for (const [taskLaui, ids] of byTask) {
       if (stopped) return;
       const state = await taskBackfills(deps.eventStore, taskLaui);
-      for (const id of ids) {
+      for (const { id, at } of ids) {
         const backfill = state.backfills[id];
+        if (backfill === undefined && Date.parse(at) > settled) continue;
         // Unknown: a request refused after its registration. Completed: nothing more to do.
         if (backfill === undefined || backfill.completedAt !== null) {
           completed.add(id);

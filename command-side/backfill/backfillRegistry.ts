@@ -11,12 +11,12 @@ import { BACKFILL_REGISTRY_STREAM, type BackfillRegistryEvent } from '../../shar
 export interface BackfillRegistry {
   register(backfillId: Laui, taskLaui: Laui, metadata: EventMetadata): Promise<void>;
   taskOf(backfillId: Laui): Promise<Laui | null>;
-  /** Every registered backfill, oldest first. */
-  all(): Promise<Array<{ backfillId: Laui; taskLaui: Laui }>>;
+  /** Every registered backfill, oldest first, with when it was registered. */
+  all(): Promise<Array<{ backfillId: Laui; taskLaui: Laui; at: string }>>;
 }
 
 export const backfillRegistry = (eventStore: EventStore): BackfillRegistry => {
-  const tasks = new Map<Laui, Laui>();
+  const tasks = new Map<Laui, { taskLaui: Laui; at: string }>();
   let revision = -1;
   let reading: Promise<void> | null = null;
   const catchUp = (): Promise<void> => {
@@ -24,7 +24,7 @@ export const backfillRegistry = (eventStore: EventStore): BackfillRegistry => {
       try {
         for (const event of await eventStore.readStream(BACKFILL_REGISTRY_STREAM, { fromRevision: revision + 1 })) {
           const data = event.data as BackfillRegistryEvent['data'];
-          tasks.set(data.backfill_id, data.task_laui);
+          tasks.set(data.backfill_id, { taskLaui: data.task_laui, at: data.at });
           revision = event.revision;
         }
       } finally {
@@ -41,11 +41,11 @@ export const backfillRegistry = (eventStore: EventStore): BackfillRegistry => {
     async taskOf(backfillId) {
       // Twice: a read already under way when asked may have started before the entry was written.
       for (let attempt = 0; attempt < 2 && !tasks.has(backfillId); attempt += 1) await catchUp();
-      return tasks.get(backfillId) ?? null;
+      return tasks.get(backfillId)?.taskLaui ?? null;
     },
     async all() {
       await catchUp();
-      return [...tasks].map(([backfillId, taskLaui]) => ({ backfillId, taskLaui }));
+      return [...tasks].map(([backfillId, entry]) => ({ backfillId, ...entry }));
     },
   };
 };

@@ -99,7 +99,9 @@ describe('backfill: one run per cron step of a range, oldest first, the schedule
       [{ item_laui: '65a0c0ffee0000000000beef', start_date: '2024-01-01', end_date: '2024-01-03' }, 404, 'Item not found'],
     ];
     for (const [body, status, detail] of cases) {
+      const head = await svc.service.eventStore.headPosition();
       const reply = await post('/backfill', body);
+      expect(await svc.service.eventStore.headPosition(), 'a refused request writes nothing').to.equal(head);
       expect(reply.status, `${JSON.stringify(body)}: ${reply.text}`).to.equal(status);
       const got = (reply.json as { detail: string }).detail;
       if (typeof detail === 'string') expect(got).to.equal(detail);
