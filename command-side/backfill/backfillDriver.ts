@@ -87,6 +87,7 @@ export const seeRuns = (seen: RunsSeen, id: Laui, events: ReadonlyArray<Recorded
 /** How often a driver looks at the backfills not completed (a run's end is seen at most this late). */
 export const BACKFILL_PASS_MS = 1000;
 const UNREQUESTED_AFTER_MS = 60_000;
+const LOST_AFTER_MS = 10_000;
 
 export const backfillDriver = (deps: BackfillDriverDeps, intervalMs: number = BACKFILL_PASS_MS): BackfillDriver => {
   const completed = new Set<Laui>();
@@ -144,17 +145,20 @@ export const backfillDriver = (deps: BackfillDriverDeps, intervalMs: number = BA
     if ((IN_FLIGHT_STATES as readonly string[]).includes(String(item.fields.state))) return;
     // The task as its stream holds it: the read model's copy may lag the run that just ended.
     const task = { ...doc, ...item.fields } as ItemDoc;
-    const lost = runningSteps(backfill).find((step) => !runs.queued.has(step.logical_date));
+    // Lost: started a while ago and its run is not in the task's log (another scheduler process
+    // may be between the two steps of a start it just made: it is given time to finish it).
+    const lostBefore = deps.clock.now().getTime() - LOST_AFTER_MS;
+    const lost = runningSteps(backfill).find((step) => !runs.queued.has(step.logical_date) && Date.parse(step.started_at ?? '') <= lostBefore);
     let step = lost?.logical_date ?? null;
-    if (step === null && runningSteps(backfill).length === 0) {
+    if (step === null) {
+      // One run of a task at a time: the next step once no step of the backfill is in flight.
       const next = pendingSteps(backfill)[0]?.logical_date;
-      if (next === undefined) return;
+      if (runningSteps(backfill).length > 0 || next === undefined) return;
       const started = await decide(backfill, { kind: 'startRun', backfillId: backfill.id, logicalDate: next, at: metadata.at }, metadata);
       if (started === null) return;
       backfill = started;
       step = next;
     }
-    if (step === null) return;
     const refused = await run(backfill, step, task, metadata);
     if (refused === null) {
       log('info', backfill, `Backfill ${backfill.id}: run of ${step} queued`);
