@@ -189,4 +189,21 @@ describe('backfill: one run per cron step of a range, oldest first, the schedule
     const queued = (await store.readStream(itemStream(task))).filter((event) => event.type === 'TaskQueued' && (event.data as { backfill_id?: unknown }).backfill_id === id);
     expect(queued.map((event) => (event.data as { changes: { logical_date: string } }).changes.logical_date)).to.deep.equal(['2024-05-01T00:00:00.000Z', '2024-05-02T00:00:00.000Z']);
   });
+
+  it('given a backfill part way, when the service stops and starts again on its data directory, then the new process resumes it: every step runs once and it completes', async () => {
+    const task = await dailyTask('restarted', { sleep_ms: 300 });
+    const id = await backfill({ item_laui: task, start_date: '2024-07-01', end_date: '2024-07-04' });
+    await waitUntil(async () => (await progress(id)).done >= 1, 'the first step done');
+    await svc.stop({ keepData: true });
+    svc = await startTestService({}, {}, svc.dataDir);
+    admin = catalogClient(svc, (await svc.login()).token);
+
+    const done = await completed(id);
+    expect(done.total).to.equal(4);
+    // A run the stop cut short ends like any abandoned run (the reaper's error): it is counted, never left running.
+    expect(done.running + done.pending).to.equal(0);
+    const queued = (await svc.service.eventStore.readStream(itemStream(task))).filter((event) => event.type === 'TaskQueued' && (event.data as { backfill_id?: unknown }).backfill_id === id);
+    expect(queued.map((event) => (event.data as { changes: { logical_date: string } }).changes.logical_date)).to.deep.equal(done.runs.map((run) => run.logical_date));
+  });
 });
+
