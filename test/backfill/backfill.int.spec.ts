@@ -192,6 +192,8 @@ describe('backfill: one run per cron step of a range, oldest first, the schedule
 
   it('given a backfill part way, when the service stops and starts again on its data directory, then the new process resumes it: every step runs once and it completes', async () => {
     const task = await dailyTask('restarted', { sleep_ms: 300 });
+    // A run the stop cuts short is ended by the new process's reaper once its beats are this stale (last test of the file: the setting stays).
+    await admin.createOk({ item_type: 'config', name: 'system', parent_laui: bed.tree.folders.config, config_type: 'system', content: { stale_heartbeat_seconds: 2 } });
     const id = await backfill({ item_laui: task, start_date: '2024-07-01', end_date: '2024-07-04' });
     await waitUntil(async () => (await progress(id)).done >= 1, 'the first step done');
     await svc.stop({ keepData: true });
