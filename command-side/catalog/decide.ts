@@ -4,6 +4,7 @@ import { badRequest, conflict, forbidden, notFound, unprocessable } from '../../
 import type { Decider } from '../kernel/Decider.ts';
 import { resolveItemType } from '../../shared/item-types/itemTypes.ts';
 import { decideTaskChange, type TaskLifecycle } from './taskLifecycle.ts';
+import { backfillMarkAfter, NO_BACKFILL } from '../../shared/task/backfill/backfillRun.ts';
 import { evolveItem, initialItemState } from './evolve.ts';
 import { itemNotFound, type ItemActor, type ItemCommand, type ItemState } from './item.ts';
 import { isSystemConfig } from '../../shared/task/systemSettings.ts';
@@ -18,6 +19,7 @@ const isTask = (state: Extract<ItemState, { laui: string }>): boolean => resolve
 const lifecycleOf = (state: Extract<ItemState, { laui: string }>): TaskLifecycle => ({
   state: String(state.fields.state ?? 'scheduled'),
   userSetState: typeof state.fields.user_set_state === 'string' ? state.fields.user_set_state : null,
+  backfill: backfillMarkAfter(state.fields, NO_BACKFILL),
 });
 
 const requireVersion = (expected: number, state: Extract<ItemState, { laui: string }>): void => {

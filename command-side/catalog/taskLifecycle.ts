@@ -2,6 +2,7 @@ import { conflict } from '../../shared/errors.ts';
 import type { Laui } from '../../shared/ids.ts';
 import { EVENT_OF_TARGET_STATE, taskEventOf, type TaskEvent, type TaskEventType } from '../../shared/task/taskEvents.ts';
 import { allowedTransition, refusedTransitionDetail, type TaskTrigger } from '../../shared/task/transitions.ts';
+import { backfillMarkAfter, backfillOfChange, NO_BACKFILL, type BackfillMark } from '../../shared/task/backfill/backfillRun.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 
@@ -14,6 +15,8 @@ export interface TaskLifecycle {
   /** 'none' before the task exists. */
   state: string;
   userSetState: string | null;
+  /** The task's backfill and whether its run is in flight (issue 36): the run's events name it. */
+  backfill?: BackfillMark;
 }
 
 /** Why a change is made, when the state alone does not say it: a state table row, or a pre-action that skipped the run. */
@@ -37,8 +40,10 @@ export const evolveTaskLifecycle = (state: TaskLifecycle, event: ItemEvent): Tas
   if (!('changes' in event.data)) return state;
   const { changes } = event.data;
   return {
+    ...state,
     state: typeof changes.state === 'string' ? changes.state : state.state,
     userSetState: 'user_set_state' in changes ? userSetStateOf(changes.user_set_state) : state.userSetState,
+    ...('backfill_id' in changes || 'backfill_resume' in changes ? { backfill: backfillMarkAfter(changes, state.backfill ?? NO_BACKFILL) } : {}),
   };
 };
 
@@ -66,7 +71,10 @@ export const decideTaskChange = (command: TaskChange, task: TaskLifecycle): Task
   if (Object.keys(command.changes).length === 0) return [];
   const record = { changes: command.changes, version: command.version, revision_laui: command.revisionLaui };
   const transition = to !== null || command.reason === 'dangerously_reset' ? transitionEvent(to ?? from, command.reason) : null;
-  if (transition !== null) return [taskEventOf(transition, { from, to: to ?? from, ...(trigger ? { trigger } : {}), ...record })];
+  // A backfill's run: every transition of it names the backfill (its end too, which closes the run).
+  const backfill = backfillOfChange(task.backfill ?? NO_BACKFILL, command.changes);
+  const named = backfill === null ? {} : { backfill_id: backfill };
+  if (transition !== null) return [taskEventOf(transition, { from, to: to ?? from, ...(trigger ? { trigger } : {}), ...record, ...named })];
   if (command.reason === 'pre_actions_skipped') return [taskEventOf('TaskSkipped', { from, to: from, ...record })];
   if (command.changes.user_set_state === 'cancel') return [taskEventOf('TaskCancellationRequested', { from, to: from, ...record })];
   return [];

@@ -20,6 +20,8 @@ import { validateRun } from './validateRun.ts';
 export interface RunStart {
   origin: RunOrigin;
   logicalDate?: unknown;
+  /** A backfill's run (issue 36): its step's logical_date, the schedule kept. */
+  backfillId?: string;
 }
 
 /** A validated run whose pre-actions passed, ready to join its connection's queue. */
@@ -67,6 +69,7 @@ export const prepareRun = async (
       totalRetries: merged.total_retries,
       retryInterval: merged.retry_interval,
       runBy: metadata.user_laui ?? (typeof task.created_by === 'string' ? task.created_by : null),
+      ...(start.backfillId === undefined ? {} : { backfillId: start.backfillId }),
     },
     task as TaskRecord,
   );

@@ -6,6 +6,7 @@ import { generateDocs } from '../../command-side/ai/generateDocs.ts';
 import { authDocs } from '../../command-side/auth/authDocs.ts';
 import { catalogCommandDocs } from '../../command-side/catalog/catalogCommandDocs.ts';
 import { cronDocs } from '../../command-side/cron/cronDocs.ts';
+import { backfillDocs } from '../../command-side/backfill/backfillDocs.ts';
 import { groupCommandDocs } from '../../command-side/group/groupCommandDocs.ts';
 import { marketplaceDocs } from '../../command-side/marketplace/marketplaceDocs.ts';
 import { taskDocs } from '../../command-side/task/taskDocs.ts';
@@ -100,6 +101,7 @@ export const API_ROUTE_DOCS: ReadonlyArray<RouteDocs> = [
   catalogQueryDocs,
   taskDocs,
   taskQueryDocs,
+  backfillDocs,
   actionDocs,
   cronDocs,
   groupCommandDocs,

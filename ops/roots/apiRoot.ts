@@ -16,6 +16,8 @@ import { catalogQueryRoutes } from '../../query-side/catalog/routes.ts';
 import { taskRoutes } from '../../command-side/task/routes.ts';
 import { actionRoutes } from '../../command-side/action/routes.ts';
 import { cronRoutes } from '../../command-side/cron/routes.ts';
+import { backfillRoutes } from '../../command-side/backfill/routes.ts';
+import { activeBackfill } from '../../command-side/backfill/backfillCommands.ts';
 import { diagnosisJournal } from '../../command-side/cron/diagnosisJournal.ts';
 import { readyToRunRoutes } from '../../query-side/task/readyToRunRoutes.ts';
 import { diagnoseRoutes } from '../../query-side/task/diagnoseRoutes.ts';
@@ -59,7 +61,7 @@ import type { RolePart } from './RolePart.ts';
  * listens (the MCP tools call it); `isReady` what health says.
  */
 export const apiRoot = (k: Kernel, ownUrl: () => string, isReady: () => boolean): RolePart => {
-  const { config, clock, logger, logsRoot, secrets, tokens, passwords, mailer, eventStore, readStore, readModels, users, endedSessions, userCommands, items, links, access, runner, limits, taskDeps, workerDeps, slots, liveness, cronDeps, cron, logStreams, aiModule, aiTimeoutMs, parts } = k;
+  const { config, clock, logger, logsRoot, secrets, tokens, passwords, mailer, eventStore, readStore, readModels, users, endedSessions, userCommands, items, links, access, runner, limits, taskDeps, workerDeps, slots, liveness, cronDeps, cron, backfills, backfill, logStreams, aiModule, aiTimeoutMs, parts } = k;
   // Brute-force counters live in this process (embedded mode); see LimiterFactory for a shared store.
   const throttles = {
     login: loginThrottle(memoryLimiters, config.throttle.login),
@@ -154,6 +156,7 @@ export const apiRoot = (k: Kernel, ownUrl: () => string, isReady: () => boolean)
     actionRoutes({ ...taskDeps, runner, limits: workerDeps.limits, readModels, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
     catalogQueryRoutes({ items, links, access, eventStore }),
     cronRoutes({ ...cronDeps, scheduler: cron, readModels, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
+    backfillRoutes({ eventStore, items, access, clock, registry: backfills, readModels, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs, wake: () => backfill.wake() }),
     cronStatusRoutes({ items, access, clock, liveness }),
     readyToRunRoutes({ items, access, clock }),
     diagnoseRoutes({
@@ -162,6 +165,7 @@ export const apiRoot = (k: Kernel, ownUrl: () => string, isReady: () => boolean)
       clock,
       liveness,
       journal: diagnosisJournal(eventStore),
+      backfillOf: (laui) => activeBackfill(eventStore, laui),
       // Workers subscribe before the service is ready and leave when it closes.
       workers: {
         heartbeat: (laui) => workerDeps.heartbeats.last(laui),

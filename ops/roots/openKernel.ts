@@ -29,6 +29,8 @@ import { ProcessCodeRunner } from '../worker/ProcessCodeRunner.ts';
 import { followReuseRevocations } from '../../command-side/task/reuseRevocation.ts';
 import { cronLiveness } from '../../projections/cron/cronLiveness.ts';
 import { busCronOwnership, createCronScheduler } from '../../command-side/cron/cronScheduler.ts';
+import { backfillRegistry } from '../../command-side/backfill/backfillRegistry.ts';
+import { backfillDriver } from '../../command-side/backfill/backfillDriver.ts';
 import { USERS, usersProjection } from '../../projections/users/usersProjection.ts';
 import type { UserDoc } from '../../shared/read-models/UserDoc.ts';
 import { ENDED_SESSIONS, endedSessionsProjection } from '../../projections/sessions/endedSessionsProjection.ts';
@@ -294,6 +296,9 @@ export const openKernel = async (config: Config, overrides: ServiceOverrides) =>
   const liveness = cronLiveness(readStore);
   const cronDeps = { ...taskDeps, liveness };
   const cron = createCronScheduler(cronDeps, { ownership: busCronOwnership(bus) });
+  // Backfills (issue 36): requested through the api, driven by the scheduler role.
+  const backfills = backfillRegistry(eventStore);
+  const backfill = backfillDriver({ ...taskDeps, registry: backfills });
 
   const logStreams = new LogStreams(config.logStreams);
   // AI (spec 4.11): the chats' module (the chat's own code in the sandbox, else the built-in one).
@@ -338,7 +343,7 @@ export const openKernel = async (config: Config, overrides: ServiceOverrides) =>
     await retention.stop();
     await logger.close();
   };
-  return { startRunning, closeWork, closeStores, parts, config, clock, announce, kafkaSecurity, identityClaim, network, logsRoot, logger, retention, secrets, tokens, passwords, mailer, metrics, tracing, writePositions, eventStore, readStore, inProcessBus, bus, projections, readModels, users, endedSessions, userCommands, items, links, access, runner, limits, taskDeps, relayedHeartbeats, stopping, slots, workerDeps, liveness, cronDeps, cron, logStreams, aiModule, aiTimeoutMs };
+  return { startRunning, closeWork, closeStores, parts, config, clock, announce, kafkaSecurity, identityClaim, network, logsRoot, logger, retention, secrets, tokens, passwords, mailer, metrics, tracing, writePositions, eventStore, readStore, inProcessBus, bus, projections, readModels, users, endedSessions, userCommands, items, links, access, runner, limits, taskDeps, relayedHeartbeats, stopping, slots, workerDeps, liveness, cronDeps, cron, backfills, backfill, logStreams, aiModule, aiTimeoutMs };
 };
 
 export type Kernel = Awaited<ReturnType<typeof openKernel>>;

@@ -9,10 +9,11 @@ import type { RolePart } from './RolePart.ts';
 
 /**
  * The scheduler role: the cron loops of the projects the bus assigns this process (all of them in
- * process) and the lease reaper, which ends the runs whose worker stopped beating.
+ * process), the lease reaper, which ends the runs whose worker stopped beating, and the backfill
+ * driver, which starts backfills' runs one step after another.
  */
 export const schedulerRoot = (k: Kernel): RolePart => {
-  const { clock, config, cron, inProcessBus, items, logger, workerDeps } = k;
+  const { clock, config, cron, backfill, inProcessBus, items, logger, workerDeps } = k;
   let reaping = Promise.resolve(0);
   let reaper: NodeJS.Timeout | undefined;
   return {
@@ -33,11 +34,13 @@ export const schedulerRoot = (k: Kernel): RolePart => {
       }, config.reaperIntervalMs);
       reaper.unref();
       cron.start();
+      backfill.start();
     },
     stopTaking: () => clearInterval(reaper),
     pending: () => [
       { name: "the scheduler's current pass (pre-actions)", done: cron.stop() },
       { name: 'the lease reaper', done: reaping },
+      { name: "the backfill driver's current pass", done: backfill.stop() },
     ],
     close: async () => {
       await settledWithin(reaping, SHUTDOWN_SETTLE_MS);

@@ -12,7 +12,7 @@ import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { CronLiveness } from '../../projections/cron/cronLiveness.ts';
 import { cronViewOf } from './cronView.ts';
 import { loadSystemSettings } from '../../shared/task/loadSystemSettings.ts';
-import { diagnoseTask, type CheckResult } from './diagnoseTask.ts';
+import { diagnoseTask, type BackfillSummary, type CheckResult } from './diagnoseTask.ts';
 import type { SlotWait } from '../../shared/task/SlotWait.ts';
 import { workflowStateOf } from './readyToRunRoutes.ts';
 
@@ -30,6 +30,8 @@ export interface DiagnoseDeps {
   journal: DiagnosisHistory;
   /** Worker liveness of this process: the in-memory task heartbeats and whether execute_task has consumers. */
   workers: { heartbeat(taskLaui: Laui): Date | null; running(): boolean; broker: string; slotWait?(taskLaui: Laui): SlotWait | null };
+  /** The task's backfill not completed yet (issue 36). */
+  backfillOf?(taskLaui: Laui): Promise<BackfillSummary | null>;
 }
 
 export const DIAGNOSE_PATH = { type: 'object', properties: { task_laui: lauiSchema }, required: ['task_laui'] } as const;
@@ -80,6 +82,7 @@ export const diagnoseRoutes = (deps: DiagnoseDeps): Router<AppState> => {
       workers: { running: deps.workers.running(), broker: deps.workers.broker },
       slotWait: deps.workers.slotWait?.(task.laui) ?? null,
       workflowState: await workflowStateOf(deps.items, task.parent_laui, new Map()),
+      backfill: (await deps.backfillOf?.(task.laui)) ?? null,
     });
     await deps.journal.record(task.laui, checks, metadataFor(principal.laui, now, ctx.state.correlationId));
     ctx.body = checks;

@@ -3,6 +3,7 @@ import { toInstant } from '../../shared/task/dates.ts';
 import { isHeartbeatStale } from '../../shared/task/transitions.ts';
 import { isUsableReference, itemNotFoundEntry, referencedItems, scheduleProblem, type ItemLookup } from '../../shared/task/validateTask.ts';
 import type { SlotWait } from '../../shared/task/SlotWait.ts';
+import type { BackfillProgress } from '../../shared/task/backfill/backfillState.ts';
 
 /**
  * GET /task/diagnose (spec 4.2): why a task does not run. Pure: the route gathers the inputs.
@@ -45,7 +46,16 @@ export interface DiagnoseInput {
   slotWait?: SlotWait | null;
   /** folder_metadata.state of the task's parent workflow (null: none, or no workflow). */
   workflowState?: string | null;
+  /** The task's backfill not completed yet (issue 36), if any. */
+  backfill?: BackfillSummary | null;
 }
+
+export type BackfillSummary = Pick<BackfillProgress, 'backfill_id' | 'status' | 'total' | 'done' | 'failed' | 'running' | 'pending'>;
+
+const backfillDetails = (backfill: BackfillSummary | null): string =>
+  backfill === null
+    ? 'No backfill of this task is running'
+    : `Backfill ${backfill.backfill_id} (${backfill.status}): ${backfill.done} of ${backfill.total} runs done, ${backfill.failed} failed, ${backfill.running} running, ${backfill.pending} not started; its runs go one at a time between the schedule's (GET /api/v1/task/backfill/${backfill.backfill_id})`;
 
 const PRE_ACTION_FAILURES = new Set(['failed', 'error', 'timeout', 'false']);
 const SCHEDULABLE = ['scheduled', 'success'];
@@ -130,5 +140,6 @@ export function diagnoseTask(input: DiagnoseInput): Record<string, CheckResult> 
         ? `${schedule}: neither the scheduler nor POST /api/v1/task/run runs it; correct frequency, start_date and end_date with POST /api/v1/catalog/update`
         : scheduled ? 'frequency, start_date and end_date can run' : 'ADHOC: runs when asked'),
     waiting_for_worker_slot: check(slotWait !== null, 'info', 'Waiting for a worker slot', slotWaitDetails(state, slotWait, waitingSince, now)),
+    backfill_running: check((input.backfill ?? null) !== null, 'info', 'Backfill running', backfillDetails(input.backfill ?? null)),
   };
 }

@@ -1,6 +1,7 @@
 import { ADHOC } from './cron.ts';
 import { MINUTE_MS, toInstant } from './dates.ts';
 import { retryFields, type TaskRecord } from './taskFields.ts';
+import { scheduleStateOf } from './backfill/backfillRun.ts';
 
 /**
  * Which tasks run (pure; `now` and the parent workflow state are arguments).
@@ -83,7 +84,8 @@ export function readyToRunDecision(task: TaskRecord, context: ReadyContext): Dec
   const logical = toInstant(task.logical_date);
   const end = toInstant(task.end_date);
   if (end !== null && (logical === null || logical.getTime() > end.getTime())) return no('past_end_date');
-  const state = task.state ?? 'scheduled';
+  // A backfill's finished run leaves the schedule in the state it had (issue 36).
+  const state = scheduleStateOf(task);
   if (NORMAL_STATES.includes(state)) {
     return logical !== null && logical.getTime() <= now.getTime() ? { ready: true, path: 'normal' } : no('logical_date_in_future');
   }
@@ -101,7 +103,8 @@ export type SchedulerPath = 'scheduled' | 'retry';
 export function schedulerDue(task: TaskRecord, now: Date, workflowState?: string | null): Decision<SchedulerPath> {
   const common = commonExclusion(task, workflowState);
   if (common !== null) return no(common);
-  const state = task.state ?? 'scheduled';
+  // A backfill's finished run leaves the schedule in the state it had (issue 36).
+  const state = scheduleStateOf(task);
   if (NORMAL_STATES.includes(state)) {
     if ((task.frequency ?? ADHOC) === ADHOC) return no('adhoc');
     const next = toInstant(task.next_run_date);

@@ -44,6 +44,8 @@ export type TaskTransitionData = ItemChangeData & {
   to: string | null;
   /** The state table's row, when the change named one (dangerously_reset, claim_released). */
   trigger?: TaskTrigger;
+  /** The backfill whose run this is (issue 36); absent for every other run. */
+  backfill_id?: Laui;
 };
 
 /** TaskDispatched also says which dispatch and session the run is: what the worker records as task_instance and session_id. */

@@ -2,6 +2,7 @@ import { ADHOC, advanceLogicalDate, nextCronDate } from './cron.ts';
 import { iso, toInstant } from './dates.ts';
 import { retryFields, type TaskRecord, type TaskState } from './taskFields.ts';
 import { TASK_STATES } from '../item-types/schemas/task.ts';
+import { withBackfillRun } from './backfill/backfillRun.ts';
 
 const TASK_STATE_LIST: readonly string[] = TASK_STATES;
 
@@ -260,7 +261,7 @@ export function dangerousResetChanges(now: Date): TaskChanges {
  */
 export type RunTrigger =
   /** A run is asked for (a user: POST /task/run, /task/multiple_tasks; the scheduler: a due run or a retry): queued for its connection. */
-  | { trigger: 'RunRequested'; origin: RunOrigin; at: Date; logicalDate?: unknown; totalRetries: number; retryInterval: number; runBy: string | null }
+  | { trigger: 'RunRequested'; origin: RunOrigin; at: Date; logicalDate?: unknown; totalRetries: number; retryInterval: number; runBy: string | null; backfillId?: string }
   /** The scheduler claimed a due run or a retry: queued for its connection. */
   | { trigger: 'Claimed'; at: Date }
   /** The connection's queue leased the run a slot: sent to the workers under this session. */
@@ -301,8 +302,13 @@ const ENDED_BY: Record<'Succeeded' | 'Errored' | 'TimedOut' | 'Cancelled' | 'Fai
   Failed: 'fail',
 };
 
-/** The changes a trigger makes to a run as its task's stream holds it (`task`): the lifecycle's one writer of states. */
-export function runChanges(command: RunTrigger, task: TaskRecord): RunChanges {
+/**
+ * The changes a trigger makes to a run as its task's stream holds it (`task`): the lifecycle's one
+ * writer of states. A backfill's run (issue 36) keeps the schedule's fields: backfill/backfillRun.ts.
+ */
+export const runChanges = (command: RunTrigger, task: TaskRecord): RunChanges => withBackfillRun(command, task, lifecycleChanges(command, task));
+
+function lifecycleChanges(command: RunTrigger, task: TaskRecord): RunChanges {
   const at = 'at' in command ? iso(command.at) : null;
   const plain = (changes: TaskChanges | Record<string, unknown>): RunChanges => ({ changes: { ...changes }, dispatchNow: false });
   switch (command.trigger) {

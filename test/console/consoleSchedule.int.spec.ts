@@ -6,7 +6,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ensureConsoleBuilt } from '../../ops/console/buildConsole.ts';
 import { ADMIN, startTestService, type TestService } from '../support/testService.ts';
 import { catalogClient, type CatalogClient } from '../support/catalogFixture.ts';
-import { closeBrowser, launchChromium, requireChromium, shotOnFailure, signInWithForm } from '../support/browser.ts';
+import { closeBrowser, requireChromium, shotOnFailure, signedInPage } from '../support/browser.ts';
 import { taskBed, type TaskBed } from '../support/taskBed.ts';
 
 /**
@@ -44,11 +44,7 @@ describe('web console in Chromium: a task form with a schedule that cannot run',
     admin = catalogClient(svc, (await svc.login()).token);
     bed = await taskBed(admin, 'sched-co', { name: 'warehouse', content: {}, max_parallelism: 2 });
     operator = await admin.createOk({ item_type: 'operator', name: 'noop.operator', parent_laui: bed.workflow, codeblock: { language: 'javascript', code: 'export function run() {}' } });
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(60_000);
-    await signInWithForm(page, url('/'), ADMIN);
+    ({ browser, context, page } = await signedInPage(url('/'), ADMIN));
     await page.getByRole('treeitem', { name: /^sched-co/ }).waitFor();
   });
 

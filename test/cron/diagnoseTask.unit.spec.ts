@@ -18,6 +18,7 @@ const KEYS = [
   'workflow_paused',
   'schedule_invalid',
   'waiting_for_worker_slot',
+  'backfill_running',
 ];
 
 const input = (task: Record<string, unknown>, overrides: Partial<DiagnoseInput> = {}): DiagnoseInput => ({
@@ -37,7 +38,7 @@ const input = (task: Record<string, unknown>, overrides: Partial<DiagnoseInput> 
 const triggered = (result: ReturnType<typeof diagnoseTask>) => Object.keys(result).filter((key) => result[key]?.triggered);
 
 describe('task diagnose checks (spec 4.2)', () => {
-  it('given a healthy scheduled task, when diagnosed, then all thirteen checks are present and none triggered', () => {
+  it('given a healthy scheduled task, when diagnosed, then all fourteen checks are present and none triggered', () => {
     const result = diagnoseTask(input({ next_run_date: ago(10) }));
     expect(Object.keys(result)).to.deep.equal(KEYS);
     expect(triggered(result)).to.deep.equal([]);
@@ -118,6 +119,14 @@ describe('task diagnose checks (spec 4.2)', () => {
     expect(triggered(elsewhere)).to.include('worker_not_running');
     // A run that left the queue is not waiting, whatever a worker's pool said a moment ago.
     expect(diagnoseTask(input({ state: 'running', latest_heartbeat: ago(1) }, { slotWait })).waiting_for_worker_slot?.triggered).to.equal(false);
+  });
+
+  it('given a backfill of the task not completed, when diagnosed, then it is reported (info) with its counts', () => {
+    const backfill = { backfill_id: 'b1', status: 'running' as const, total: 10, done: 3, failed: 1, running: 1, pending: 5 };
+    const result = diagnoseTask(input({}, { backfill }));
+    expect(result.backfill_running).to.include({ triggered: true, severity: 'info', title: 'Backfill running' });
+    expect(result.backfill_running?.details).to.match(/^Backfill b1 \(running\): 3 of 10 runs done, 1 failed, 1 running, 5 not started/);
+    expect(diagnoseTask(input({})).backfill_running?.triggered).to.equal(false);
   });
 
   it('given an ADHOC task and no cron, when diagnosed, then the scheduler is not needed', () => {

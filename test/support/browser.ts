@@ -51,3 +51,17 @@ export async function signInWithForm(page: Page, consoleUrl: string, credentials
   await page.getByLabel('Password').fill(credentials.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
+
+/** A Chromium page signed in to the console at `consoleUrl` (what a browser spec's before hook opens). */
+export async function signedInPage(
+  consoleUrl: string,
+  credentials: { username: string; password: string },
+  viewport: { width: number; height: number } = { width: 1280, height: 800 },
+): Promise<{ browser: Browser; context: BrowserContext; page: Page }> {
+  const browser = await launchChromium();
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  page.setDefaultTimeout(60_000);
+  await signInWithForm(page, consoleUrl, credentials);
+  return { browser, context, page };
+}

@@ -4,6 +4,7 @@ import { Notice } from '../shell/Notice.tsx';
 import type { Item } from '../catalog/types.ts';
 import { RunOutput } from './RunOutput.tsx';
 import { DiagnosePanel } from './DiagnosePanel.tsx';
+import { BackfillPanel } from './BackfillPanel.tsx';
 import { ACTIVE_STATES, marksOf, requestEnded, runBanner, type RunRequest } from './runBanner.ts';
 
 const POLL_MS = 1000;
@@ -112,6 +113,7 @@ export const TaskPanel = ({ task: initial, onChanged, onPolled }: { task: Item; 
         </details>
       ) : null}
       {sessionId ? <RunOutput key={sessionId} sessionId={sessionId} live={active} /> : <p className="hint">No run yet.</p>}
+      {task.frequency && task.frequency !== 'ADHOC' ? <BackfillPanel taskLaui={task.laui} /> : null}
       <DiagnosePanel taskLaui={task.laui} />
     </section>
   );
