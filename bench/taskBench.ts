@@ -203,6 +203,7 @@ export async function openBed(dir: string, env: Record<string, string>) {
   };
   return {
     service,
+    dataDir,
     api,
     tree,
     operator,
