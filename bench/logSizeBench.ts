@@ -17,7 +17,8 @@ const TASKS = 8;
  * `events` table of JSON text), measured the same way.
  */
 export async function benchLogSize(opts: { dir: string; runs: number }): Promise<Array<Record<string, unknown>>> {
-  const bed = await openBed(opts.dir, {});
+  // A registry of its own, as the restart bench: another service on the host (a test run) does not stop this one.
+  const bed = await openBed(opts.dir, { WORKER_RUN_AS_REGISTRY: join(opts.dir, 'logsize-run-uids') });
   const { service, api, operator, createAndRun } = bed;
   const file = join(bed.dataDir, 'events.sqlite');
   try {
@@ -37,7 +38,7 @@ export async function benchLogSize(opts: { dir: string; runs: number }): Promise
       await until(laui, 1);
       lauis.push(laui);
     }
-    const rerun = await measure(file, service.eventStore, async () => {
+    const rerun = await measure(true, file, service.eventStore, async () => {
       await Promise.all(
         lauis.map(async (laui) => {
           for (let round = 2; round < 2 + perTask; round += 1) {
@@ -49,7 +50,7 @@ export async function benchLogSize(opts: { dir: string; runs: number }): Promise
       return perTask * TASKS;
     });
     let created = 0;
-    const createAndRunFigure = await measure(file, service.eventStore, async () => {
+    const createAndRunFigure = await measure(false, file, service.eventStore, async () => {
       await Promise.all(
         Array.from({ length: TASKS }, async (_, client) => {
           for (let round = 0; round < perTask; round += 1) {
@@ -69,7 +70,9 @@ export async function benchLogSize(opts: { dir: string; runs: number }): Promise
     await bed.close();
   }
 
+  /** `targeted`: the issue's target (at most 1.5 KB per run) applies; not to a run that also creates its task. */
   async function measure(
+    targeted: boolean,
     path: string,
     store: { headPosition(): Promise<bigint>; readAll(options: { after: bigint; maxCount: number }): Promise<RecordedEvent[]> },
     work: () => Promise<number>,
@@ -97,8 +100,7 @@ export async function benchLogSize(opts: { dir: string; runs: number }): Promise
       bytes_per_event: Math.round(bytes / Math.max(events.length, 1)),
       stored_bytes_by_type: storedBytesByType(path, from),
       baseline: { figure: 'the same events in the layout of the release before (events table, JSON text)', value: Math.round(legacy / runs), unit: 'bytes/run' },
-      target: '<= 1536 bytes/run',
-      pass: bytes / runs <= 1536,
+      ...(targeted ? { target: '<= 1536 bytes/run', pass: bytes / runs <= 1536 } : {}),
     };
   }
 }

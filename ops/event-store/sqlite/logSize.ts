@@ -10,22 +10,45 @@ import { LEGACY_EVENTS_SCHEMA } from './migrateEventStoreSchema.ts';
 
 export interface TypeBytes {
   events: number;
-  /** Mean bytes of the event's own columns (data, metadata, id, stream, type, time; no SQLite overhead). */
+  /**
+   * Mean bytes of the event's own columns (data, metadata, id, stream, type, time; no SQLite
+   * overhead). In `log` the small integer columns count 8 bytes in all, the metadata row is shared.
+   */
   bytes_per_event: number;
 }
 
-/** Stored bytes per event type of the events after `after`, from the file at `file`. */
+/**
+ * Stored bytes per event type of the events after `after`, from the file at `file`: in the legacy
+ * `events` table, every column of the row; in `log`, the row's columns and its share of its
+ * command's `log_metadata` row.
+ */
 export function storedBytesByType(file: string, after: bigint): Record<string, TypeBytes> {
   const db = new Database(file, { readonly: true });
   try {
-    const rows = db
+    const legacy = db
       .prepare<[bigint], { type: string; events: number; bytes: number }>(
         `SELECT type, COUNT(*) AS events,
                 SUM(length(CAST(data AS BLOB)) + length(CAST(metadata AS BLOB)) + length(CAST(id AS BLOB)) + length(CAST(stream_id AS BLOB)) + length(CAST(type AS BLOB)) + length(CAST(recorded_at AS BLOB))) AS bytes
-         FROM events WHERE position > ? GROUP BY type ORDER BY type`,
+         FROM events WHERE position > ? GROUP BY type`,
       )
       .all(after);
-    return Object.fromEntries(rows.map((row) => [row.type, { events: row.events, bytes_per_event: Math.round(row.bytes / row.events) }]));
+    const compact = db
+      .prepare<[bigint, bigint], { type: string; events: number; bytes: number }>(
+        `WITH shares AS (SELECT metadata, COUNT(*) AS events FROM log WHERE position > ? GROUP BY metadata)
+         SELECT t.name AS type, COUNT(*) AS events,
+                SUM(length(l.data) + length(l.id) + 8 + (length(m.metadata) + 6.0) / shares.events) AS bytes
+         FROM log l JOIN log_types t ON t.id = l.type JOIN log_metadata m ON m.id = l.metadata JOIN shares ON shares.metadata = l.metadata
+         WHERE l.position > ? GROUP BY t.name`,
+      )
+      .all(after, after);
+    const byType: Record<string, TypeBytes> = {};
+    for (const row of [...legacy, ...compact].sort((a, b) => a.type.localeCompare(b.type))) {
+      const previous = byType[row.type];
+      const events = row.events + (previous?.events ?? 0);
+      const bytes = row.bytes + (previous ? previous.bytes_per_event * previous.events : 0);
+      byType[row.type] = { events, bytes_per_event: Math.round(bytes / events) };
+    }
+    return byType;
   } finally {
     db.close();
   }

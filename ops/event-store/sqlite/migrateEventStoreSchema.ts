@@ -19,6 +19,27 @@ const MIGRATIONS: ReadonlyArray<string> = [
      recorded_at TEXT    NOT NULL
    );
    CREATE UNIQUE INDEX events_stream_revision ON events (stream_id, revision);`,
+  // 2. The compact log (compactLog.ts): every append goes to `log` from here on, `events` keeps
+  //    what it holds, unchanged. Streams and types are numbers, the metadata of a command's events
+  //    one `log_metadata` row per commit, ids 16 bytes, data and metadata packed (packedJson.ts).
+  //    `log` positions continue from the sequence of `events`, so no position is ever handed out
+  //    twice across the two tables either.
+  `CREATE TABLE log_streams (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+   CREATE TABLE log_types (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+   CREATE TABLE log_metadata (id INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, metadata BLOB NOT NULL);
+   CREATE TABLE log (
+     position INTEGER PRIMARY KEY AUTOINCREMENT,
+     stream   INTEGER NOT NULL,
+     revision INTEGER NOT NULL,
+     id       BLOB    NOT NULL,
+     type     INTEGER NOT NULL,
+     version  INTEGER NOT NULL,
+     metadata INTEGER NOT NULL,
+     data     BLOB    NOT NULL
+   );
+   CREATE UNIQUE INDEX log_stream_revision ON log (stream, revision);
+   INSERT INTO sqlite_sequence (name, seq)
+     SELECT 'log', MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0), (SELECT COALESCE(MAX(position), 0) FROM events));`,
 ];
 
 /** Schema version 1 alone: the layout of the releases before the compact log (benchmarks compare with it). */
