@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { STORED_DATA_JSON, type Position, type RecordedEvent } from '../../../shared/event-store/EventStore.ts';
 import type { EventMetadata } from '../../../shared/events.ts';
-import { exactTimeMs, packJson, unpackJson, uuidOf } from './packedJson.ts';
+import { exactTimeMs, packJson, unpackJson } from './packedJson.ts';
 
 /**
  * The two tables events live in (migrateEventStoreSchema.ts):
@@ -19,10 +19,18 @@ import { exactTimeMs, packJson, unpackJson, uuidOf } from './packedJson.ts';
 export type LegacyRow = [position: bigint, streamId: string, revision: bigint, id: string, type: string, data: string, metadata: string, recordedAt: string];
 export const LEGACY_COLUMNS = 'position, stream_id, revision, id, type, data, metadata, recorded_at';
 
-/** The columns of a compact row, in the order LOG_COLUMNS selects them (from LOG_FROM). */
-export type LogRow = [position: bigint, streamId: string, revision: bigint, id: Buffer | string, type: bigint, version: bigint, data: Buffer, recordedAt: bigint | string, metadata: Buffer];
-export const LOG_COLUMNS = 'l.position, s.name, l.revision, l.id, l.type, l.version, l.data, m.recorded_at, m.metadata';
-export const LOG_FROM = 'log l JOIN log_streams s ON s.id = l.stream JOIN log_metadata m ON m.id = l.metadata';
+/**
+ * The columns of a compact row, in the order LOG_COLUMNS selects them (from LOG_FROM). The id is
+ * made hex text by SQLite (a BLOB would be a Buffer per row, the slowest part of reading); the
+ * metadata is a reference, which LogRowReader looks up once for all the events of a command.
+ */
+export type LogRow = [position: bigint, streamId: string, revision: bigint, id: string, type: bigint, version: bigint, data: string, metadata: bigint];
+export const LOG_COLUMNS = "l.position, s.name, l.revision, CASE WHEN typeof(l.id) = 'blob' THEN lower(hex(l.id)) ELSE l.id END, l.type, l.version, l.data, l.metadata";
+export const LOG_FROM = 'log l JOIN log_streams s ON s.id = l.stream';
+
+/** The id as written: a UUID from its 32 hex digits (the 16 bytes stored), any other id as it was. */
+const idOf = (stored: string): string =>
+  stored.length === 32 && !stored.includes('-') ? `${stored.slice(0, 8)}-${stored.slice(8, 12)}-${stored.slice(12, 16)}-${stored.slice(16, 20)}-${stored.slice(20)}` : stored;
 
 /** The newest position of the whole log: `log`'s, else that of `events` (both are O(1) on the primary key). */
 export const HEAD_SQL = 'SELECT MAX((SELECT COALESCE(MAX(position), 0) FROM log), (SELECT COALESCE(MAX(position), 0) FROM events))';
@@ -46,33 +54,58 @@ export function legacyRowToEvent(row: LegacyRow): RecordedEvent {
 const recordedTime = (stored: bigint | string): { recordedAt: string; baseMs: number } =>
   typeof stored === 'string' ? { recordedAt: stored, baseMs: 0 } : { recordedAt: new Date(Number(stored)).toISOString(), baseMs: Number(stored) };
 
+/** A command's metadata row, decoded: each event gets its own copy of `metadata` (flat: a shallow copy is a copy). */
+interface CommandMetadata {
+  recordedAt: string;
+  baseMs: number;
+  metadata: EventMetadata;
+}
+
+/** Decoded metadata rows kept: a page of the log holds a few commands, a rebuild walks them in order. */
+const METADATA_CACHE = 256;
+
 /**
  * Reads compact rows back to events, with the type names of `log_types` (kept in memory: a few
- * dozen, read again when a row has one not seen yet, which another process may have added).
+ * dozen, read again when a row has one not seen yet, which another process may have added) and
+ * the metadata rows of the last commands read.
  */
 export class LogRowReader {
   private types = new Map<number, string>();
   private readonly allTypes: Database.Statement<[], { id: number; name: string }>;
+  private readonly metadataRow: Database.Statement<[bigint], [recordedAt: bigint | string, metadata: string]>;
+  private readonly commands = new Map<bigint, CommandMetadata>();
 
   constructor(db: Database.Database) {
     this.allTypes = db.prepare<[], { id: number; name: string }>('SELECT id, name FROM log_types');
+    this.metadataRow = db.prepare<[bigint], [bigint | string, string]>('SELECT recorded_at, metadata FROM log_metadata WHERE id = ?').raw().safeIntegers();
   }
 
   readonly toEvent = (row: LogRow): RecordedEvent => {
-    const { recordedAt, baseMs } = recordedTime(row[7]);
-    const metadata = unpackJson(row[8], baseMs) as EventMetadata;
-    metadata.version = Number(row[5]);
+    const command = this.command(row[7]);
     return {
       position: row[0],
       streamId: row[1],
       revision: Number(row[2]),
-      id: typeof row[3] === 'string' ? row[3] : uuidOf(row[3]),
+      id: idOf(row[3]),
       type: this.typeName(Number(row[4])),
-      data: unpackJson(row[6], baseMs) as Record<string, unknown>,
-      metadata,
-      recordedAt,
+      data: unpackJson(row[6], command.baseMs) as Record<string, unknown>,
+      metadata: { ...command.metadata, version: Number(row[5]) },
+      recordedAt: command.recordedAt,
     };
   };
+
+  private command(id: bigint): CommandMetadata {
+    let command = this.commands.get(id);
+    if (command === undefined) {
+      const row = this.metadataRow.get(id);
+      if (row === undefined) throw new Error(`log_metadata has no row ${String(id)}`);
+      const { recordedAt, baseMs } = recordedTime(row[0]);
+      command = { recordedAt, baseMs, metadata: unpackJson(row[1], baseMs) as EventMetadata };
+      if (this.commands.size >= METADATA_CACHE) this.commands.clear();
+      this.commands.set(id, command);
+    }
+    return command;
+  }
 
   private typeName(id: number): string {
     let name = this.types.get(id);
@@ -94,7 +127,7 @@ export interface LogRowValues {
   version: number;
   /** Index into the transaction's metadata rows (LogRowEncoder.metadataRows). */
   metadata: number;
-  data: Buffer;
+  data: string;
 }
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -113,10 +146,10 @@ export class LogRowEncoder {
   private readonly makeStream: Database.Statement<[string], number>;
   private readonly findType: Database.Statement<[string], number>;
   private readonly makeType: Database.Statement<[string], number>;
-  private readonly insertMetadata: Database.Statement<[number | string, Buffer], number>;
-  /** The transaction's metadata: packed bytes (as latin1 text, a map key) -> index in metadataRows. */
+  private readonly insertMetadata: Database.Statement<[number | string, string], number>;
+  /** The transaction's metadata: packed text -> index in metadataRows. */
   private metadataIndex = new Map<string, number>();
-  metadataRows: Buffer[] = [];
+  metadataRows: string[] = [];
   private recordedAt: number | string = 0;
   private baseMs = 0;
 
@@ -125,7 +158,7 @@ export class LogRowEncoder {
     this.makeStream = db.prepare<[string], number>('INSERT INTO log_streams (name) VALUES (?) RETURNING id').pluck();
     this.findType = db.prepare<[string], number>('SELECT id FROM log_types WHERE name = ?').pluck();
     this.makeType = db.prepare<[string], number>('INSERT INTO log_types (name) VALUES (?) RETURNING id').pluck();
-    this.insertMetadata = db.prepare<[number | string, Buffer], number>('INSERT INTO log_metadata (recorded_at, metadata) VALUES (?, ?) RETURNING id').pluck();
+    this.insertMetadata = db.prepare<[number | string, string], number>('INSERT INTO log_metadata (recorded_at, metadata) VALUES (?, ?) RETURNING id').pluck();
   }
 
   /** Starts a transaction's rows, all stored with `recordedAt`. */
@@ -149,12 +182,11 @@ export class LogRowEncoder {
     const version = typeof metadata.version === 'number' ? metadata.version : 1;
     delete metadata.version;
     const packedMetadata = packJson(metadata, this.baseMs);
-    const key = packedMetadata.toString('latin1');
-    let metadataAt = this.metadataIndex.get(key);
+    let metadataAt = this.metadataIndex.get(packedMetadata);
     if (metadataAt === undefined) {
       metadataAt = this.metadataRows.length;
       this.metadataRows.push(packedMetadata);
-      this.metadataIndex.set(key, metadataAt);
+      this.metadataIndex.set(packedMetadata, metadataAt);
     }
     return {
       stream,

@@ -36,7 +36,7 @@ export function storedBytesByType(file: string, after: bigint): Record<string, T
       .prepare<[bigint, bigint], { type: string; events: number; bytes: number }>(
         `WITH shares AS (SELECT metadata, COUNT(*) AS events FROM log WHERE position > ? GROUP BY metadata)
          SELECT t.name AS type, COUNT(*) AS events,
-                SUM(length(l.data) + length(l.id) + 8 + (length(m.metadata) + 6.0) / shares.events) AS bytes
+                SUM(length(CAST(l.data AS BLOB)) + length(CAST(l.id AS BLOB)) + 8 + (length(CAST(m.metadata AS BLOB)) + 6.0) / shares.events) AS bytes
          FROM log l JOIN log_types t ON t.id = l.type JOIN log_metadata m ON m.id = l.metadata JOIN shares ON shares.metadata = l.metadata
          WHERE l.position > ? GROUP BY t.name`,
       )

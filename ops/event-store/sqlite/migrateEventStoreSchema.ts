@@ -21,12 +21,12 @@ const MIGRATIONS: ReadonlyArray<string> = [
    CREATE UNIQUE INDEX events_stream_revision ON events (stream_id, revision);`,
   // 2. The compact log (compactLog.ts): every append goes to `log` from here on, `events` keeps
   //    what it holds, unchanged. Streams and types are numbers, the metadata of a command's events
-  //    one `log_metadata` row per commit, ids 16 bytes, data and metadata packed (packedJson.ts).
+  //    one `log_metadata` row per commit, ids 16 bytes, data and metadata packed text (packedJson.ts).
   //    `log` positions continue from the sequence of `events`, so no position is ever handed out
   //    twice across the two tables either.
   `CREATE TABLE log_streams (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
    CREATE TABLE log_types (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-   CREATE TABLE log_metadata (id INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, metadata BLOB NOT NULL);
+   CREATE TABLE log_metadata (id INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, metadata TEXT NOT NULL);
    CREATE TABLE log (
      position INTEGER PRIMARY KEY AUTOINCREMENT,
      stream   INTEGER NOT NULL,
@@ -35,7 +35,7 @@ const MIGRATIONS: ReadonlyArray<string> = [
      type     INTEGER NOT NULL,
      version  INTEGER NOT NULL,
      metadata INTEGER NOT NULL,
-     data     BLOB    NOT NULL
+     data     TEXT    NOT NULL
    );
    CREATE UNIQUE INDEX log_stream_revision ON log (stream, revision);
    INSERT INTO sqlite_sequence (name, seq)

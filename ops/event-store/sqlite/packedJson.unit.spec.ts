@@ -34,8 +34,8 @@ describe('packedJson: the compact encoding of the log table', () => {
     const value = { laui, uuid, copy: uuid, at: '2026-11-29T01:14:17.981Z', before: '2026-11-29T01:14:17.000Z', state: 'running' };
     const packed = packJson(value, BASE);
     expect(unpackJson(packed, BASE)).to.deep.equal(value);
-    // object 2 + 6 keys (one byte each as words, or short strings) + 13 + 17 + 2 (reference) + 2 + 3 + 2.
-    expect(packed.length).to.be.below(JSON.stringify(value).length / 3);
+    // object 2 + 6 keys (two characters each as words, or short strings) + 17 + 23 + 2 (reference) + 3 + 4 + 2.
+    expect(Buffer.byteLength(packed)).to.be.below(JSON.stringify(value).length / 2);
   });
 
   it('given strings that only look like ids or times (upper case, a bad date, another precision), when packed, then they read back as written', () => {
@@ -51,10 +51,17 @@ describe('packedJson: the compact encoding of the log table', () => {
     expect(({} as Record<string, unknown>).polluted).to.equal(undefined);
   });
 
-  it('given bytes cut short or with trailing bytes, when unpacked, then it throws rather than return a wrong value', () => {
-    const packed = packJson({ name: 'a string long enough' }, BASE);
-    expect(() => unpackJson(packed.subarray(0, packed.length - 3), BASE)).to.throw(/truncated/);
-    expect(() => unpackJson(Buffer.concat([packed, Buffer.from([0])]), BASE)).to.throw(/left over/);
+  it('given strings UTF-8 cannot hold (a lone surrogate), when packed, then every character the text holds is UTF-8 safe and they read back as written', () => {
+    const value = ['\ud800', 'a\udc00b', '😀 paired', 'é'];
+    const packed = packJson(value, BASE);
+    expect(Buffer.from(packed, 'utf8').toString('utf8')).to.equal(packed);
+    expect(unpackJson(packed, BASE)).to.deep.equal(value);
+  });
+
+  it('given text cut short or with characters left over, when unpacked, then it throws rather than return a wrong value', () => {
+    const packed = packJson({ name: 'a string long enough', id: '6b0b7c69086ee14a829af6d6' }, BASE);
+    expect(() => unpackJson(packed.slice(0, packed.length - 3), BASE)).to.throw(/truncated/);
+    expect(() => unpackJson(`${packed}\u0000`, BASE)).to.throw(/left over/);
   });
 
   it('given the dictionary, then it has no entry twice (an index must name one word)', () => {
