@@ -110,15 +110,13 @@ export class SqliteEventStore implements EventStore {
     options: Pick<SqliteEventStoreOptions, 'clock' | 'pollIntervalMs'> = {},
   ) {
     this.clock = options.clock ?? systemClock;
-    // raw() + safeIntegers(): arrays instead of keyed objects, positions as exact bigints.
-    this.readAllPage = db
-      .prepare<[bigint, number], LogRow>(`SELECT ${LOG_COLUMNS} FROM ${LOG_FROM} WHERE l.position > ? ORDER BY l.position LIMIT ?`)
-      .raw()
-      .safeIntegers();
+    // raw(): arrays instead of keyed objects. Compact rows come as numbers (LogRowReader makes the
+    // position a bigint): safeIntegers() would make a BigInt of every integer column of every row,
+    // which was a good part of a rebuild's garbage. Legacy rows keep exact bigints (safeIntegers()).
+    this.readAllPage = db.prepare<[bigint, number], LogRow>(`SELECT ${LOG_COLUMNS} FROM ${LOG_FROM} WHERE l.position > ? ORDER BY l.position LIMIT ?`).raw();
     this.readStreamRange = db
       .prepare<[string, number, number], LogRow>(`SELECT ${LOG_COLUMNS} FROM ${LOG_FROM} WHERE s.name = ? AND l.revision BETWEEN ? AND ? ORDER BY l.revision`)
-      .raw()
-      .safeIntegers();
+      .raw();
     this.readLegacyPage = db
       .prepare<[bigint, number], LegacyRow>(`SELECT ${LEGACY_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`)
       .raw()

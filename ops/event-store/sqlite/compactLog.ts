@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { STORED_DATA_JSON, type Position, type RecordedEvent } from '../../../shared/event-store/EventStore.ts';
 import type { EventMetadata } from '../../../shared/events.ts';
-import { exactTimeMs, packJson, unpackJson } from './packedJson.ts';
+import { exactTimeMs, isoOf, packJson, unpackJson } from './packedJson.ts';
 
 /**
  * The two tables events live in (migrateEventStoreSchema.ts):
@@ -22,11 +22,11 @@ export const LEGACY_COLUMNS = 'position, stream_id, revision, id, type, data, me
 /**
  * The columns of a compact row, in the order LOG_COLUMNS selects them (from LOG_FROM). The id is
  * made hex text by SQLite (a BLOB would be a Buffer per row, the slowest part of reading); the
- * metadata is a reference, which LogRowReader looks up once for all the events of a command.
+ * command's metadata row comes with each event, LogRowReader decodes it once for all of them.
  */
-export type LogRow = [position: bigint, streamId: string, revision: bigint, id: string, type: bigint, version: bigint, data: string, metadata: bigint];
-export const LOG_COLUMNS = "l.position, s.name, l.revision, CASE WHEN typeof(l.id) = 'blob' THEN lower(hex(l.id)) ELSE l.id END, l.type, l.version, l.data, l.metadata";
-export const LOG_FROM = 'log l JOIN log_streams s ON s.id = l.stream';
+export type LogRow = [position: number, streamId: string, revision: number, id: string, type: number, version: number, data: string, metadataId: number, recordedAt: number | string, metadata: string];
+export const LOG_COLUMNS = "l.position, s.name, l.revision, CASE WHEN typeof(l.id) = 'blob' THEN lower(hex(l.id)) ELSE l.id END, l.type, l.version, l.data, l.metadata, m.recorded_at, m.metadata";
+export const LOG_FROM = 'log l JOIN log_streams s ON s.id = l.stream JOIN log_metadata m ON m.id = l.metadata';
 
 /** The id as written: a UUID from its 32 hex digits (the 16 bytes stored), any other id as it was. */
 const idOf = (stored: string): string =>
@@ -34,6 +34,15 @@ const idOf = (stored: string): string =>
 
 /** The newest position of the whole log: `log`'s, else that of `events` (both are O(1) on the primary key). */
 export const HEAD_SQL = 'SELECT MAX((SELECT COALESCE(MAX(position), 0) FROM log), (SELECT COALESCE(MAX(position), 0) FROM events))';
+
+/**
+ * The newest position of a log file of either schema (read by a backup and a restore, which open
+ * files of older releases too, without migrating them): 0 when it holds no event.
+ */
+export const logFileHead = (db: Database.Database): number => {
+  const compact = db.prepare<[], number>("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'log'").pluck().get() === 1;
+  return db.prepare<[], number>(compact ? HEAD_SQL : 'SELECT COALESCE(MAX(position), 0) FROM events').pluck().get() ?? 0;
+};
 
 /** Decoded legacy rows keep their JSON text: readers that serve data unchanged write it as it is. */
 export function legacyRowToEvent(row: LegacyRow): RecordedEvent {
@@ -51,8 +60,8 @@ export function legacyRowToEvent(row: LegacyRow): RecordedEvent {
 }
 
 /** The ISO time and the base of the packed times of a `log_metadata.recorded_at` (ms, or the text when it was not an exact ISO time). */
-const recordedTime = (stored: bigint | string): { recordedAt: string; baseMs: number } =>
-  typeof stored === 'string' ? { recordedAt: stored, baseMs: 0 } : { recordedAt: new Date(Number(stored)).toISOString(), baseMs: Number(stored) };
+const recordedTime = (stored: number | string): { recordedAt: string; baseMs: number } =>
+  typeof stored === 'string' ? { recordedAt: stored, baseMs: 0 } : { recordedAt: isoOf(stored), baseMs: stored };
 
 /** A command's metadata row, decoded: each event gets its own copy of `metadata` (flat: a shallow copy is a copy). */
 interface CommandMetadata {
@@ -67,42 +76,40 @@ const METADATA_CACHE = 256;
 /**
  * Reads compact rows back to events, with the type names of `log_types` (kept in memory: a few
  * dozen, read again when a row has one not seen yet, which another process may have added) and
- * the metadata rows of the last commands read.
+ * the decoded metadata of the last commands read.
  */
 export class LogRowReader {
   private types = new Map<number, string>();
   private readonly allTypes: Database.Statement<[], { id: number; name: string }>;
-  private readonly metadataRow: Database.Statement<[bigint], [recordedAt: bigint | string, metadata: string]>;
-  private readonly commands = new Map<bigint, CommandMetadata>();
+  private readonly commands = new Map<number, CommandMetadata>();
 
   constructor(db: Database.Database) {
     this.allTypes = db.prepare<[], { id: number; name: string }>('SELECT id, name FROM log_types');
-    this.metadataRow = db.prepare<[bigint], [bigint | string, string]>('SELECT recorded_at, metadata FROM log_metadata WHERE id = ?').raw().safeIntegers();
   }
 
   readonly toEvent = (row: LogRow): RecordedEvent => {
-    const command = this.command(row[7]);
+    const command = this.command(row);
+    // Positions are rowids: beyond 2^53 (9e15 events) a number would not be exact.
+    if (!Number.isSafeInteger(row[0])) throw new Error(`log position ${row[0]} is beyond what this reader reads exactly`);
     return {
-      position: row[0],
+      position: BigInt(row[0]),
       streamId: row[1],
-      revision: Number(row[2]),
+      revision: row[2],
       id: idOf(row[3]),
-      type: this.typeName(Number(row[4])),
+      type: this.typeName(row[4]),
       data: unpackJson(row[6], command.baseMs) as Record<string, unknown>,
-      metadata: { ...command.metadata, version: Number(row[5]) },
+      metadata: { ...command.metadata, version: row[5] },
       recordedAt: command.recordedAt,
     };
   };
 
-  private command(id: bigint): CommandMetadata {
-    let command = this.commands.get(id);
+  private command(row: LogRow): CommandMetadata {
+    let command = this.commands.get(row[7]);
     if (command === undefined) {
-      const row = this.metadataRow.get(id);
-      if (row === undefined) throw new Error(`log_metadata has no row ${String(id)}`);
-      const { recordedAt, baseMs } = recordedTime(row[0]);
-      command = { recordedAt, baseMs, metadata: unpackJson(row[1], baseMs) as EventMetadata };
+      const { recordedAt, baseMs } = recordedTime(row[8]);
+      command = { recordedAt, baseMs, metadata: unpackJson(row[9], baseMs) as EventMetadata };
       if (this.commands.size >= METADATA_CACHE) this.commands.clear();
-      this.commands.set(id, command);
+      this.commands.set(row[7], command);
     }
     return command;
   }
@@ -146,19 +153,18 @@ export class LogRowEncoder {
   private readonly makeStream: Database.Statement<[string], number>;
   private readonly findType: Database.Statement<[string], number>;
   private readonly makeType: Database.Statement<[string], number>;
-  private readonly insertMetadata: Database.Statement<[number | string, string], number>;
+  private readonly insertMetadata = new Map<number, Database.Statement<Array<number | string>, number>>();
   /** The transaction's metadata: packed text -> index in metadataRows. */
   private metadataIndex = new Map<string, number>();
   metadataRows: string[] = [];
   private recordedAt: number | string = 0;
   private baseMs = 0;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     this.findStream = db.prepare<[string], number>('SELECT id FROM log_streams WHERE name = ?').pluck();
     this.makeStream = db.prepare<[string], number>('INSERT INTO log_streams (name) VALUES (?) RETURNING id').pluck();
     this.findType = db.prepare<[string], number>('SELECT id FROM log_types WHERE name = ?').pluck();
     this.makeType = db.prepare<[string], number>('INSERT INTO log_types (name) VALUES (?) RETURNING id').pluck();
-    this.insertMetadata = db.prepare<[number | string, string], number>('INSERT INTO log_metadata (recorded_at, metadata) VALUES (?, ?) RETURNING id').pluck();
   }
 
   /** Starts a transaction's rows, all stored with `recordedAt`. */
@@ -201,7 +207,22 @@ export class LogRowEncoder {
 
   /** Inserts the transaction's metadata rows; returns their ids, by index. */
   insertMetadataRows(): number[] {
-    return this.metadataRows.map((packed) => this.insertMetadata.get(this.recordedAt, packed) as number);
+    const ids: number[] = [];
+    // Up to 32 rows per statement, as the events (AppendBatchWriter): a bulk append of events of
+    // distinct metadata makes as many rows.
+    for (let start = 0; start < this.metadataRows.length; start += 32) {
+      const rows = this.metadataRows.slice(start, start + 32);
+      let insert = this.insertMetadata.get(rows.length);
+      if (!insert) {
+        insert = this.db
+          .prepare<Array<number | string>, number>(`INSERT INTO log_metadata (recorded_at, metadata) VALUES ${rows.map(() => '(?, ?)').join(', ')} RETURNING id`)
+          .pluck();
+        this.insertMetadata.set(rows.length, insert);
+      }
+      // RETURNING's order is not promised; ids grow with the rows' order.
+      ids.push(...insert.all(...rows.flatMap((packed) => [this.recordedAt, packed])).sort((a, b) => a - b));
+    }
+    return ids;
   }
 
   /** After COMMIT: the numbers the transaction made are real. */
