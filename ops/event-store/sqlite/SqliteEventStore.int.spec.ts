@@ -9,7 +9,9 @@ import { expect } from 'chai';
 import { START, STORED_DATA_JSON, type AppendResult, type RecordedEvent } from '../../../shared/event-store/EventStore.ts';
 import { anEvent, delay, expectConflict, numbersOf, someEvents, waitUntil } from '../../../test/contracts/eventStore/contractFixtures.ts';
 import { describeEventStoreContract } from '../../../test/contracts/eventStoreContract.ts';
+import { AppendBatchWriter } from './AppendBatchWriter.ts';
 import { EVENT_STORE_SCHEMA_VERSION, LEGACY_EVENTS_SCHEMA } from './migrateEventStoreSchema.ts';
+import { openEventStoreDatabase } from './openEventStoreDatabase.ts';
 import { openSqliteEventStore, type SqliteEventStore, type SqliteWriterPlacement } from './SqliteEventStore.ts';
 import { SqliteWriterThread } from './SqliteWriterThread.ts';
 
@@ -302,6 +304,23 @@ describe('SqliteEventStore', () => {
       const [tail] = await writer.readAll();
       expect(event?.id).to.equal(tail?.id);
       expect(event?.recordedAt).to.equal(tail?.recordedAt);
+    });
+
+    it('given ids that are not UUIDs and a commit time that is not an exact ISO time (a writer of another kind), when read, then both are as written', async () => {
+      const file = newFile();
+      const db = openEventStoreDatabase(file, 'normal');
+      try {
+        const metadata = JSON.stringify({ user_laui: null, correlation_id: 'c', causation_id: null, at: '2024-05-01T10:00:00.000Z', version: 1 });
+        const ids = ['0123456789abcdef0123456789abcdef', 'plain-id'];
+        new AppendBatchWriter(db).write([{ streamId: 's', expected: 'no_stream', events: ids.map((id, n) => ({ id, type: 'ThingHappened', data: `{"n":${n}}`, metadata })) }], 'yesterday');
+      } finally {
+        db.close();
+      }
+      const events = await open(file).readAll();
+      expect(events.map((event) => [event.id, event.recordedAt, event.data.n])).to.deep.equal([
+        ['0123456789abcdef0123456789abcdef', 'yesterday', 0],
+        ['plain-id', 'yesterday', 1],
+      ]);
     });
 
     it('given a command of several events in one commit, when stored, then its metadata is stored once', async () => {

@@ -25,12 +25,12 @@ export const LEGACY_COLUMNS = 'position, stream_id, revision, id, type, data, me
  * command's metadata row comes with each event, LogRowReader decodes it once for all of them.
  */
 export type LogRow = [position: number, streamId: string, revision: number, id: string, type: number, version: number, data: string, metadataId: number, recordedAt: number | string, metadata: string];
-export const LOG_COLUMNS = "l.position, s.name, l.revision, CASE WHEN typeof(l.id) = 'blob' THEN lower(hex(l.id)) ELSE l.id END, l.type, l.version, l.data, l.metadata, m.recorded_at, m.metadata";
+export const LOG_COLUMNS = "l.position, s.name, l.revision, CASE WHEN typeof(l.id) = 'blob' THEN lower(hex(l.id)) ELSE '=' || l.id END, l.type, l.version, l.data, l.metadata, m.recorded_at, m.metadata";
 export const LOG_FROM = 'log l JOIN log_streams s ON s.id = l.stream JOIN log_metadata m ON m.id = l.metadata';
 
-/** The id as written: a UUID from its 32 hex digits (the 16 bytes stored), any other id as it was. */
+/** The id as written: a UUID from its 32 hex digits (the 16 bytes stored), any other id (stored as text, read with a leading '=') as it was. */
 const idOf = (stored: string): string =>
-  stored.length === 32 && !stored.includes('-') ? `${stored.slice(0, 8)}-${stored.slice(8, 12)}-${stored.slice(12, 16)}-${stored.slice(16, 20)}-${stored.slice(20)}` : stored;
+  stored.startsWith('=') ? stored.slice(1) : `${stored.slice(0, 8)}-${stored.slice(8, 12)}-${stored.slice(12, 16)}-${stored.slice(16, 20)}-${stored.slice(20)}`;
 
 /** The newest position of the whole log: `log`'s, else that of `events` (both are O(1) on the primary key). */
 export const HEAD_SQL = 'SELECT MAX((SELECT COALESCE(MAX(position), 0) FROM log), (SELECT COALESCE(MAX(position), 0) FROM events))';
