@@ -2,7 +2,8 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { RecordedEvent } from '../shared/event-store/EventStore.ts';
-import { storedBytesByType, writeLegacyLayout } from '../ops/event-store/sqlite/logSize.ts';
+import { openSqliteEventStore } from '../ops/event-store/sqlite/SqliteEventStore.ts';
+import { removeLegacyLayout, storedBytesByType, writeLegacyLayout } from '../ops/event-store/sqlite/logSize.ts';
 import { FINISHED, openBed } from './taskBench.ts';
 
 /** Tasks run side by side; each runs its share of the runs one after the other. */
@@ -91,7 +92,14 @@ export async function benchLogSize(opts: { dir: string; runs: number }): Promise
       events.push(...page);
       after = page.at(-1)?.position ?? to;
     }
-    const legacy = writeLegacyLayout(join(opts.dir, `logsize-legacy-${Date.now()}.sqlite`), events);
+    const legacyFile = join(opts.dir, `logsize-legacy-${Date.now()}.sqlite`);
+    const legacy = writeLegacyLayout(legacyFile, events);
+    let reads: Record<string, number>;
+    try {
+      reads = await compareReads(path, from, legacyFile, events.length);
+    } finally {
+      removeLegacyLayout(legacyFile);
+    }
     return {
       value: Math.round(bytes / runs),
       unit: 'bytes/run',
@@ -101,8 +109,37 @@ export async function benchLogSize(opts: { dir: string; runs: number }): Promise
       stored_bytes_by_type: storedBytesByType(path, from),
       baseline: { figure: 'the same events in the layout of the release before (events table, JSON text)', value: Math.round(legacy / runs), unit: 'bytes/run' },
       ...(targeted ? { target: '<= 1536 bytes/run', pass: bytes / runs <= 1536 } : {}),
+      read_events_per_s: reads.compact,
+      read_baseline: { figure: 'the same events read from the layout of the release before (its rows as this release reads them)', value: reads.legacy, unit: 'events/s' },
     };
   }
+}
+
+/**
+ * readAll over the measured events, from the service's file (compact rows after `from`) and from the
+ * same events in the previous layout (the store reads those rows as it reads an older file):
+ * alternating rounds, the best of each (other load only ever slows a round down).
+ */
+async function compareReads(compactFile: string, from: bigint, legacyFile: string, count: number): Promise<{ compact: number; legacy: number }> {
+  const best = { compact: 0, legacy: 0 };
+  for (let round = 0; round < 6; round += 1) {
+    const side = round % 2 === 0 ? 'compact' : 'legacy';
+    const store = openSqliteEventStore({ file: side === 'compact' ? compactFile : legacyFile, synchronous: 'normal', writer: 'main-thread' });
+    try {
+      const started = performance.now();
+      let read = 0;
+      for (let after = side === 'compact' ? from : 0n; read < count; ) {
+        const page = await store.readAll({ after, maxCount: 1000 });
+        if (page.length === 0) break;
+        read += page.length;
+        after = page.at(-1)?.position ?? after;
+      }
+      best[side] = Math.max(best[side], Math.round(read / ((performance.now() - started) / 1000)));
+    } finally {
+      await store.close();
+    }
+  }
+  return best;
 }
 
 /** Waits until the log stops growing (the runs' last commits are in), then checkpoints the WAL into the file. */

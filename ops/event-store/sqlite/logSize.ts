@@ -56,8 +56,9 @@ export function storedBytesByType(file: string, after: bigint): Record<string, T
 
 /**
  * Writes `events` as the release before stored them (one `events` table, JSON text columns, the
- * store's page size and journal) to a new file at `path`, removed after, and returns the bytes
- * they took: the file's size less that of the empty table.
+ * store's page size and journal, schema version 1) to a new file at `path`, and returns the bytes
+ * they took: the file's size less that of the empty table. The caller removes the file
+ * (removeLegacyLayout).
  */
 export function writeLegacyLayout(path: string, events: ReadonlyArray<RecordedEvent>): number {
   const db = new Database(path);
@@ -65,6 +66,7 @@ export function writeLegacyLayout(path: string, events: ReadonlyArray<RecordedEv
     db.pragma('page_size = 1024');
     db.pragma('journal_mode = WAL');
     db.exec(LEGACY_EVENTS_SCHEMA);
+    db.pragma('user_version = 1');
     db.pragma('wal_checkpoint(TRUNCATE)');
     const empty = statSync(path).size;
     const insert = db.prepare('INSERT INTO events (stream_id, revision, id, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
@@ -85,6 +87,9 @@ export function writeLegacyLayout(path: string, events: ReadonlyArray<RecordedEv
     return statSync(path).size - empty;
   } finally {
     db.close();
-    for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
   }
+}
+
+export function removeLegacyLayout(path: string): void {
+  for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
 }
