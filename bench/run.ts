@@ -21,6 +21,7 @@ import { benchStart } from './startBench.ts';
 import { benchRestart } from './restartBench.ts';
 import { benchPeers } from './peerBench.ts';
 import { benchAsOf } from './asOfBench.ts';
+import { benchLogSize } from './logSizeBench.ts';
 
 /**
  * `npm run bench`: every figure as one JSON line on stdout, each beside the baseline measured in
@@ -57,6 +58,8 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['restart', (dir) => benchRestart({ dir, items: Number(process.env.BENCH_RESTART_ITEMS ?? 1_000_000) })],
   // Issue 36: an as_of read of a 10,000-change item, fold snapshots against a plain fold, same run.
   ['asof', (dir) => benchAsOf({ dir, changes: Number(process.env.BENCH_ASOF_CHANGES ?? 10_000) })],
+  // Issue 35: bytes of events.sqlite per no-op run (BENCH_LOGSIZE_RUNS, default 400), beside the same events in the previous layout.
+  ['logsize', (dir) => benchLogSize({ dir, runs: Number(process.env.BENCH_LOGSIZE_RUNS ?? 400) })],
   // Issue 35: npm start's compiled bundle vs tsx, to /healthz on an empty DATA_DIR (alternating rounds).
   ['start', (dir) => benchStart({ dir, rounds: Number(process.env.BENCH_START_ROUNDS ?? 5) })],
   // Issue 34: the peer ratio, sustained no-op jobs beside graphile-worker (concurrency 8) on PostgreSQL (BENCH_PG_HOST, BENCH_PG_PORT, BENCH_PG_USER, BENCH_PG_DATABASE), interleaved rounds.

@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import tar from 'tar-stream';
 import { PUBLISH_CHECKPOINT_FILE } from '../bus/kafka/publishCheckpointFile.ts';
+import { logFileHead } from '../event-store/sqlite/compactLog.ts';
 import { BACKUP_FORMAT, BACKUP_FORMAT_VERSION, EVENT_LOG, type BackupManifest, type ManifestFile } from './backupManifest.ts';
 import { heldBackCheckpoint, leftOut, type SelectionOptions } from './backupSelection.ts';
 import { removeOnSignal } from './removeOnSignal.ts';
@@ -95,8 +96,7 @@ const copyEventLog = async (source: string, target: string, onProgress?: (progre
 const headOf = (log: string): number => {
   const db = new Database(log, { readonly: true, fileMustExist: true });
   try {
-    const row = db.prepare('SELECT MAX(position) AS head FROM events').get() as { head: number | null } | undefined;
-    return row?.head ?? 0;
+    return logFileHead(db);
   } finally {
     db.close();
   }

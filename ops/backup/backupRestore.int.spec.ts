@@ -55,14 +55,18 @@ const itemsByGet = async (api: CatalogClient, lauis: ReadonlyArray<string>): Pro
 };
 
 const EVENT_COLUMNS = 'position, stream_id, revision, id, type, data, metadata, recorded_at';
+/** A row of the compact log with what it refers to (its stream, type and command's metadata). */
+const LOG_COLUMNS = 'l.position, s.name, l.revision, l.id, t.name, l.version, l.data, m.metadata, m.recorded_at';
+const LOG_FROM = 'log l JOIN log_streams s ON s.id = l.stream JOIN log_types t ON t.id = l.type JOIN log_metadata m ON m.id = l.metadata';
 
-/** The rows of an event log, up to `head` when given. */
-const eventRows = (file: string, head?: number): unknown[] => {
+/** The rows of an event log (the legacy `events` table, then the compact `log`), up to `head` when given. */
+const eventRows = (file: string, head = Number.MAX_SAFE_INTEGER): unknown[] => {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    return head === undefined
-      ? db.prepare(`SELECT ${EVENT_COLUMNS} FROM events ORDER BY position`).all()
-      : db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE position <= ? ORDER BY position`).all(head);
+    return [
+      ...db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE position <= ? ORDER BY position`).all(head),
+      ...db.prepare(`SELECT ${LOG_COLUMNS} FROM ${LOG_FROM} WHERE l.position <= ? ORDER BY l.position`).all(head),
+    ];
   } finally {
     db.close();
   }
@@ -219,6 +223,7 @@ describe('backup and restore of DATA_DIR under a write load (npm run cli -- back
       db.close();
       const cut = new Database(join(referenceDir, 'events.sqlite'));
       cut.prepare('DELETE FROM events WHERE position > ?').run(head);
+      cut.prepare('DELETE FROM log WHERE position > ?').run(head);
       cut.close();
       cpSync(join(source.dataDir, 'keys'), join(referenceDir, 'keys'), { recursive: true });
 

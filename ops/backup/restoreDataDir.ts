@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import tar from 'tar-stream';
+import { logFileHead } from '../event-store/sqlite/compactLog.ts';
 import { EVENT_LOG, parseManifest, type BackupManifest } from './backupManifest.ts';
 import { removeOnSignal } from './removeOnSignal.ts';
 
@@ -125,7 +126,7 @@ const checkEventLog = (file: string, head: number): void => {
   try {
     const db = new Database(file, { readonly: true, fileMustExist: true });
     try {
-      found = (db.prepare('SELECT MAX(position) AS head FROM events').get() as { head: number | null }).head ?? 0;
+      found = logFileHead(db);
     } finally {
       db.close();
     }
