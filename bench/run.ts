@@ -20,6 +20,7 @@ import { benchEventLoop } from './eventLoopBench.ts';
 import { benchStart } from './startBench.ts';
 import { benchRestart } from './restartBench.ts';
 import { benchPeers } from './peerBench.ts';
+import { benchLogSize } from './logSizeBench.ts';
 
 /**
  * `npm run bench`: every figure as one JSON line on stdout, each beside the baseline measured in
@@ -54,6 +55,8 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['event-loop', (dir) => benchEventLoop({ dir, rounds: Number(process.env.BENCH_EVENT_LOOP_ROUNDS ?? 4) })],
   // Issue 35: a restart from the read-model snapshot vs the whole log replayed (BENCH_RESTART_ITEMS, default 1,000,000).
   ['restart', (dir) => benchRestart({ dir, items: Number(process.env.BENCH_RESTART_ITEMS ?? 1_000_000) })],
+  // Issue 35: bytes of events.sqlite per no-op run (BENCH_LOGSIZE_RUNS, default 400), beside the same events in the previous layout.
+  ['logsize', (dir) => benchLogSize({ dir, runs: Number(process.env.BENCH_LOGSIZE_RUNS ?? 400) })],
   // Issue 35: npm start's compiled bundle vs tsx, to /healthz on an empty DATA_DIR (alternating rounds).
   ['start', (dir) => benchStart({ dir, rounds: Number(process.env.BENCH_START_ROUNDS ?? 5) })],
   // Issue 34: the peer ratio, sustained no-op jobs beside graphile-worker (concurrency 8) on PostgreSQL (BENCH_PG_HOST, BENCH_PG_PORT, BENCH_PG_USER, BENCH_PG_DATABASE), interleaved rounds.

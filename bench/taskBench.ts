@@ -204,6 +204,7 @@ export async function openBed(dir: string, env: Record<string, string>) {
   };
   return {
     service,
+    dataDir,
     api,
     tree,
     operator,

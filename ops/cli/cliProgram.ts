@@ -15,6 +15,7 @@ import { loadState } from '../../command-side/kernel/handleCommand.ts';
 import { toEnvelope } from '../../query-side/events/eventEnvelope.ts';
 import { eventMatches } from '../../query-side/events/readEventsPage.ts';
 import { EXPORT_FORMATS, exportEvents, type ExportFormat } from '../events/exportEvents.ts';
+import { archiveEvents, parseDuration } from '../events/archiveEvents.ts';
 import { exportFormatFor } from './exportFormat.ts';
 import { dataDirProblem, openDataDirStore } from './openDataDirStore.ts';
 import { backupDataDir } from '../backup/backupDataDir.ts';
@@ -139,6 +140,28 @@ export const cliProgram = (): Command => {
         console.log(JSON.stringify({ out: options.out, format, events: result.events, last_position: Number(result.last) }));
       } finally {
         if (started) bar.stop();
+        await eventStore.close();
+      }
+    });
+
+  events
+    .command('archive')
+    .description('copy the events recorded before a retention window to a Parquet file in --out (opt-in; the live log keeps them)')
+    .requiredOption('--older-than <duration>', 'the retention window: events recorded longer ago than this are archived (90d, 12h, 2w...)', (value: string): number => {
+      const ms = parseDuration(value);
+      if (ms === null) throw new InvalidArgumentError('older-than must be a number and a unit: s, m, h, d or w (e.g. 90d)');
+      return ms;
+    })
+    .requiredOption('--out <dir>', 'the archive directory: one events-<first>-<last>.parquet per run, each run going on after the newest', nonEmpty('out'))
+    .action(async (options: { olderThan: number; out: string }) => {
+      const eventStore = openDataDirStore(loadConfig());
+      const bar = progressBar('events {bar} {percentage}% | ETA {eta}s');
+      try {
+        const result = await archiveEvents(eventStore, { dir: options.out, olderThanMs: options.olderThan, now: systemClock.now(), onProgress: (done, total) => bar.update('events', done, total) });
+        bar.stop();
+        console.log(JSON.stringify({ ...result, from: Number(result.from), last: Number(result.last) }));
+      } finally {
+        bar.stop();
         await eventStore.close();
       }
     });

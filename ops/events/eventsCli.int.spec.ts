@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { execFile, spawn } from 'node:child_process';
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { metadataFor } from '../../shared/events.ts';
@@ -125,6 +125,43 @@ describe('CLI: auditors and the event log (beside a running service on the same 
     expect(failures[1]?.code).to.equal(1);
     expect(failures[1]?.stderr).to.include(`error: --format jsonl conflicts with the extension of ${conflicting} (parquet)`);
     expect(existsSync(unknown) || existsSync(conflicting) || existsSync(`${conflicting}.partial`)).to.equal(false);
+  });
+
+  it('given events recorded less than a day ago, when archived --older-than 1d, then nothing is written', async () => {
+    const dir = join(svc.dataDir, 'archive-recent');
+    const { stdout } = await cli(svc.dataDir, 'events', 'archive', '--older-than', '1d', '--out', dir);
+    expect(JSON.parse(stdout)).to.deep.include({ file: null, events: 0, from: 0, last: 0 });
+    expect(readdirSync(dir)).to.deep.equal([]);
+  });
+
+  it('given events, when archived twice with new events in between, then each run writes the events after the previous file, DuckDB reads the directory as one redacted log, and the live log keeps them all', async function () {
+    // Three CLI processes, each loading DuckDB.
+    this.timeout(120_000);
+    const dir = join(svc.dataDir, 'archive');
+    const first = JSON.parse((await cli(svc.dataDir, 'events', 'archive', '--older-than', '0s', '--out', dir)).stdout) as { file: string; events: number; last: number };
+    expect(first.file).to.equal(join(dir, `events-1-${first.last}.parquet`));
+    expect(first.events).to.equal(first.last);
+    await svc.service.eventStore.append('probe-archive', [{ type: 'CliArchived', data: { password: 'probe-secret-2' }, metadata: metadataFor(null, new Date(), 'probe') }], 'no_stream');
+    const head = Number(await svc.service.eventStore.headPosition());
+    const second = JSON.parse((await cli(svc.dataDir, 'events', 'archive', '--older-than', '0s', '--out', dir)).stdout) as { file: string; events: number; from: number; last: number };
+    expect(second).to.deep.include({ from: first.last, file: join(dir, `events-${first.last + 1}-${second.last}.parquet`) });
+    expect(second.last).to.be.at.least(head);
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    try {
+      const reader = await connection.runAndReadAll(
+        `SELECT count(*)::INTEGER AS n, count(DISTINCT position)::INTEGER AS positions, max(position)::INTEGER AS last, bool_and(json_extract_string(data, '$.password') = '********') FILTER (WHERE stream LIKE 'probe-%') AS masked FROM read_parquet('${dir}/events-*.parquet')`,
+      );
+      expect(reader.getRowObjects()[0]).to.deep.equal({ n: second.last, positions: second.last, last: second.last, masked: true });
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+    expect((await svc.service.eventStore.readAll({ maxCount: 10 }))[0]?.position, 'the live log still starts at 1').to.equal(1n);
+    const bad = await cli(svc.dataDir, 'events', 'archive', '--older-than', '90 days', '--out', dir).then(() => null, (error: { code: number; stderr: string }) => error);
+    expect(bad?.code).to.equal(1);
+    expect(bad?.stderr).to.include('older-than must be a number and a unit');
   });
 
   it('given events tail, when the service appends an event, then the tail prints it', async () => {

@@ -14,6 +14,8 @@ export interface ExportOptions {
   /** Inclusive; the head at the start of the export when absent. */
   to?: Position;
   type?: string;
+  /** Stop at the first event recorded at or after this time (ms): an archive's retention window. */
+  recordedBeforeMs?: number;
   format: ExportFormat;
   out: string;
   /** Called after each page: positions covered so far of the whole range. */
@@ -35,13 +37,15 @@ export const exportEvents = async (store: EventStore, options: ExportOptions): P
   const file = createWriteStream(jsonl, { mode: 0o600 });
   let events = 0;
   let last = options.from;
+  let ended = false;
   try {
-    while (last < to) {
+    while (last < to && !ended) {
       const page = await store.readAll({ after: last, maxCount: PAGE });
       if (page.length === 0) break;
       let chunk = '';
       for (const event of page) {
-        if (event.position > to) break;
+        ended = event.position > to || (options.recordedBeforeMs !== undefined && Date.parse(event.recordedAt) >= options.recordedBeforeMs);
+        if (ended) break;
         last = event.position;
         if (!matches(event)) continue;
         chunk += `${JSON.stringify(toEnvelope(event))}\n`;

@@ -6,6 +6,7 @@ import {
   type ExpectedRevision,
 } from '../../../shared/event-store/EventStore.ts';
 import { checkExpectedRevision } from '../checkExpectedRevision.ts';
+import { HEAD_SQL, LogRowEncoder, type LogRowValues } from './compactLog.ts';
 
 /**
  * One append as the writer needs it: plain data, its events already serialized (and given their
@@ -41,24 +42,31 @@ const ROWS_PER_INSERT = 32;
 
 /**
  * Writes a batch of appends in one transaction, so the batch costs one commit (one fsync).
- * Each append is judged on its own: a conflict skips only that append's writes.
+ * Each append is judged on its own: a conflict skips only that append's writes. Rows go to the
+ * compact `log` table (compactLog.ts); a stream begun in the legacy `events` table continues
+ * there, from its last revision in `events`.
  */
 export class AppendBatchWriter {
   private readonly begin: Database.Statement;
   private readonly commit: Database.Statement;
   private readonly rollback: Database.Statement;
-  private readonly lastRevision: Database.Statement<[string], number | null>;
+  private readonly lastRevision: Database.Statement<[number], number | null>;
+  private readonly lastLegacyRevision: Database.Statement<[string], number | null>;
+  /** Whether `events` holds rows: frozen at schema 2, so known once (a fresh file's is empty). */
+  private readonly legacyRows: boolean;
   private readonly head: Database.Statement<[], bigint>;
   private readonly inserts = new Map<number, Database.Statement<unknown[], bigint>>();
+  private readonly encoder: LogRowEncoder;
 
   constructor(private readonly db: Database.Database) {
     this.begin = db.prepare('BEGIN IMMEDIATE');
     this.commit = db.prepare('COMMIT');
     this.rollback = db.prepare('ROLLBACK');
-    this.lastRevision = db
-      .prepare<[string], number | null>('SELECT MAX(revision) FROM events WHERE stream_id = ?')
-      .pluck();
-    this.head = db.prepare<[], bigint>('SELECT COALESCE(MAX(position), 0) FROM events').pluck().safeIntegers();
+    this.lastRevision = db.prepare<[number], number | null>('SELECT MAX(revision) FROM log WHERE stream = ?').pluck();
+    this.lastLegacyRevision = db.prepare<[string], number | null>('SELECT MAX(revision) FROM events WHERE stream_id = ?').pluck();
+    this.legacyRows = db.prepare<[], number>('SELECT EXISTS (SELECT 1 FROM events)').pluck().get() === 1;
+    this.head = db.prepare<[], bigint>(HEAD_SQL).pluck().safeIntegers();
+    this.encoder = new LogRowEncoder(db);
   }
 
   /** Throws, with nothing written, when SQLite itself fails (disk full, busy beyond the timeout). */
@@ -66,9 +74,10 @@ export class AppendBatchWriter {
     // IMMEDIATE takes the write lock up front: revisions read below cannot be overtaken by
     // another process (the CLI) before this transaction commits.
     this.begin.run();
+    this.encoder.begin(recordedAt);
     try {
-      const rows: Array<string | number> = [];
-      const outcomes = this.check(batch, rows, recordedAt);
+      const rows: LogRowValues[] = [];
+      const outcomes = this.check(batch, rows);
       const positions = this.insertRows(rows);
       // An append of no events answers with the head as of this batch.
       const head = outcomes.some((outcome) => 'lastRow' in outcome && outcome.lastRow === undefined)
@@ -82,9 +91,11 @@ export class AppendBatchWriter {
         return { result: { nextExpectedRevision, position } };
       });
       this.commit.run();
+      this.encoder.committed();
       return results;
     } catch (error) {
       if (this.db.inTransaction) this.rollback.run();
+      this.encoder.rolledBack();
       throw error;
     }
   }
@@ -95,8 +106,7 @@ export class AppendBatchWriter {
    */
   private check(
     batch: ReadonlyArray<AppendRequest>,
-    rows: Array<string | number>,
-    recordedAt: string,
+    rows: LogRowValues[],
   ): Array<Accepted | { conflict: WrongExpectedVersionError } | { aborted: true }> {
     // Streams accepted earlier in this batch; valid only inside this transaction.
     const accepted = new Map<string, number>();
@@ -108,7 +118,7 @@ export class AppendBatchWriter {
       // Every expectation of the run is checked before any row is queued: all or nothing.
       const lasts = run.map((append): number | WrongExpectedVersionError => {
         try {
-          return checkExpectedRevision(append.streamId, append.expected, accepted.get(append.streamId) ?? this.lastRevision.get(append.streamId) ?? 'no_stream');
+          return checkExpectedRevision(append.streamId, append.expected, accepted.get(append.streamId) ?? this.currentRevision(append.streamId));
         } catch (error) {
           if (error instanceof WrongExpectedVersionError) return error;
           throw error;
@@ -118,34 +128,41 @@ export class AppendBatchWriter {
       for (const [index, last] of lasts.entries()) {
         if (last instanceof WrongExpectedVersionError) outcomes.push({ conflict: last });
         else if (failed) outcomes.push({ aborted: true });
-        else outcomes.push(this.queueRows(run[index] as AppendRequest, last, rows, recordedAt, accepted));
+        else outcomes.push(this.queueRows(run[index] as AppendRequest, last, rows, accepted));
       }
       start = end + 1;
     }
     return outcomes;
   }
 
-  private queueRows(append: AppendRequest, last: number, rows: Array<string | number>, recordedAt: string, accepted: Map<string, number>): Accepted {
+  /** The stream's last revision as this transaction sees the file: in `log`, else in `events`. */
+  private currentRevision(streamId: string): number | 'no_stream' {
+    const stream = this.encoder.existingStream(streamId);
+    const last = stream === undefined ? null : this.lastRevision.get(stream);
+    if (last !== null && last !== undefined) return last;
+    return (this.legacyRows ? this.lastLegacyRevision.get(streamId) : null) ?? 'no_stream';
+  }
+
+  private queueRows(append: AppendRequest, last: number, rows: LogRowValues[], accepted: Map<string, number>): Accepted {
     const { streamId, events } = append;
-    for (const [index, event] of events.entries()) {
-      rows.push(streamId, last + 1 + index, event.id, event.type, event.data, event.metadata, recordedAt);
-    }
+    for (const [index, event] of events.entries()) rows.push(this.encoder.row(streamId, last + 1 + index, event));
     const nextExpectedRevision = last + events.length;
     if (events.length > 0) accepted.set(streamId, nextExpectedRevision);
-    const lastRow = events.length > 0 ? rows.length / COLUMNS_PER_ROW - 1 : undefined;
+    const lastRow = events.length > 0 ? rows.length - 1 : undefined;
     return { nextExpectedRevision, lastRow };
   }
 
-  /** Inserts the rows in order and returns their positions, as SQLite assigned them. */
-  private insertRows(rows: ReadonlyArray<string | number>): bigint[] {
-    const rowCount = rows.length / COLUMNS_PER_ROW;
+  /** Inserts the rows in order (their commands' metadata first) and returns their positions, as SQLite assigned them. */
+  private insertRows(rows: ReadonlyArray<LogRowValues>): bigint[] {
+    const metadataIds = this.encoder.insertMetadataRows();
     const positions: bigint[] = [];
-    for (let start = 0; start < rowCount; start += ROWS_PER_INSERT) {
-      const count = Math.min(ROWS_PER_INSERT, rowCount - start);
-      const params = rows.slice(start * COLUMNS_PER_ROW, (start + count) * COLUMNS_PER_ROW);
+    for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+      const chunk = rows.slice(start, start + ROWS_PER_INSERT);
+      const params: unknown[] = [];
+      for (const row of chunk) params.push(row.stream, row.revision, row.id, row.type, row.version, metadataIds[row.metadata], row.data);
       // SQLite inserts VALUES rows in order, each with a larger rowid, but does not promise the
       // order RETURNING emits them in: sorting restores row order without relying on it.
-      const returned = this.insertStatement(count).all(...params);
+      const returned = this.insertStatement(chunk.length).all(...params);
       positions.push(...returned.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
     }
     return positions;
@@ -154,12 +171,12 @@ export class AppendBatchWriter {
   private insertStatement(rowCount: number): Database.Statement<unknown[], bigint> {
     let statement = this.inserts.get(rowCount);
     if (!statement) {
-      const values = Array.from({ length: rowCount }, () => '(?, ?, ?, ?, ?, ?, ?)').join(', ');
+      const values = Array.from({ length: rowCount }, () => `(${Array.from({ length: COLUMNS_PER_ROW }, () => '?').join(', ')})`).join(', ');
       // RETURNING gives each row's position as assigned, in insertion order, so no position is
       // ever inferred by counting.
       statement = this.db
         .prepare<unknown[], bigint>(
-          `INSERT INTO events (stream_id, revision, id, type, data, metadata, recorded_at) VALUES ${values}
+          `INSERT INTO log (stream, revision, id, type, version, metadata, data) VALUES ${values}
            RETURNING position`,
         )
         .pluck()

@@ -22,6 +22,7 @@ import type { AppendRequest } from './AppendBatchWriter.ts';
 import { MainThreadCommitter, type BatchCommitter, type CommittedBatch } from './BatchCommitter.ts';
 import { currentSchemaVersion, upcast } from '../../../shared/event-store/upcast.ts';
 import { CommittedTail, type StoredEvent } from './CommittedTail.ts';
+import { HEAD_SQL, LEGACY_COLUMNS, LOG_COLUMNS, LOG_FROM, legacyEnd, legacyRowToEvent, LogRowReader, type LegacyRow, type LogRow } from './compactLog.ts';
 import { openEventStoreDatabase, type SqliteSynchronous } from './openEventStoreDatabase.ts';
 import { SqliteWriterThread } from './SqliteWriterThread.ts';
 
@@ -47,8 +48,6 @@ export interface SqliteEventStoreOptions {
 
 const DEFAULT_POLL_INTERVAL_MS = 500;
 
-const COLUMNS = 'position, stream_id, revision, id, type, data, metadata, recorded_at';
-type Row = [position: bigint, streamId: string, revision: bigint, id: string, type: string, data: string, metadata: string, recordedAt: string];
 
 /**
  * One caller's appends waiting for their batch: what is sent to the writer (one append, or an
@@ -84,8 +83,13 @@ export function openSqliteEventStore(options: SqliteEventStoreOptions): SqliteEv
  * read starts a fresh snapshot, so a read made after an append was acknowledged sees it.
  */
 export class SqliteEventStore implements EventStore {
-  private readonly readAllPage: Database.Statement<[bigint, number], Row>;
-  private readonly readStreamRange: Database.Statement<[string, number, number], Row>;
+  private readonly readAllPage: Database.Statement<[bigint, number], LogRow>;
+  private readonly readStreamRange: Database.Statement<[string, number, number], LogRow>;
+  private readonly readLegacyPage: Database.Statement<[bigint, number], LegacyRow>;
+  private readonly readLegacyStreamRange: Database.Statement<[string, number, number], LegacyRow>;
+  /** The last position of the legacy `events` table (frozen at schema 2): START when it holds none. */
+  private readonly legacyEnd: Position;
+  private readonly logRows: LogRowReader;
   private readonly head: Database.Statement<[], bigint>;
   private readonly hub: SubscriptionHub;
   private readonly tail = new CommittedTail();
@@ -108,16 +112,24 @@ export class SqliteEventStore implements EventStore {
     this.clock = options.clock ?? systemClock;
     // raw() + safeIntegers(): arrays instead of keyed objects, positions as exact bigints.
     this.readAllPage = db
-      .prepare<[bigint, number], Row>(`SELECT ${COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`)
+      .prepare<[bigint, number], LogRow>(`SELECT ${LOG_COLUMNS} FROM ${LOG_FROM} WHERE l.position > ? ORDER BY l.position LIMIT ?`)
       .raw()
       .safeIntegers();
     this.readStreamRange = db
-      .prepare<[string, number, number], Row>(
-        `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND revision BETWEEN ? AND ? ORDER BY revision`,
-      )
+      .prepare<[string, number, number], LogRow>(`SELECT ${LOG_COLUMNS} FROM ${LOG_FROM} WHERE s.name = ? AND l.revision BETWEEN ? AND ? ORDER BY l.revision`)
       .raw()
       .safeIntegers();
-    this.head = db.prepare<[], bigint>('SELECT COALESCE(MAX(position), 0) FROM events').pluck().safeIntegers();
+    this.readLegacyPage = db
+      .prepare<[bigint, number], LegacyRow>(`SELECT ${LEGACY_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`)
+      .raw()
+      .safeIntegers();
+    this.readLegacyStreamRange = db
+      .prepare<[string, number, number], LegacyRow>(`SELECT ${LEGACY_COLUMNS} FROM events WHERE stream_id = ? AND revision BETWEEN ? AND ? ORDER BY revision`)
+      .raw()
+      .safeIntegers();
+    this.legacyEnd = legacyEnd(db);
+    this.logRows = new LogRowReader(db);
+    this.head = db.prepare<[], bigint>(HEAD_SQL).pluck().safeIntegers();
     // Subscriptions read what this store just committed from its tail, a short page being fine for
     // them (they read again until a page is empty). Once they have all of it, only another process
     // (the CLI) can have written more, which is what polling is for: the file is asked at most once
@@ -189,7 +201,11 @@ export class SqliteEventStore implements EventStore {
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     const { from, to } = readStreamBounds(options);
-    return this.readStreamRange.all(streamId, from, to).map(rowToRecordedEvent);
+    // A stream begun before schema 2 has its first events in `events`, the rest in `log`.
+    const legacy = this.legacyEnd > START ? this.readLegacyStreamRange.all(streamId, from, to).map(legacyToRecordedEvent) : [];
+    const last = legacy.at(-1);
+    const compact = this.readStreamRange.all(streamId, last ? Math.max(from, last.revision + 1) : from, to).map(this.logToRecordedEvent);
+    return legacy.length === 0 ? compact : legacy.concat(compact);
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
@@ -205,8 +221,15 @@ export class SqliteEventStore implements EventStore {
 
   /** A page of the log as the file holds it; rows become events directly (a rebuild reads millions). */
   private fromFile(after: Position, maxCount: number): RecordedEvent[] {
-    return this.readAllPage.all(after, maxCount).map(rowToRecordedEvent);
+    if (after >= this.legacyEnd) return this.readAllPage.all(after, maxCount).map(this.logToRecordedEvent);
+    const legacy = this.readLegacyPage.all(after, maxCount).map(legacyToRecordedEvent);
+    const last = legacy.at(-1);
+    if (legacy.length === maxCount || !last) return legacy;
+    return legacy.concat(this.readAllPage.all(last.position, maxCount - legacy.length).map(this.logToRecordedEvent));
   }
+
+  /** Decoded rows are upcast (upcast.ts): every reader sees each type in its current schema. */
+  private readonly logToRecordedEvent = (row: LogRow): RecordedEvent => upcast(this.logRows.toEvent(row));
 
   subscribeToAll(options: SubscribeOptions): Subscription {
     if (this.closing) throw new Error('SqliteEventStore is closed');
@@ -335,18 +358,8 @@ function serializer(): (events: ReadonlyArray<EventToAppend>) => AppendRequest['
 }
 
 /** Decoded rows are upcast (upcast.ts): every reader sees each type in its current schema. */
-function rowToRecordedEvent(row: Row): RecordedEvent {
-  return upcast({
-    position: row[0],
-    streamId: row[1],
-    revision: Number(row[2]),
-    id: row[3],
-    type: row[4],
-    data: JSON.parse(row[5]) as Record<string, unknown>,
-    metadata: JSON.parse(row[6]) as EventMetadata,
-    recordedAt: row[7],
-    [STORED_DATA_JSON]: row[5],
-  });
+function legacyToRecordedEvent(row: LegacyRow): RecordedEvent {
+  return upcast(legacyRowToEvent(row));
 }
 
 /** Parsed anew for every reader: no two readers (or a reader and the writer) share an object. */
