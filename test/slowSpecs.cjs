@@ -20,6 +20,7 @@ module.exports = [
   'ops/cli/openDataDirStore.int.spec.ts',
   'ops/event-store/kurrentdb/KurrentEventStore.e2e.spec.ts',
   'ops/event-store/sqlite/SqliteEventStore.int.spec.ts',
+  'ops/event-store/sqlite/hashChain.int.spec.ts',
   'ops/events/eventsCli.int.spec.ts',
   'ops/http/apiReference.int.spec.ts',
   'ops/http/badInput.int.spec.ts',

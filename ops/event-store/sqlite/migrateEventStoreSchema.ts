@@ -19,6 +19,18 @@ const MIGRATIONS: ReadonlyArray<string> = [
      recorded_at TEXT    NOT NULL
    );
    CREATE UNIQUE INDEX events_stream_revision ON events (stream_id, revision);`,
+  // 2. The hash chain (ChainHead, docs/events.md "The hash chain"): each row written from here on
+  //    carries its 32-byte SHA-256; rows written before keep NULL, never rewritten, and the first
+  //    hashed row follows the documented anchor of the last of them.
+  //    Signed checkpoints (CheckpointSigner): the chain's hash at a position, signed with the
+  //    service's Ed25519 key; in this file so that a backup copies them with the log they sign.
+  `ALTER TABLE events ADD COLUMN hash BLOB;
+   CREATE TABLE event_checkpoints (
+     position  INTEGER PRIMARY KEY,
+     hash      BLOB    NOT NULL,
+     signed_at TEXT    NOT NULL,
+     signature BLOB    NOT NULL
+   );`,
 ];
 
 export const EVENT_STORE_SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,0 +1,105 @@
+import type Database from 'better-sqlite3';
+import type { ChainLinks, EventChain } from '../../../shared/event-store/EventChain.ts';
+import type { Position, ReadAllOptions } from '../../../shared/event-store/EventStore.ts';
+import { followedHash, storedVersion } from '../../../shared/event-store/hashChain.ts';
+import type { SignedCheckpoint } from '../../../shared/event-store/checkpointSignature.ts';
+import type { RawEnvelope } from '../../../shared/event-store/verifyChain.ts';
+import { readAllBounds } from '../readBounds.ts';
+
+type ChainRow = [position: bigint, stream: string, revision: bigint, type: string, data: string, metadata: string, hash: Buffer | null];
+type LinkRow = [position: bigint, hash: Buffer | null];
+type CheckpointRow = [position: bigint, hash: Buffer, signedAt: string, signature: Buffer];
+
+const toCheckpoint = ([position, hash, signed_at, signature]: CheckpointRow): SignedCheckpoint => ({
+  position: Number(position),
+  hash: hash.toString('hex'),
+  signed_at,
+  signature: signature.toString('base64'),
+});
+
+const hex = (hash: Buffer | null): string | null => (hash === null ? null : hash.toString('hex'));
+
+/**
+ * The SQLite log's hash chain as readers get it, through the store's read connection. Only `hash`
+ * is stored: `prev_hash` is the hash of the row before (or the anchor of a row without one), one
+ * lookup per page or per served event, so the log holds 32 bytes per event, not 64.
+ */
+export class SqliteEventChain implements EventChain {
+  private readonly page: Database.Statement<[bigint, number], ChainRow>;
+  private readonly at: Database.Statement<[bigint], LinkRow>;
+  private readonly before: Database.Statement<[bigint], LinkRow>;
+  private readonly checkpoints: Database.Statement<[bigint, number], CheckpointRow>;
+  private readonly latest: Database.Statement<[], CheckpointRow>;
+  private readonly insertCheckpoint: Database.Statement<[bigint, Buffer, string, Buffer]>;
+
+  constructor(db: Database.Database) {
+    this.page = db
+      .prepare<[bigint, number], ChainRow>('SELECT position, stream_id, revision, type, data, metadata, hash FROM events WHERE position > ? ORDER BY position LIMIT ?')
+      .raw()
+      .safeIntegers();
+    this.at = db.prepare<[bigint], LinkRow>('SELECT position, hash FROM events WHERE position = ?').raw().safeIntegers();
+    this.before = db.prepare<[bigint], LinkRow>('SELECT position, hash FROM events WHERE position < ? ORDER BY position DESC LIMIT 1').raw().safeIntegers();
+    const checkpointColumns = 'position, hash, signed_at, signature';
+    this.checkpoints = db
+      .prepare<[bigint, number], CheckpointRow>(`SELECT ${checkpointColumns} FROM event_checkpoints WHERE position > ? ORDER BY position LIMIT ?`)
+      .raw()
+      .safeIntegers();
+    this.latest = db.prepare<[], CheckpointRow>(`SELECT ${checkpointColumns} FROM event_checkpoints ORDER BY position DESC LIMIT 1`).raw().safeIntegers();
+    // This (reading) connection writes a checkpoint now and then: one small transaction every
+    // EVENTS_CHECKPOINT_EVERY events, waiting for the writer thread's lock at most busy_timeout.
+    this.insertCheckpoint = db.prepare<[bigint, Buffer, string, Buffer]>('INSERT OR IGNORE INTO event_checkpoints (position, hash, signed_at, signature) VALUES (?, ?, ?, ?)');
+  }
+
+  async readCheckpoints(after: Position, limit: number): Promise<SignedCheckpoint[]> {
+    return this.checkpoints.all(after, limit).map(toCheckpoint);
+  }
+
+  async latestCheckpoint(): Promise<SignedCheckpoint | null> {
+    const row = this.latest.get();
+    return row ? toCheckpoint(row) : null;
+  }
+
+  async saveCheckpoint({ position, hash, signed_at, signature }: SignedCheckpoint): Promise<void> {
+    this.insertCheckpoint.run(BigInt(position), Buffer.from(hash, 'hex'), signed_at, Buffer.from(signature, 'base64'));
+  }
+
+  async readChain(options: ReadAllOptions): Promise<RawEnvelope[]> {
+    const { after, maxCount } = readAllBounds(options);
+    const rows = this.page.all(after, maxCount);
+    const first = rows[0];
+    let previous = first === undefined ? null : this.linkBefore(first[0]);
+    return rows.map(([position, stream, revision, type, dataJson, metadataJson, stored]) => {
+      const hash = hex(stored);
+      const metadata: unknown = JSON.parse(metadataJson);
+      const event: RawEnvelope = {
+        position: Number(position),
+        stream,
+        revision: Number(revision),
+        type,
+        version: storedVersion(metadata),
+        data: JSON.parse(dataJson) as unknown,
+        metadata,
+        hash,
+        prev_hash: hash === null ? null : followedHash(previous),
+      };
+      previous = { position, hash };
+      return event;
+    });
+  }
+
+  async linksAt(positions: ReadonlyArray<Position>): Promise<Map<Position, ChainLinks>> {
+    const links = new Map<Position, ChainLinks>();
+    for (const position of positions) {
+      const row = this.at.get(position);
+      if (!row) continue;
+      const hash = hex(row[1]);
+      links.set(position, { hash, prev_hash: hash === null ? null : followedHash(this.linkBefore(position)) });
+    }
+    return links;
+  }
+
+  private linkBefore(position: bigint): { position: bigint; hash: string | null } | null {
+    const row = this.before.get(position);
+    return row ? { position: row[0], hash: hex(row[1]) } : null;
+  }
+}
