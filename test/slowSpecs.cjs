@@ -22,6 +22,7 @@ module.exports = [
   'ops/event-store/sqlite/SqliteEventStore.int.spec.ts',
   'ops/event-store/sqlite/hashChain.int.spec.ts',
   'ops/events/eventsCli.int.spec.ts',
+  'ops/events/chainCli.int.spec.ts',
   'ops/http/apiReference.int.spec.ts',
   'ops/http/badInput.int.spec.ts',
   'ops/http/compressedBodies.int.spec.ts',
