@@ -9,6 +9,7 @@ import { metadataFor } from '../../shared/events.ts';
 import { copyReleaseData } from '../../test/fixtures/copyReleaseData.ts';
 import { startTestService, type TestService } from '../../test/support/testService.ts';
 import { waitUntil } from '../../test/support/waitUntil.ts';
+import { packJson } from '../event-store/sqlite/packedJson.ts';
 
 const run = promisify(execFile);
 
@@ -114,8 +115,9 @@ describe('events verify: the hash chain checked in DATA_DIR, through a running s
 
   it('given a row of events.sqlite changed by hand, when verified in DATA_DIR and through the URL, then both exit 1 naming its position', async () => {
     const db = new Database(join(svc.dataDir, 'events.sqlite'));
-    const position = Number(db.prepare("SELECT position FROM events WHERE stream_id = 'probe-chain' AND revision = 7").pluck().get());
-    db.prepare('UPDATE events SET data = ? WHERE position = ?').run(JSON.stringify({ index: 7, password: 'rewritten' }), position);
+    // Rows live in the compact `log` (their data packed as the writer packs it).
+    const position = Number(db.prepare("SELECT l.position FROM log l JOIN log_streams s ON s.id = l.stream WHERE s.name = 'probe-chain' AND l.revision = 7").pluck().get());
+    db.prepare('UPDATE log SET data = ? WHERE position = ?').run(packJson({ index: 7, password: 'rewritten' }, 0), position);
     db.close();
     const local = await outcome(svc.dataDir, 'events', 'verify');
     expect(local.code).to.equal(1);

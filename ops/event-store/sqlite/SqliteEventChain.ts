@@ -30,9 +30,9 @@ export class SqliteEventChain implements EventChain {
   private readonly legacyPage: Database.Statement<[bigint, number], LegacyChainRow>;
   private readonly logPage: Database.Statement<[bigint, number], LogChainRow>;
   private readonly logRows: LogRowReader;
-  private readonly at: Database.Statement<[bigint], LinkRow>;
-  private readonly before: Database.Statement<[bigint], LinkRow>;
-  private readonly range: Database.Statement<[bigint, bigint], LinkRow>;
+  private readonly at: Database.Statement<[bigint, bigint], LinkRow>;
+  private readonly before: Database.Statement<[bigint, bigint], LinkRow>;
+  private readonly range: Database.Statement<[bigint, bigint, bigint, bigint], LinkRow>;
   private readonly checkpoints: Database.Statement<[bigint, number], CheckpointRow>;
   private readonly latest: Database.Statement<[], CheckpointRow>;
   private readonly insertCheckpoint: Database.Statement<[bigint, Buffer, string, Buffer]>;
@@ -51,9 +51,10 @@ export class SqliteEventChain implements EventChain {
     this.logRows = new LogRowReader(db);
     const links = (where: string, order: string) =>
       `SELECT position, hash FROM (SELECT position, hash FROM log WHERE ${where} ${order}) UNION ALL SELECT * FROM (SELECT position, NULL FROM events WHERE ${where} ${order}) ${order}`;
-    this.at = db.prepare<[bigint], LinkRow>(links('position = ?1', '')).raw().safeIntegers();
-    this.before = db.prepare<[bigint], LinkRow>(links('position < ?1', 'ORDER BY position DESC LIMIT 1')).raw().safeIntegers();
-    this.range = db.prepare<[bigint, bigint], LinkRow>(links('position BETWEEN ?1 AND ?2', 'ORDER BY position')).raw().safeIntegers();
+    // Each bound is given twice: once per table.
+    this.at = db.prepare<[bigint, bigint], LinkRow>(links('position = ?', '')).raw().safeIntegers();
+    this.before = db.prepare<[bigint, bigint], LinkRow>(links('position < ?', 'ORDER BY position DESC LIMIT 1')).raw().safeIntegers();
+    this.range = db.prepare<[bigint, bigint, bigint, bigint], LinkRow>(links('position BETWEEN ? AND ?', 'ORDER BY position')).raw().safeIntegers();
     const checkpointColumns = 'position, hash, signed_at, signature';
     this.checkpoints = db
       .prepare<[bigint, number], CheckpointRow>(`SELECT ${checkpointColumns} FROM event_checkpoints WHERE position > ? ORDER BY position LIMIT ?`)
@@ -125,7 +126,7 @@ export class SqliteEventChain implements EventChain {
     if (last - first < BigInt(positions.length) * 4n) {
       const wanted = new Set(positions);
       let previous = this.linkBefore(first);
-      for (const [position, stored] of this.range.all(first, last)) {
+      for (const [position, stored] of this.range.all(first, last, first, last)) {
         const hash = hex(stored);
         if (wanted.has(position)) links.set(position, { hash, prev_hash: hash === null ? null : followedHash(previous) });
         previous = { position, hash };
@@ -133,7 +134,7 @@ export class SqliteEventChain implements EventChain {
       return links;
     }
     for (const position of positions) {
-      const row = this.at.get(position);
+      const row = this.at.get(position, position);
       if (!row) continue;
       const hash = hex(row[1]);
       links.set(position, { hash, prev_hash: hash === null ? null : followedHash(this.linkBefore(position)) });
@@ -142,7 +143,7 @@ export class SqliteEventChain implements EventChain {
   }
 
   private linkBefore(position: bigint): { position: bigint; hash: string | null } | null {
-    const row = this.before.get(position);
+    const row = this.before.get(position, position);
     return row ? { position: row[0], hash: hex(row[1]) } : null;
   }
 }

@@ -7,6 +7,7 @@ import { chainAnchor, GENESIS_HASH } from '../../../shared/event-store/hashChain
 import { finishVerification, startVerification, verifyNext, type ChainVerification, type RawEnvelope } from '../../../shared/event-store/verifyChain.ts';
 import { anEvent, someEvents } from '../../../test/contracts/eventStore/contractFixtures.ts';
 import { openSqliteEventStore, type SqliteEventStore, type SqliteWriterPlacement } from './SqliteEventStore.ts';
+import { packJson } from './packedJson.ts';
 
 /** Every event of a store's chain, page by page, as `events verify` reads it. */
 const wholeChain = async (store: SqliteEventStore, pageSize = 7): Promise<RawEnvelope[]> => {
@@ -82,7 +83,8 @@ describe('SqliteEventStore: the hash chain (hash written with each row, followed
     for (let n = 0; n < 5; n += 1) await store.append(`s-${n}`, someEvents(2), 'any');
     const target = (await wholeChain(store))[6] as RawEnvelope;
     const db = new Database(file);
-    db.prepare('UPDATE events SET data = ? WHERE position = ?').run(JSON.stringify({ n: 'forged' }), target.position);
+    // Rows live in the compact `log` (their data packed as the writer packs it).
+    db.prepare('UPDATE log SET data = ? WHERE position = ?').run(packJson({ n: 'forged' }, 0), target.position);
     db.close();
     expect(verified(await wholeChain(store)).failure?.position).to.equal(target.position);
   });
@@ -106,7 +108,7 @@ describe('SqliteEventStore: the hash chain (hash written with each row, followed
     const store = open(file, 'main-thread');
     await store.append('s', someEvents(4), 'any');
     const db = new Database(file);
-    db.exec('DELETE FROM events WHERE position = 4');
+    db.exec('DELETE FROM log WHERE position = 4');
     db.close();
     const { position } = await store.append('t', someEvents(1), 'any');
     // AUTOINCREMENT: position 4 is never handed out again.
