@@ -109,7 +109,7 @@ export const cliProgram = (): Command => {
       }
     });
 
-  const events = program.command('events').description('read the event log (redacted as GET /api/v1/events serves it)');
+  const events = program.command('events').description('read the event log (redacted as GET /api/v1/events serves it) and verify its hash chain');
 
   events
     .command('export')
