@@ -22,6 +22,7 @@ import { benchRestart } from './restartBench.ts';
 import { benchPeers } from './peerBench.ts';
 import { benchAsOf } from './asOfBench.ts';
 import { benchLogSize } from './logSizeBench.ts';
+import { benchHashChain } from './hashChainBench.ts';
 
 /**
  * `npm run bench`: every figure as one JSON line on stdout, each beside the baseline measured in
@@ -33,6 +34,8 @@ const fairScale = Number(process.env.BENCH_FAIR_SCALE ?? 0.2);
 const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unknown>>>]> = [
   ['eventstore', (dir) => benchEventStore({ dir, events })],
   ['rebuild', (dir) => benchRebuild({ dir, events })],
+  // Issue 36: what the hash chain costs the writer, per event and per transaction of task events.
+  ['hashchain', (dir) => benchHashChain({ dir })],
   ['login', (dir) => benchLogin({ dir })],
   ['catalog', (dir) => benchCatalogHttp({ dir })],
   ['catalog-scale', (dir) => benchCatalogScale({ dir, items: events })],

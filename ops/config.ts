@@ -145,6 +145,8 @@ export interface Config {
    * the streams open at once and per user (EVENTS_STREAMS_*).
    */
   eventStream: { heartbeatMs: number; slowClientMs: number; shares: { total: number; perUser: number } };
+  /** EVENTS_CHECKPOINT_EVERY: the hash chain's head is signed every this many events (0: never). SQLite only. */
+  eventCheckpointEvery: number;
   /** The logs routes' SSE streams (LOG_STREAMS_*): at once, per user, per anonymous address, all anonymous ones. */
   logStreams: StreamShareSettings;
   /** POST /api/v1/logs/query: DuckDB's limits per query (query-side/logs/queryLogs.ts). */
@@ -692,6 +694,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       slowClientMs: integer(env, 'EVENTS_SLOW_CLIENT_MS', 30_000, 100, 3_600_000),
       shares: eventStreamShares(env),
     },
+    eventCheckpointEvery: integer(env, 'EVENTS_CHECKPOINT_EVERY', 1000, 0, 100_000_000),
     logStreams: logStreamShares(env),
     logQuery: {
       timeoutMs: integer(env, 'LOG_QUERY_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,

@@ -21,6 +21,8 @@ import { dataDirProblem, openDataDirStore } from './openDataDirStore.ts';
 import { backupDataDir } from '../backup/backupDataDir.ts';
 import { restoreDataDir } from '../backup/restoreDataDir.ts';
 import { serviceVersion } from '../serviceVersion.ts';
+import { addChainCommands } from '../events/chainCommands.ts';
+import { exportRawChain } from '../events/exportRawChain.ts';
 
 const nonEmpty = (name: string) => (value: string) => {
   if (value.trim() === '') throw new InvalidArgumentError(`${name} must not be empty`);
@@ -107,7 +109,7 @@ export const cliProgram = (): Command => {
       }
     });
 
-  const events = program.command('events').description('read the event log (redacted as GET /api/v1/events serves it)');
+  const events = program.command('events').description('read the event log (redacted as GET /api/v1/events serves it) and verify its hash chain');
 
   events
     .command('export')
@@ -117,24 +119,34 @@ export const cliProgram = (): Command => {
     .option('--to <position>', 'stop at this global position (inclusive; default: the head at start)', position('to'))
     .option('--type <prefix>', 'only event types starting with this (e.g. Task)')
     .addOption(new Option('--format <format>', "the file's format (default: the one the extension of --out names)").choices(EXPORT_FORMATS))
-    .action(async (options: { out: string; from: Position; to?: Position; type?: string; format?: ExportFormat }) => {
+    .option('--raw', 'the events as stored, with their hash chain, unredacted (JSON lines only, no --type): what events verify --file checks', false)
+    .action(async (options: { out: string; from: Position; to?: Position; type?: string; format?: ExportFormat; raw: boolean }) => {
       const format = exportFormatFor(options.out, options.format);
+      if (options.raw && (format !== 'jsonl' || options.type !== undefined)) throw new InvalidArgumentError('--raw writes JSON lines of every event: no --type, and --out .jsonl (or --format jsonl)');
       const eventStore = openDataDirStore(loadConfig());
       // On stderr, and only on a terminal: stdout carries the summary line for scripts.
       const bar = new SingleBar({ stream: process.stderr, format: 'events {bar} {percentage}% | {value}/{total} positions | ETA {eta}s' }, Presets.shades_classic);
       let started = false;
       try {
+        const onProgress = (done: number, total: number): void => {
+          if (!started) bar.start(total, 0);
+          started = true;
+          bar.update(done);
+        };
+        if (options.raw) {
+          const head = await eventStore.headPosition();
+          const result = await exportRawChain(eventStore.chain, { from: options.from, to: options.to !== undefined && options.to < head ? options.to : head, out: options.out, onProgress });
+          bar.stop();
+          console.log(JSON.stringify({ out: options.out, format, raw: true, events: result.events, last_position: Number(result.last) }));
+          return;
+        }
         const result = await exportEvents(eventStore, {
           from: options.from,
           ...(options.to === undefined ? {} : { to: options.to }),
           ...(options.type === undefined ? {} : { type: options.type }),
           format,
           out: options.out,
-          onProgress: (done, total) => {
-            if (!started) bar.start(total, 0);
-            started = true;
-            bar.update(done);
-          },
+          onProgress,
         });
         if (started) bar.stop();
         console.log(JSON.stringify({ out: options.out, format, events: result.events, last_position: Number(result.last) }));
@@ -195,6 +207,8 @@ export const cliProgram = (): Command => {
       });
       await eventStore.close();
     });
+
+  addChainCommands(events);
 
   program
     .command('backup')

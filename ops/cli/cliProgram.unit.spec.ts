@@ -25,7 +25,7 @@ describe('CLI: --help of every command', () => {
   const paths = commandPaths(cliProgram());
 
   it('given the program, when its commands are walked, then the known ones are found (the walk reaches nested commands)', () => {
-    expect(paths.map((path) => path.join(' '))).to.include.members(['', 'user', 'user create', 'user grant-auditor', 'events', 'events export', 'events tail']);
+    expect(paths.map((path) => path.join(' '))).to.include.members(['', 'user', 'user create', 'user grant-auditor', 'events', 'events export', 'events tail', 'events verify', 'events checkpoints']);
   });
 
   for (const path of paths) {

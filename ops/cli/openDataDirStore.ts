@@ -1,8 +1,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EventStore } from '../../shared/event-store/EventStore.ts';
 import type { Config } from '../config.ts';
-import { openSqliteEventStore } from '../event-store/sqlite/SqliteEventStore.ts';
+import { openSqliteEventStore, type SqliteEventStore } from '../event-store/sqlite/SqliteEventStore.ts';
 
 /** The event log's file in DATA_DIR (as ops/event-store/openEventStore.ts opens it). */
 const EVENT_LOG = 'events.sqlite';
@@ -47,7 +46,7 @@ export const dataDirProblem = (dataDir: string, setting: string | undefined): st
  * The service's event log in DATA_DIR, beside a running service or without one (WAL lets both
  * write; a running service notices new events by polling). Throws the problem with DATA_DIR first.
  */
-export const openDataDirStore = (config: Pick<Config, 'dataDir' | 'sqliteSynchronous'>, setting: string | undefined = process.env.DATA_DIR): EventStore => {
+export const openDataDirStore = (config: Pick<Config, 'dataDir' | 'sqliteSynchronous'>, setting: string | undefined = process.env.DATA_DIR): SqliteEventStore => {
   const problem = dataDirProblem(config.dataDir, setting);
   if (problem !== null) throw new Error(problem);
   // One command, one append (or reads only): a writer thread would only add its start-up.

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { join } from 'node:path';
 import { exportPKCS8, exportSPKI, generateKeyPair, importPKCS8, importSPKI, type CryptoKey } from 'jose';
 
@@ -12,7 +12,21 @@ export interface KeyMaterial {
   jwtPrivateKey: CryptoKey;
   jwtPublicKey: CryptoKey;
   encryptionKey: Buffer;
+  /** Ed25519: signs the hash chain's checkpoints (CheckpointSigner); its public half is published with them. */
+  eventSigningKey: KeyObject;
+  eventSigningPublicKeyPem: string;
 }
+
+/**
+ * The checkpoint signing key, DATA_DIR/keys/event-signing.pem (PKCS#8). Asymmetric, so that an
+ * auditor holding the public key verifies an export offline without any secret of the service.
+ */
+const loadEventSigningKey = (dir: string): { eventSigningKey: KeyObject; eventSigningPublicKeyPem: string } => {
+  const candidate = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const eventSigningKey = createPrivateKey(writeOnce(join(dir, 'event-signing.pem'), candidate));
+  if (eventSigningKey.asymmetricKeyType !== 'ed25519') throw new Error('DATA_DIR/keys/event-signing.pem is not an Ed25519 key');
+  return { eventSigningKey, eventSigningPublicKeyPem: createPublicKey(eventSigningKey).export({ type: 'spki', format: 'pem' }).toString() };
+};
 
 const writeOnce = (path: string, content: string): string => {
   try {
@@ -67,6 +81,7 @@ export const loadKeys = async (options: {
     jwtPrivateKey: await importPKCS8(privatePem, 'RS256'),
     jwtPublicKey: await importSPKI(publicPem, 'RS256'),
     encryptionKey,
+    ...loadEventSigningKey(dir),
   };
 };
 

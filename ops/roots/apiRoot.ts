@@ -182,7 +182,7 @@ export const apiRoot = (k: Kernel, ownUrl: () => string, isReady: () => boolean)
       users,
       marketplace: config.marketplace.url === null ? null : new HttpMarketplace({ ...config.marketplace, url: config.marketplace.url }),
     }),
-    eventRoutes({ eventStore, streams: eventStreams }),
+    eventRoutes({ eventStore, streams: eventStreams, chain: k.chain, signingPublicKeyPem: k.eventSigningPublicKeyPem }),
     userCommandRoutes({ users: userCommands, passwordChangeThrottle: throttles.passwordChange, clock, readModels, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
     groupQueryRoutes({ readStore }),
     groupCommandRoutes({

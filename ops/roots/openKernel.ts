@@ -42,6 +42,8 @@ import { openMongoReadStore } from '../read-store/mongodb/MongoReadStore.ts';
 import type { Config } from '../config.ts';
 import { roleParts } from '../roles.ts';
 import { openEventStore } from '../event-store/openEventStore.ts';
+import { SqliteEventStore } from '../event-store/sqlite/SqliteEventStore.ts';
+import { startCheckpointSigner } from '../event-store/chain/CheckpointSigner.ts';
 import { InProcessBus } from '../bus/InProcessBus.ts';
 import { KafkaBus } from '../bus/kafka/KafkaBus.ts';
 import { kafkaClientSecurity, kafkaSecurityWarning } from '../bus/kafka/kafkaSecurity.ts';
@@ -175,6 +177,19 @@ export const openKernel = async (config: Config, overrides: ServiceOverrides) =>
   // Every append is recorded against the request it serves (writes answer X-Event-Position) and timed.
   const writePositions = new WritePositions();
   const eventStore: EventStore = recordWritePositions(timedAppends(overrides.eventStoreView ? overrides.eventStoreView(store) : store, (seconds) => metrics.observeAppend(seconds)), writePositions);
+  // The log's hash chain: SQLite's writer keeps one; KurrentDB's log has none (docs/decisions.md).
+  const chain = store instanceof SqliteEventStore ? store.chain : null;
+  const checkpointSigner =
+    chain === null || config.eventCheckpointEvery === 0
+      ? null
+      : await startCheckpointSigner({
+          store,
+          chain,
+          key: keys.eventSigningKey,
+          every: config.eventCheckpointEvery,
+          clock,
+          onError: (error) => logger.log({ level: 'error', category: 'API', message: `Signing a checkpoint of the event log failed: ${String(error)}` }),
+        });
   const readStore: ReadStore =
     config.readStore.kind === 'mongodb' ? await openMongoReadStore({ url: config.readStore.url, database: config.readStore.database }) : new MemoryReadStore();
   // The embedded bus: its messages live in this process, so the reaper can ask it whether a run's
@@ -337,13 +352,14 @@ export const openKernel = async (config: Config, overrides: ServiceOverrides) =>
   /** Last: the stores, the traces' export and the logs. */
   const closeStores = async (): Promise<void> => {
     await readStore.close();
+    await checkpointSigner?.close();
     await eventStore.close();
     // The last spans are exported before the process ends (bounded: a collector that is gone must not hold the stop).
     if (tracing !== null) await settledWithin(tracing.shutdown(), SHUTDOWN_SETTLE_MS);
     await retention.stop();
     await logger.close();
   };
-  return { startRunning, closeWork, closeStores, parts, config, clock, announce, kafkaSecurity, identityClaim, network, logsRoot, logger, retention, secrets, tokens, passwords, mailer, metrics, tracing, writePositions, eventStore, readStore, inProcessBus, bus, projections, readModels, users, endedSessions, userCommands, items, links, access, runner, limits, taskDeps, relayedHeartbeats, stopping, slots, workerDeps, liveness, cronDeps, cron, backfills, backfill, logStreams, aiModule, aiTimeoutMs };
+  return { startRunning, closeWork, closeStores, parts, config, clock, announce, kafkaSecurity, identityClaim, network, logsRoot, logger, retention, secrets, tokens, passwords, mailer, metrics, tracing, writePositions, eventStore, chain, eventSigningPublicKeyPem: keys.eventSigningPublicKeyPem, readStore, inProcessBus, bus, projections, readModels, users, endedSessions, userCommands, items, links, access, runner, limits, taskDeps, relayedHeartbeats, stopping, slots, workerDeps, liveness, cronDeps, cron, backfills, backfill, logStreams, aiModule, aiTimeoutMs };
 };
 
 export type Kernel = Awaited<ReturnType<typeof openKernel>>;

@@ -30,7 +30,7 @@ export const eventsQuerySchema = {
 const INTEGER = /^-?\d+$/;
 
 /** Query strings arrive as text (a repeated parameter as a list: its last value counts). */
-const coerce = (raw: Record<string, unknown>): Record<string, unknown> => {
+export const coerceQuery = (raw: Record<string, unknown>): Record<string, unknown> => {
   const result: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw)) {
     const text = Array.isArray(value) ? value.at(-1) : value;
@@ -41,7 +41,7 @@ const coerce = (raw: Record<string, unknown>): Record<string, unknown> => {
 
 /** GET /events and /events/stream query; 422 in the list form for any bad value. */
 export const parseEventsQuery = (raw: Record<string, unknown>): EventsQuery => {
-  const query = validateRequest<{ from?: number; limit: number; type?: string; stream?: string }>(eventsQuerySchema, coerce(raw), 'query');
+  const query = validateRequest<{ from?: number; limit: number; type?: string; stream?: string }>(eventsQuerySchema, coerceQuery(raw), 'query');
   return {
     from: BigInt(query.from ?? 0),
     limit: query.limit,

@@ -7,6 +7,10 @@ import {
 } from '../../../shared/event-store/EventStore.ts';
 import { checkExpectedRevision } from '../checkExpectedRevision.ts';
 import { HEAD_SQL, LogRowEncoder, type LogRowValues } from './compactLog.ts';
+import { ChainHead, type ChainCursor } from './ChainHead.ts';
+
+/** A row as inserted: its compact values, and its place in the hash chain (position and hash). */
+type ChainedRow = LogRowValues & { position: bigint; hash: Buffer };
 
 /**
  * One append as the writer needs it: plain data, its events already serialized (and given their
@@ -33,10 +37,10 @@ interface Accepted {
   lastRow: number | undefined;
 }
 
-const COLUMNS_PER_ROW = 7;
+const COLUMNS_PER_ROW = 9;
 /**
  * Rows per INSERT statement: one call per 32 rows instead of one per row saved ~30% of the CPU
- * per event of bulk appends (measured), and 32 * 7 parameters stay far below SQLite's limit.
+ * per event of bulk appends (measured), and 32 * 9 parameters stay far below SQLite's limit.
  */
 const ROWS_PER_INSERT = 32;
 
@@ -57,6 +61,8 @@ export class AppendBatchWriter {
   private readonly head: Database.Statement<[], bigint>;
   private readonly inserts = new Map<number, Database.Statement<unknown[], bigint>>();
   private readonly encoder: LogRowEncoder;
+  /** Every row is hashed as it is queued, following the row before (ChainHead, docs/events.md "The hash chain"). */
+  private readonly chain: ChainHead;
 
   constructor(private readonly db: Database.Database) {
     this.begin = db.prepare('BEGIN IMMEDIATE');
@@ -67,6 +73,7 @@ export class AppendBatchWriter {
     this.legacyRows = db.prepare<[], number>('SELECT EXISTS (SELECT 1 FROM events)').pluck().get() === 1;
     this.head = db.prepare<[], bigint>(HEAD_SQL).pluck().safeIntegers();
     this.encoder = new LogRowEncoder(db);
+    this.chain = new ChainHead(db);
   }
 
   /** Throws, with nothing written, when SQLite itself fails (disk full, busy beyond the timeout). */
@@ -76,8 +83,9 @@ export class AppendBatchWriter {
     this.begin.run();
     this.encoder.begin(recordedAt);
     try {
-      const rows: LogRowValues[] = [];
-      const outcomes = this.check(batch, rows);
+      const rows: ChainedRow[] = [];
+      const cursor = this.chain.begin();
+      const outcomes = this.check(batch, rows, cursor);
       const positions = this.insertRows(rows);
       // An append of no events answers with the head as of this batch.
       const head = outcomes.some((outcome) => 'lastRow' in outcome && outcome.lastRow === undefined)
@@ -92,10 +100,12 @@ export class AppendBatchWriter {
       });
       this.commit.run();
       this.encoder.committed();
+      this.chain.committed(cursor);
       return results;
     } catch (error) {
       if (this.db.inTransaction) this.rollback.run();
       this.encoder.rolledBack();
+      this.chain.forget();
       throw error;
     }
   }
@@ -106,7 +116,8 @@ export class AppendBatchWriter {
    */
   private check(
     batch: ReadonlyArray<AppendRequest>,
-    rows: LogRowValues[],
+    rows: ChainedRow[],
+    cursor: ChainCursor,
   ): Array<Accepted | { conflict: WrongExpectedVersionError } | { aborted: true }> {
     // Streams accepted earlier in this batch; valid only inside this transaction.
     const accepted = new Map<string, number>();
@@ -128,7 +139,7 @@ export class AppendBatchWriter {
       for (const [index, last] of lasts.entries()) {
         if (last instanceof WrongExpectedVersionError) outcomes.push({ conflict: last });
         else if (failed) outcomes.push({ aborted: true });
-        else outcomes.push(this.queueRows(run[index] as AppendRequest, last, rows, accepted));
+        else outcomes.push(this.queueRows(run[index] as AppendRequest, last, rows, accepted, cursor));
       }
       start = end + 1;
     }
@@ -143,9 +154,14 @@ export class AppendBatchWriter {
     return (this.legacyRows ? this.lastLegacyRevision.get(streamId) : null) ?? 'no_stream';
   }
 
-  private queueRows(append: AppendRequest, last: number, rows: LogRowValues[], accepted: Map<string, number>): Accepted {
+  private queueRows(append: AppendRequest, last: number, rows: ChainedRow[], accepted: Map<string, number>, cursor: ChainCursor): Accepted {
     const { streamId, events } = append;
-    for (const [index, event] of events.entries()) rows.push(this.encoder.row(streamId, last + 1 + index, event));
+    for (const [index, event] of events.entries()) {
+      const revision = last + 1 + index;
+      // Hashed over the event as it was given (its JSON), not as packed: the chain is the log's meaning, not its layout.
+      const { position, hash } = cursor.link({ stream: streamId, revision, type: event.type, data: event.data, metadata: event.metadata });
+      rows.push({ ...this.encoder.row(streamId, revision, event), position, hash: Buffer.from(hash, 'hex') });
+    }
     const nextExpectedRevision = last + events.length;
     if (events.length > 0) accepted.set(streamId, nextExpectedRevision);
     const lastRow = events.length > 0 ? rows.length - 1 : undefined;
@@ -153,13 +169,13 @@ export class AppendBatchWriter {
   }
 
   /** Inserts the rows in order (their commands' metadata first) and returns their positions, as SQLite assigned them. */
-  private insertRows(rows: ReadonlyArray<LogRowValues>): bigint[] {
+  private insertRows(rows: ReadonlyArray<ChainedRow>): bigint[] {
     const metadataIds = this.encoder.insertMetadataRows();
     const positions: bigint[] = [];
     for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
       const chunk = rows.slice(start, start + ROWS_PER_INSERT);
       const params: unknown[] = [];
-      for (const row of chunk) params.push(row.stream, row.revision, row.id, row.type, row.version, metadataIds[row.metadata], row.data);
+      for (const row of chunk) params.push(row.position, row.stream, row.revision, row.id, row.type, row.version, metadataIds[row.metadata], row.data, row.hash);
       // SQLite inserts VALUES rows in order, each with a larger rowid, but does not promise the
       // order RETURNING emits them in: sorting restores row order without relying on it.
       const returned = this.insertStatement(chunk.length).all(...params);
@@ -176,7 +192,7 @@ export class AppendBatchWriter {
       // ever inferred by counting.
       statement = this.db
         .prepare<unknown[], bigint>(
-          `INSERT INTO log (stream, revision, id, type, version, metadata, data) VALUES ${values}
+          `INSERT INTO log (position, stream, revision, id, type, version, metadata, data, hash) VALUES ${values}
            RETURNING position`,
         )
         .pluck()

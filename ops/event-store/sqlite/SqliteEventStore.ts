@@ -25,6 +25,8 @@ import { CommittedTail, type StoredEvent } from './CommittedTail.ts';
 import { HEAD_SQL, LEGACY_COLUMNS, LOG_COLUMNS, LOG_FROM, legacyEnd, legacyRowToEvent, LogRowReader, type LegacyRow, type LogRow } from './compactLog.ts';
 import { openEventStoreDatabase, type SqliteSynchronous } from './openEventStoreDatabase.ts';
 import { SqliteWriterThread } from './SqliteWriterThread.ts';
+import { SqliteEventChain } from './SqliteEventChain.ts';
+import type { EventChain } from '../../../shared/event-store/EventChain.ts';
 
 /**
  * Where commits run:
@@ -99,6 +101,8 @@ export class SqliteEventStore implements EventStore {
   /** Batches sent and not yet answered, each settled once its callers have been answered. */
   private readonly inFlight = new Set<Promise<void>>();
   private closing: Promise<void> | undefined;
+  /** The log's hash chain (hashes written by AppendBatchWriter), read through this connection. */
+  readonly chain: EventChain;
 
   /**
    * Takes a database from openEventStoreDatabase, which sets the pragmas this class relies on,
@@ -128,6 +132,7 @@ export class SqliteEventStore implements EventStore {
     this.legacyEnd = legacyEnd(db);
     this.logRows = new LogRowReader(db);
     this.head = db.prepare<[], bigint>(HEAD_SQL).pluck().safeIntegers();
+    this.chain = new SqliteEventChain(db);
     // Subscriptions read what this store just committed from its tail, a short page being fine for
     // them (they read again until a page is empty). Once they have all of it, only another process
     // (the CLI) can have written more, which is what polling is for: the file is asked at most once

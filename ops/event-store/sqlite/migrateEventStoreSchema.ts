@@ -40,6 +40,19 @@ const MIGRATIONS: ReadonlyArray<string> = [
    CREATE UNIQUE INDEX log_stream_revision ON log (stream, revision);
    INSERT INTO sqlite_sequence (name, seq)
      SELECT 'log', MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0), (SELECT COALESCE(MAX(position), 0) FROM events));`,
+  // 3. The hash chain (ChainHead, docs/events.md "The hash chain"): each `log` row written from here
+  //    on carries its 32-byte SHA-256; rows written before (the legacy `events` table, `log` rows of
+  //    schema 2) have none, are never rewritten, and the first hashed row follows the documented
+  //    anchor of the last of them.
+  //    Signed checkpoints (CheckpointSigner): the chain's hash at a position, signed with the
+  //    service's Ed25519 key; in this file so that a backup copies them with the log they sign.
+  `ALTER TABLE log ADD COLUMN hash BLOB;
+   CREATE TABLE event_checkpoints (
+     position  INTEGER PRIMARY KEY,
+     hash      BLOB    NOT NULL,
+     signed_at TEXT    NOT NULL,
+     signature BLOB    NOT NULL
+   );`,
 ];
 
 /** Schema version 1 alone: the layout of the releases before the compact log (benchmarks compare with it). */
