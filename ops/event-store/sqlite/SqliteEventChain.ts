@@ -46,8 +46,7 @@ export class SqliteEventChain implements EventChain {
       .safeIntegers();
     this.logPage = db
       .prepare<[bigint, number], LogChainRow>(`SELECT ${LOG_COLUMNS}, l.hash FROM ${LOG_FROM} WHERE l.position > ? ORDER BY l.position LIMIT ?`)
-      .raw()
-      .safeIntegers();
+      .raw();
     this.logRows = new LogRowReader(db);
     const links = (where: string, order: string) =>
       `SELECT position, hash FROM (SELECT position, hash FROM log WHERE ${where} ${order}) UNION ALL SELECT * FROM (SELECT position, NULL FROM events WHERE ${where} ${order}) ${order}`;
@@ -92,8 +91,8 @@ export class SqliteEventChain implements EventChain {
     }));
     const from = legacy.at(-1)?.position ?? after;
     const compact = this.logPage.all(from, maxCount - legacy.length).map((row) => {
-      const event = this.logRows.toEvent(row.slice(0, 8) as LogRow);
-      return { position: event.position, stream: event.streamId, revision: BigInt(event.revision), type: event.type, data: event.data as unknown, metadata: event.metadata as unknown, stored: row[8] };
+      const event = this.logRows.toEvent(row.slice(0, -1) as unknown as LogRow);
+      return { position: event.position, stream: event.streamId, revision: BigInt(event.revision), type: event.type, data: event.data as unknown, metadata: event.metadata as unknown, stored: row.at(-1) as Buffer | null };
     });
     const rows = [...legacy, ...compact];
     const first = rows[0];
