@@ -59,6 +59,20 @@ const compareItemHistory = (laui: string, expected: Read, actual: Read): { diffe
 
 const itemWithoutHistory = ({ history: _history, ...rest }: ItemSnapshot) => rest;
 
+/**
+ * Checks GET /task/diagnose gained after the release (issue 36: `backfill_running`): an answer that
+ * adds a check, untriggered on the release's data, is the release's answer plus that check. Each is
+ * asserted untriggered here, then left out of the comparison.
+ */
+const CHECKS_SINCE_RELEASE = ['backfill_running'];
+const taskWithoutNewChecks = (snapshot: ItemSnapshot | undefined): ItemSnapshot | undefined => {
+  const body = snapshot?.diagnose?.body as Record<string, unknown> | undefined;
+  if (snapshot === undefined || body === undefined || body === null || typeof body !== 'object') return snapshot;
+  const kept = Object.fromEntries(Object.entries(body).filter(([check]) => !CHECKS_SINCE_RELEASE.includes(check)));
+  for (const check of CHECKS_SINCE_RELEASE) if (check in body) expect((body[check] as { triggered?: unknown }).triggered, `${snapshot.name} ${check}`).to.equal(false);
+  return { ...snapshot, diagnose: { ...snapshot.diagnose!, body: kept } };
+};
+
 const readFixture = (): ReleaseFixture => JSON.parse(readFileSync(RELEASE_EXPECTED_FILE, 'utf8')) as ReleaseFixture;
 
 /** The service on `dataDir` (a copy), read as the fixture's admin and user. */
@@ -102,7 +116,10 @@ describe('release data: a DATA_DIR written by the release opens and reads the sa
   it('given every task, when read (catalog get, diagnose, revisions and each revision), then each reads as the release read it', () => {
     const tasks = Object.keys(expected.items).filter((laui) => expected.items[laui]?.item_type === 'task');
     expect(tasks).to.have.length(SCENARIO_ROLES.length);
-    const found = tasks.flatMap((laui) => differences(itemWithoutHistory(expected.items[laui]!), actual.items[laui] && itemWithoutHistory(actual.items[laui]), `task ${laui}`));
+    const found = tasks.flatMap((laui) => {
+      const now = taskWithoutNewChecks(actual.items[laui]);
+      return differences(itemWithoutHistory(expected.items[laui]!), now && itemWithoutHistory(now), `task ${laui}`);
+    });
     expect(found).to.deep.equal([]);
   });
 
