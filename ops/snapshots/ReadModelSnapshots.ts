@@ -43,7 +43,7 @@ export class ReadModelSnapshots {
       version: this.version,
       runner: this.options.runner,
       head: await this.options.head(),
-      restore: (collection, docs) => store.restore(collection, docs),
+      restore: async (collection, docs) => store.restore(collection, docs),
       clear: () => store.clear(),
       skipped: (file, reason) => {
         const message = `Read-model snapshot ${file} not used (${reason}); the read models are rebuilt from the log`;
