@@ -18,7 +18,10 @@ export const projectorRoot = (k: Kernel, projections: ProjectionRunner): RolePar
   // the log after it; snapshots are then taken in the background (ops/snapshots).
   const snapshots =
     readStore instanceof MemoryReadStore && config.snapshotIntervalEvents > 0 && !config.rebuildReadModels
-      ? new ReadModelSnapshots({ dir: snapshotFolder(config.dataDir), runner: 'embedded', store: readStore, projections, head: () => eventStore.headPosition(), intervalEvents: config.snapshotIntervalEvents, logger, announce })
+      ? new ReadModelSnapshots({ dir: snapshotFolder(config.dataDir), runner: 'embedded', store: readStore, projections, head: () => eventStore.headPosition(), eventIdAt: async (position) => {
+          const [event] = await eventStore.readAll({ after: position - 1n, maxCount: 1 });
+          return event?.position === position ? event.id : null;
+        }, intervalEvents: config.snapshotIntervalEvents, logger, announce })
       : null;
   let publisher: { close(): Promise<void> } | null = null;
   return {
