@@ -52,8 +52,8 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['bus-kafka', (dir) => benchBusKafka({ dir, seconds: Number(process.env.BENCH_BUS_SECONDS ?? 10) })],
   // The event loop while a run prints 100,000 lines (ProcessCodeRunner, then the service), beside a ten-line run.
   ['event-loop', (dir) => benchEventLoop({ dir, rounds: Number(process.env.BENCH_EVENT_LOOP_ROUNDS ?? 4) })],
-  // Issue 35: a restart from the read-model snapshot vs the whole log replayed (BENCH_RESTART_ITEMS, default 1,000,000).
-  ['restart', (dir) => benchRestart({ dir, items: Number(process.env.BENCH_RESTART_ITEMS ?? 1_000_000) })],
+  // Issue 35: a restart from the read-model snapshot vs the whole log replayed (BENCH_RESTART_ITEMS, default 1,000,000; BENCH_RESTART_RUN_EVENTS, default 5,000,000).
+  ['restart', (dir) => benchRestart({ dir, items: Number(process.env.BENCH_RESTART_ITEMS ?? 1_000_000), runEvents: Number(process.env.BENCH_RESTART_RUN_EVENTS ?? 5_000_000) })],
   // Issue 35: npm start's compiled bundle vs tsx, to /healthz on an empty DATA_DIR (alternating rounds).
   ['start', (dir) => benchStart({ dir, rounds: Number(process.env.BENCH_START_ROUNDS ?? 5) })],
   // Issue 34: the peer ratio, sustained no-op jobs beside graphile-worker (concurrency 8) on PostgreSQL (BENCH_PG_HOST, BENCH_PG_PORT, BENCH_PG_USER, BENCH_PG_DATABASE), interleaved rounds.

@@ -72,7 +72,11 @@ export class ReadModelSnapshots {
       this.indexesPending = false;
       const started = performance.now();
       void this.options.store.buildIndexes().then(
-        () => this.options.logger.log({ level: 'info', category: 'API', message: `Read-model indexes built after the snapshot's load (${((performance.now() - started) / 1000).toFixed(1)} s)` }),
+        () => {
+          const message = `Read-model indexes built after the snapshot's load (${((performance.now() - started) / 1000).toFixed(1)} s)`;
+          this.options.logger.log({ level: 'info', category: 'API', message });
+          this.options.announce(message);
+        },
         (error: unknown) => this.options.logger.log({ level: 'error', category: 'API', message: `Read-model indexes not built (queries scan instead): ${String(error)}` }),
       );
     }

@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import type { Doc } from '../../shared/read-store/ReadStore.ts';
-import { serialize } from 'node:v8';
 import { decodeDocuments, encodeDocuments } from './snapshotChunk.ts';
 
-const encodeDocumentsWithoutSharing = (docs: Doc[]): number => serialize(docs).length;
+const encodeDocumentsWithoutSharing = (docs: Doc[]): number => JSON.stringify(docs).length;
 
 describe('snapshot chunks of documents', () => {
   const folder = '6a0000000000000000000001';

@@ -26,8 +26,8 @@ const COLLECTION = 2;
 const DOCS = 3;
 const TRAILER = 9;
 /**
- * Raised when the file layout changes: an older file is ignored and rebuilt. 2: chunks with shared
- * values, a CRC-32 instead of a SHA-256, the event id of the position.
+ * Raised when the file layout changes: an older file is ignored and rebuilt. 2: chunks of JSON with
+ * shared values (format 1: v8.serialize), a CRC-32 instead of a SHA-256, the event id of the position.
  */
 export const SNAPSHOT_FORMAT = 2;
 const CHUNK = 5_000;
