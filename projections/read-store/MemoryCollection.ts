@@ -66,6 +66,11 @@ export class MemoryCollection implements Collection<Doc> {
         index.build(this.docs.values());
         added.set(name, index);
       } else if (spec.unique === true && !existing.unique) {
+        // Still being built after a snapshot's load: completed now, so that the check sees every document.
+        if (!existing.ready) {
+          for (const doc of this.docs.values()) existing.add(doc);
+          existing.ready = true;
+        }
         madeUnique.push(existing);
       }
     }
