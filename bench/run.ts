@@ -57,8 +57,8 @@ const suites: Array<[string, (dir: string) => Promise<Array<Record<string, unkno
   ['bus-kafka', (dir) => benchBusKafka({ dir, seconds: Number(process.env.BENCH_BUS_SECONDS ?? 10) })],
   // The event loop while a run prints 100,000 lines (ProcessCodeRunner, then the service), beside a ten-line run.
   ['event-loop', (dir) => benchEventLoop({ dir, rounds: Number(process.env.BENCH_EVENT_LOOP_ROUNDS ?? 4) })],
-  // Issue 35: a restart from the read-model snapshot vs the whole log replayed (BENCH_RESTART_ITEMS, default 1,000,000).
-  ['restart', (dir) => benchRestart({ dir, items: Number(process.env.BENCH_RESTART_ITEMS ?? 1_000_000) })],
+  // Issue 35: a restart from the read-model snapshot vs the whole log replayed (BENCH_RESTART_ITEMS, default 1,000,000; BENCH_RESTART_RUN_EVENTS, default 5,000,000).
+  ['restart', (dir) => benchRestart({ dir, items: Number(process.env.BENCH_RESTART_ITEMS ?? 1_000_000), runEvents: Number(process.env.BENCH_RESTART_RUN_EVENTS ?? 5_000_000) })],
   // Issue 36: an as_of read of a 10,000-change item, fold snapshots against a plain fold, same run.
   ['asof', (dir) => benchAsOf({ dir, changes: Number(process.env.BENCH_ASOF_CHANGES ?? 10_000) })],
   // Issue 35: bytes of events.sqlite per no-op run (BENCH_LOGSIZE_RUNS, default 400), beside the same events in the previous layout.

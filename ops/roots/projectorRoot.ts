@@ -1,3 +1,4 @@
+import type { Position } from '../../shared/event-store/EventStore.ts';
 import { ProjectionRunner } from '../../projections/runner/ProjectionRunner.ts';
 import { MemoryReadStore } from '../../projections/read-store/MemoryReadStore.ts';
 import { startDomainEventPublishing } from '../bus/kafka/DomainEventPublisher.ts';
@@ -14,11 +15,16 @@ import type { RolePart } from './RolePart.ts';
  */
 export const projectorRoot = (k: Kernel, projections: ProjectionRunner): RolePart & { snapshots: ReadModelSnapshots | null } => {
   const { announce, config, eventStore, kafkaSecurity, logger, parts, readStore } = k;
+  // A snapshot records the id of the event at its position; a start checks the log still has it there.
+  const eventIdAt = async (position: Position): Promise<string | null> => {
+    const [event] = await eventStore.readAll({ after: position - 1n, maxCount: 1 });
+    return event?.position === position ? event.id : null;
+  };
   // The embedded read models start from their newest snapshot (DATA_DIR/snapshots) and replay only
   // the log after it; snapshots are then taken in the background (ops/snapshots).
   const snapshots =
     readStore instanceof MemoryReadStore && config.snapshotIntervalEvents > 0 && !config.rebuildReadModels
-      ? new ReadModelSnapshots({ dir: snapshotFolder(config.dataDir), runner: 'embedded', store: readStore, projections, head: () => eventStore.headPosition(), intervalEvents: config.snapshotIntervalEvents, logger, announce })
+      ? new ReadModelSnapshots({ dir: snapshotFolder(config.dataDir), runner: 'embedded', store: readStore, projections, head: () => eventStore.headPosition(), eventIdAt, intervalEvents: config.snapshotIntervalEvents, logger, announce })
       : null;
   let publisher: { close(): Promise<void> } | null = null;
   return {

@@ -13,6 +13,8 @@ export interface ReadModelSnapshotsOptions {
   projections: ProjectionRunner;
   /** The log's last position at start: a snapshot past it is refused. */
   head(): Promise<Position>;
+  /** The id of the event at a position of the log, null when there is none (EventStore.readAll). */
+  eventIdAt(position: Position): Promise<string | null>;
   /** SNAPSHOT_INTERVAL_EVENTS: a snapshot once the read models are this far past the last one. */
   intervalEvents: number;
   logger: Logger;
@@ -30,6 +32,7 @@ export class ReadModelSnapshots {
   private last: Position = 0n;
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
+  private indexesPending = false;
 
   constructor(private readonly options: ReadModelSnapshotsOptions) {}
 
@@ -43,6 +46,7 @@ export class ReadModelSnapshots {
       version: this.version,
       runner: this.options.runner,
       head: await this.options.head(),
+      eventIdAt: (position) => this.options.eventIdAt(position),
       restore: (collection, docs) => store.restore(collection, docs),
       clear: () => store.clear(),
       skipped: (file, reason) => {
@@ -53,13 +57,29 @@ export class ReadModelSnapshots {
     });
     if (loaded === null) return;
     this.last = loaded.position;
+    this.indexesPending = true;
     const message = `Read models loaded from the snapshot at position ${loaded.position} (${loaded.documents} documents, ${((performance.now() - started) / 1000).toFixed(1)} s); replaying the log after it`;
     logger.log({ level: 'info', category: 'API', message });
     this.options.announce(message);
   }
 
-  /** Snapshots in the background from now on. */
+  /**
+   * Snapshots in the background from now on; after a load, the indexes the load left out are built
+   * first, in slices (MemoryReadStore.buildIndexes): the service answers meanwhile.
+   */
   start(): void {
+    if (this.indexesPending) {
+      this.indexesPending = false;
+      const started = performance.now();
+      void this.options.store.buildIndexes().then(
+        () => {
+          const message = `Read-model indexes built after the snapshot's load (${((performance.now() - started) / 1000).toFixed(1)} s)`;
+          this.options.logger.log({ level: 'info', category: 'API', message });
+          this.options.announce(message);
+        },
+        (error: unknown) => this.options.logger.log({ level: 'error', category: 'API', message: `Read-model indexes not built (queries scan instead): ${String(error)}` }),
+      );
+    }
     this.timer = setInterval(() => {
       if (this.writing === null && this.options.projections.position() - this.last >= BigInt(this.options.intervalEvents)) void this.take();
     }, this.options.checkEveryMs ?? 1_000);
@@ -67,18 +87,22 @@ export class ReadModelSnapshots {
   }
 
   /**
-   * One snapshot of the read models as they are now: captured in one synchronous pass (no event is
-   * applied meanwhile) with the runner's position, then written while the service goes on.
+   * One snapshot of the read models as they are now: captured between two events (none half
+   * applied) in one synchronous pass with the runner's position, then written while the service
+   * goes on.
    */
   take(): Promise<void> {
     if (this.writing !== null) return this.writing;
-    const position = this.options.projections.position();
-    const collections = this.options.store.capture();
+    const { projections, store } = this.options;
+    let position = projections.position();
     const started = performance.now();
     this.writing = (async () => {
       try {
+        const captured = await projections.atRest(() => ({ position: projections.position(), collections: store.capture() }));
+        position = captured.position;
         const version = this.version ?? (await readModelVersion());
-        const written = await writeSnapshot({ dir: this.options.dir, version, runner: this.options.runner, position, collections });
+        const eventId = position === 0n ? null : await this.options.eventIdAt(position);
+        const written = await writeSnapshot({ dir: this.options.dir, version, runner: this.options.runner, position, eventId, collections: captured.collections });
         this.last = position;
         this.options.logger.log({
           level: 'info',

@@ -1,31 +1,35 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deserialize, serialize } from 'node:v8';
+import { crc32 } from 'node:zlib';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import type { Doc } from '../../shared/read-store/ReadStore.ts';
 import { CHECKPOINTS } from '../../projections/runner/checkpoints.ts';
+import { decodeDocuments, encodeDocuments } from './snapshotChunk.ts';
 
 /**
  * Snapshots of the embedded read models in DATA_DIR/snapshots, so that a start loads the newest one
  * and replays only the events after it (issue 35: restarts in constant time at any history length).
  *
  * A file: `ORCHSNAP`, then frames `[kind u8][length u32][bytes]`: a JSON header (format, the read
- * models' version, the runner, the position), per collection its name then chunks of documents
- * (v8 serialization, the structured clone of what the store holds), and last the SHA-256 of every
- * byte before it. Written to a temporary file, fsync'ed, renamed, the folder fsync'ed: a snapshot
- * is whole or absent. A damaged file (digest), another format, or read models of other code (their
- * version) is ignored, said in the log, and the start replays the log as before.
+ * models' version, the runner, the position and the id of the event there), per collection its
+ * name then chunks of documents (snapshotChunk.ts), and last the CRC-32 of every byte before it.
+ * Written to a temporary file, fsync'ed, renamed, the folder fsync'ed: a snapshot is whole or
+ * absent. A damaged file (its CRC), another format, read models of other code (their version) or
+ * of another log (the event at its position) is ignored, said in the log, and the start replays
+ * the log as before.
  */
 const MAGIC = Buffer.from('ORCHSNAP');
 const HEADER = 1;
 const COLLECTION = 2;
 const DOCS = 3;
 const TRAILER = 9;
-/** Raised when the file layout changes: an older file is ignored and rebuilt. */
-export const SNAPSHOT_FORMAT = 1;
+/**
+ * Raised when the file layout changes: an older file is ignored and rebuilt. 2: chunks of JSON with
+ * shared values (format 1: v8.serialize), a CRC-32 instead of a SHA-256, the event id of the position.
+ */
+export const SNAPSHOT_FORMAT = 2;
 const CHUNK = 5_000;
 const NAME = /^readmodels-(\d+)\.snap$/;
 
@@ -61,6 +65,8 @@ export interface SnapshotHeader {
   runner: string;
   /** The runner's position when the documents were captured (a decimal: positions are bigints). */
   position: string;
+  /** The id of the event at that position (null at the empty log's start): a log put back in another's place has others. */
+  event_id: string | null;
   created_at: string;
   collections: number;
   documents: number;
@@ -85,6 +91,7 @@ export const writeSnapshot = async (options: {
   version: string;
   runner: string;
   position: Position;
+  eventId: string | null;
   collections: ReadonlyMap<string, ReadonlyArray<Doc>>;
   now?: Date;
 }): Promise<{ file: string; bytes: number; documents: number }> => {
@@ -99,15 +106,16 @@ export const writeSnapshot = async (options: {
     version: options.version,
     runner: options.runner,
     position: options.position.toString(),
+    event_id: options.eventId,
     created_at: (options.now ?? new Date()).toISOString(),
     collections: collections.size,
     documents,
   };
   const handle = await open(temporary, 'wx', 0o600);
-  const hash = createHash('sha256');
+  let crc = 0;
   let bytes = 0;
   const write = async (buffer: Buffer) => {
-    hash.update(buffer);
+    crc = crc32(buffer, crc);
     bytes += buffer.length;
     await handle.write(buffer);
   };
@@ -117,11 +125,12 @@ export const writeSnapshot = async (options: {
     for (const [name, docs] of collections) {
       await write(frame(COLLECTION, Buffer.from(name)));
       for (let start = 0; start < docs.length; start += CHUNK) {
-        await write(frame(DOCS, serialize(docs.slice(start, start + CHUNK))));
+        await write(frame(DOCS, encodeDocuments(docs.slice(start, start + CHUNK))));
         await pause();
       }
     }
-    const digest = Buffer.from(hash.digest('hex'));
+    const digest = Buffer.alloc(4);
+    digest.writeUInt32BE(crc >>> 0);
     await handle.write(frame(TRAILER, digest));
     bytes += digest.length + 5;
     await handle.sync();
@@ -144,39 +153,65 @@ export const writeSnapshot = async (options: {
   return { file, bytes, documents };
 };
 
-/** Reads a snapshot's frames in order, checking the digest at the end; throws on anything wrong. */
+/**
+ * Reads a snapshot's frames in order, checking the CRC at the end; throws on anything wrong. Read
+ * straight into one buffer of a few megabytes (a frame larger than it gets one of its size), so
+ * that no frame is copied piece by piece.
+ */
 async function* framesOf(file: string): AsyncGenerator<{ kind: number; body: Buffer }> {
-  const hash = createHash('sha256');
-  let pending: Buffer = Buffer.alloc(0);
-  let magicSeen = false;
-  let ended = false;
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
-    pending = pending.length === 0 ? (chunk as Buffer) : Buffer.concat([pending, chunk as Buffer]);
-    if (!magicSeen) {
-      if (pending.length < MAGIC.length) continue;
-      if (!pending.subarray(0, MAGIC.length).equals(MAGIC)) throw new Error('not a read-model snapshot');
-      hash.update(pending.subarray(0, MAGIC.length));
-      pending = pending.subarray(MAGIC.length);
-      magicSeen = true;
-    }
-    while (pending.length >= 5) {
-      const kind = pending.readUInt8(0);
-      const length = pending.readUInt32BE(1);
-      if (pending.length < 5 + length) break;
-      const whole = pending.subarray(0, 5 + length);
-      const body = Buffer.from(pending.subarray(5, 5 + length));
-      pending = pending.subarray(5 + length);
+  const handle = await open(file, 'r');
+  try {
+    const reader = new FrameReader(handle);
+    const magic = await reader.take(MAGIC.length);
+    if (magic === null || !magic.equals(MAGIC)) throw new Error('not a read-model snapshot');
+    let crc = crc32(magic);
+    for (;;) {
+      const head = await reader.take(5);
+      if (head === null) throw new Error('it ends before its CRC: the file is cut');
+      const kind = head.readUInt8(0);
+      const body = await reader.take(head.readUInt32BE(1));
+      if (body === null) throw new Error('it ends within a frame: the file is cut');
       if (kind === TRAILER) {
-        if (body.toString() !== hash.digest('hex')) throw new Error('its digest does not match: the file is damaged');
-        ended = true;
-        continue;
+        if (body.length !== 4 || body.readUInt32BE(0) !== crc >>> 0) throw new Error('its CRC does not match: the file is damaged');
+        if ((await reader.take(1)) !== null) throw new Error('data after its CRC');
+        return;
       }
-      if (ended) throw new Error('data after its digest');
-      hash.update(whole);
+      crc = crc32(body, crc32(head, crc));
       yield { kind, body };
     }
+  } finally {
+    await handle.close();
   }
-  if (!ended || pending.length > 0) throw new Error('it ends before its digest: the file is cut');
+}
+
+class FrameReader {
+  private buffer = Buffer.alloc(0);
+  private at = 0;
+  private end = 0;
+  private filePosition = 0;
+
+  constructor(private readonly handle: FileHandle) {}
+
+  /** The next `length` bytes (valid until the next call), or null at the file's end. */
+  async take(length: number): Promise<Buffer | null> {
+    if (this.end - this.at < length) {
+      const kept = this.end - this.at;
+      const next = Buffer.allocUnsafe(Math.max(length, 8 << 20));
+      this.buffer.copy(next, 0, this.at, this.end);
+      this.buffer = next;
+      this.at = 0;
+      this.end = kept;
+      while (this.end < length) {
+        const { bytesRead } = await this.handle.read(this.buffer, this.end, this.buffer.length - this.end, this.filePosition);
+        if (bytesRead === 0) return null;
+        this.end += bytesRead;
+        this.filePosition += bytesRead;
+      }
+    }
+    const taken = this.buffer.subarray(this.at, this.at + length);
+    this.at += length;
+    return taken;
+  }
 }
 
 export interface LoadedSnapshot {
@@ -196,7 +231,9 @@ export const loadLatestSnapshot = async (options: {
   runner: string;
   /** The log's last position: a snapshot past it (a DATA_DIR copied by hand, a log restored older) is not the log's. */
   head: Position;
-  restore(collection: string, docs: ReadonlyArray<Doc>): Promise<void>;
+  /** The id of the event at a position of the log (null when there is none): a snapshot of another log is not used. */
+  eventIdAt(position: Position): Promise<string | null>;
+  restore(collection: string, docs: ReadonlyArray<Doc>): void;
   clear(): Promise<void>;
   skipped(file: string, reason: string): void;
 }): Promise<LoadedSnapshot | null> => {
@@ -220,14 +257,16 @@ export const loadLatestSnapshot = async (options: {
           if (header.version !== options.version) throw new Error('made by other read-model code (a changed projection): rebuilt from the log');
           if (header.runner !== options.runner) throw new Error(`made for read models "${header.runner}", not "${options.runner}"`);
           if (BigInt(header.position) > options.head) throw new Error(`its position ${header.position} is past the log's end (${String(options.head)}): not made from this log`);
+          const eventId = BigInt(header.position) === 0n ? null : await options.eventIdAt(BigInt(header.position));
+          if (eventId !== header.event_id) throw new Error(`the log's event at its position ${header.position} is not the one it covers: not made from this log`);
         } else if (header === null) {
           throw new Error('no header');
         } else if (kind === COLLECTION) {
           collection = body.toString();
         } else if (kind === DOCS && collection !== null) {
-          const docs = deserialize(body) as Doc[];
+          const docs = decodeDocuments(body);
           loadedAny = true;
-          await options.restore(collection, docs);
+          options.restore(collection, docs);
           documents += docs.length;
         } else {
           throw new Error(`an unknown frame (${kind})`);

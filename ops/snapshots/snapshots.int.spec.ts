@@ -125,21 +125,48 @@ describe('read-model snapshots: restarts replay only what follows the newest sna
     expect(announced.join('\n')).to.match(/snapshot .* not used \(/);
   });
 
-  it('given a snapshot made by other read-model code or another format, when restarted, then it is not used and the log is replayed', async () => {
-    const folderOfSnapshots = snapshotFolder(dataDir);
-    for (const name of snapshotsIn(dataDir)) rmSync(join(folderOfSnapshots, name));
-    mkdirSync(folderOfSnapshots, { recursive: true });
-    // Wrong: a snapshot of another code version claiming no item at all, and one of this code past the log's end.
-    await writeSnapshot({ dir: folderOfSnapshots, version: `not-${await readModelVersion()}`, runner: 'embedded', position: 10n, collections: new Map() });
-    let announced = await restart(async (_svc, admin) => {
-      expect((await childrenOf(admin, folder)).size).to.equal(served.size);
-    });
-    expect(announced.join('\n')).to.match(/not used \(made by other read-model code/);
-    for (const name of snapshotsIn(dataDir)) rmSync(join(folderOfSnapshots, name));
-    await writeSnapshot({ dir: folderOfSnapshots, version: await readModelVersion(), runner: 'embedded', position: 10n ** 9n, collections: new Map() });
-    announced = await restart(async (_svc, admin) => {
-      expect((await childrenOf(admin, folder)).size).to.equal(served.size);
-    });
-    expect(announced.join('\n')).to.match(/not used \(its position 1000000000 is past the log's end/);
+  describe('given a snapshot that does not belong to this log and code, when restarted, then it is not used, the start says why and serves every item from the log', () => {
+    // Each claims no item at all: had it been used, the folder would be listed empty.
+    const wrongSnapshots: Array<[string, (dir: string) => Promise<void>, RegExp]> = [
+      ['made by other read-model code', async (dir) => {
+        await writeSnapshot({ dir, version: `not-${await readModelVersion()}`, runner: 'embedded', position: 10n, eventId: await eventIdAt(10n), collections: new Map() });
+      }, /not used \(made by other read-model code/],
+      ['of the older file format', async (dir) => {
+        await writeSnapshot({ dir, version: await readModelVersion(), runner: 'embedded', position: 10n, eventId: await eventIdAt(10n), collections: new Map() });
+        // Format 1's header as it was: the same frame with format 1 (the reader stops at the header, before the CRC).
+        const [name] = readdirSync(dir);
+        const file = join(dir, String(name));
+        writeFileSync(file, Buffer.from(readFileSync(file).toString('latin1').replace('"format":2', '"format":1'), 'latin1'));
+      }, /not used \(format 1, this version reads 2/],
+      ['past the log\'s end', async (dir) => {
+        await writeSnapshot({ dir, version: await readModelVersion(), runner: 'embedded', position: 10n ** 9n, eventId: 'x', collections: new Map() });
+      }, /not used \(its position 1000000000 is past the log's end/],
+      ['of another log put back in its place (another event at its position)', async (dir) => {
+        await writeSnapshot({ dir, version: await readModelVersion(), runner: 'embedded', position: 10n, eventId: 'an-event-of-another-log', collections: new Map() });
+      }, /not used \(the log's event at its position 10 is not the one it covers/],
+    ];
+    const eventIdAt = async (position: bigint): Promise<string> => {
+      const store = openSqliteEventStore({ file: join(dataDir, 'events.sqlite'), synchronous: 'normal', writer: 'main-thread', pollIntervalMs: 200 });
+      try {
+        const [event] = await store.readAll({ after: position - 1n, maxCount: 1 });
+        return String(event?.id);
+      } finally {
+        await store.close();
+      }
+    };
+
+    for (const [what, write, reason] of wrongSnapshots) {
+      it(`${what}`, async () => {
+        const folderOfSnapshots = snapshotFolder(dataDir);
+        for (const name of snapshotsIn(dataDir)) rmSync(join(folderOfSnapshots, name));
+        mkdirSync(folderOfSnapshots, { recursive: true });
+        await write(folderOfSnapshots);
+        const announced = await restart(async (_svc, admin) => {
+          expect((await childrenOf(admin, folder)).size).to.equal(served.size);
+        });
+        expect(announced.join('\n')).to.match(reason);
+        expect(announced.join('\n')).to.not.match(/Read models loaded from the snapshot/);
+      });
+    }
   });
 });

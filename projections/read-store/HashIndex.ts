@@ -16,16 +16,66 @@ export interface Hits {
   size: number;
 }
 
+type Primitive = string | number | boolean | null;
+
 /**
- * Equality index: JSON-encoded tuple of the indexed values -> ids holding it.
- * A missing field encodes as null, so `where: { field: null }` finds documents that lack the
- * field as well as those holding null, which is what MongoDB does too.
+ * One level of the index per indexed field, keyed by the field's value itself: the document's own
+ * string is the key, so an index costs a map entry per document and no key of its own (a key text
+ * per document and index was a third of the read models' memory at a million items, and most of
+ * a snapshot load's time). Objects and arrays, rare as indexed values, are keyed by their JSON in
+ * a map of their own, so that they never meet a string of the same text.
+ */
+class Level<T> {
+  readonly values = new Map<Primitive, T>();
+  objects: Map<string, T> | null = null;
+
+  get(value: unknown): T | undefined {
+    return isObject(value) ? this.objects?.get(JSON.stringify(value)) : this.values.get(primitive(value));
+  }
+
+  set(value: unknown, entry: T): void {
+    if (isObject(value)) (this.objects ??= new Map()).set(JSON.stringify(value), entry);
+    else this.values.set(primitive(value), entry);
+  }
+
+  delete(value: unknown): void {
+    if (isObject(value)) this.objects?.delete(JSON.stringify(value));
+    else this.values.delete(primitive(value));
+  }
+
+  get size(): number {
+    return this.values.size + (this.objects?.size ?? 0);
+  }
+
+  /** Entries with their values as a document holds them (an object's JSON parsed back). */
+  *entries(): Generator<[unknown, T]> {
+    yield* this.values;
+    for (const [json, entry] of this.objects ?? []) yield [JSON.parse(json) as unknown, entry];
+  }
+}
+
+const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null;
+/** JSON has no undefined: a missing field and null share the null bucket, as in MongoDB. */
+const primitive = (value: unknown): Primitive => (value === undefined ? null : (value as Primitive));
+const sameKey = (a: unknown, b: unknown): boolean =>
+  primitive(a) === primitive(b) || (isObject(a) && isObject(b) && JSON.stringify(a) === JSON.stringify(b));
+
+/**
+ * Equality index: the indexed values, field by field (nested levels for compound indexes) -> ids
+ * holding them. A missing field counts as null, so `where: { field: null }` finds documents that
+ * lack the field as well as those holding null, which is what MongoDB does too.
  */
 export class HashIndex {
   readonly fields: ReadonlyArray<string>;
   private readonly partial: ReadonlyArray<readonly [string, string | number | boolean]>;
   private isUnique: boolean;
-  private readonly buckets = new Map<string, Bucket>();
+  /** Nested Levels, one per field but the last; the last level holds the buckets. */
+  private root = new Level<unknown>();
+  /**
+   * False while a snapshot's documents are being indexed in the background (MemoryCollection):
+   * queries do not use the index meanwhile, and new documents are left to the builder.
+   */
+  ready = true;
 
   constructor(
     private readonly collection: string,
@@ -54,9 +104,33 @@ export class HashIndex {
     return true;
   }
 
+  /** The level holding the buckets of these values' last field (created on the way when asked). */
+  private leaf(values: Record<string, unknown>, create: boolean): Level<Bucket> | undefined {
+    let level = this.root;
+    for (let at = 0; at < this.fields.length - 1; at += 1) {
+      const value = values[this.fields[at] as string];
+      let next = level.get(value) as Level<unknown> | undefined;
+      if (next === undefined) {
+        if (!create) return undefined;
+        next = new Level<unknown>();
+        level.set(value, next);
+      }
+      level = next;
+    }
+    return level as Level<Bucket>;
+  }
+
+  private lastValue(values: Record<string, unknown>): unknown {
+    return values[this.fields[this.fields.length - 1] as string];
+  }
+
+  private bucketOf(values: Record<string, unknown>): Bucket | undefined {
+    return this.leaf(values, false)?.get(this.lastValue(values));
+  }
+
   /** Ids whose indexed values equal those of `where`; call only when `covers(where)`. */
   lookup(where: Where): Hits {
-    const bucket = this.buckets.get(this.keyOf(where));
+    const bucket = this.bucketOf(where);
     if (bucket === undefined) return { ids: [], size: 0 };
     return typeof bucket === 'string' ? { ids: [bucket], size: 1 } : { ids: bucket, size: bucket.size };
   }
@@ -64,8 +138,7 @@ export class HashIndex {
   /** Throws when `doc` would take a key that another document holds. */
   assertAccepts(doc: Doc): void {
     if (!this.isUnique || !this.holds(doc)) return;
-    const key = this.keyOf(doc);
-    const holder = this.buckets.get(key);
+    const holder = this.bucketOf(doc);
     // A unique index never holds a Set: a second id is refused before it is added.
     if (typeof holder === 'string' && holder !== doc.id) {
       throw new UniqueIndexViolationError(this.collection, this.fields, this.displayKey(doc), holder, doc.id);
@@ -74,28 +147,46 @@ export class HashIndex {
 
   add(doc: Doc): void {
     if (!this.holds(doc)) return;
-    const key = this.keyOf(doc);
-    const bucket = this.buckets.get(key);
-    if (bucket === undefined) this.buckets.set(key, doc.id);
+    const leaf = this.leaf(doc, true) as Level<Bucket>;
+    const value = this.lastValue(doc);
+    const bucket = leaf.get(value);
+    if (bucket === undefined) leaf.set(value, doc.id);
     else if (typeof bucket !== 'string') bucket.add(doc.id);
-    else if (bucket !== doc.id) this.buckets.set(key, new Set([bucket, doc.id]));
+    else if (bucket !== doc.id) leaf.set(value, new Set([bucket, doc.id]));
   }
 
   remove(doc: Doc): void {
     if (!this.holds(doc)) return;
-    const key = this.keyOf(doc);
-    const bucket = this.buckets.get(key);
+    // The levels on the way, so that one left empty is dropped: levels of changed values would pile up.
+    const path: Array<[Level<unknown>, unknown]> = [];
+    let level = this.root;
+    for (let at = 0; at < this.fields.length - 1; at += 1) {
+      const value = doc[this.fields[at] as string];
+      const next = level.get(value) as Level<unknown> | undefined;
+      if (next === undefined) return;
+      path.push([level, value]);
+      level = next;
+    }
+    const leaf = level as Level<Bucket>;
+    const value = this.lastValue(doc);
+    const bucket = leaf.get(value);
     if (bucket === undefined) return;
     if (typeof bucket === 'string') {
-      if (bucket === doc.id) this.buckets.delete(key);
-      return;
+      if (bucket !== doc.id) return;
+      leaf.delete(value);
+    } else {
+      bucket.delete(doc.id);
+      // Back to a bare id (or nothing).
+      if (bucket.size <= 1) {
+        const [last] = bucket;
+        if (last === undefined) leaf.delete(value);
+        else leaf.set(value, last);
+      }
     }
-    bucket.delete(doc.id);
-    // Back to a bare id (or nothing): buckets left behind by changed values would pile up.
-    if (bucket.size <= 1) {
-      const [last] = bucket;
-      if (last === undefined) this.buckets.delete(key);
-      else this.buckets.set(key, last);
+    for (let at = path.length - 1; at >= 0 && level.size === 0; at -= 1) {
+      const [parent, key] = path[at] as [Level<unknown>, unknown];
+      parent.delete(key);
+      level = parent;
     }
   }
 
@@ -107,13 +198,10 @@ export class HashIndex {
 
   /** Moves the id only when an indexed value changed: most puts touch unindexed fields. */
   replace(previous: Doc, next: Doc): void {
-    // Most updates leave every indexed value as it was: comparing values first spares building
-    // two keys (a JSON tuple each for compound indexes) per index per update.
     const held = this.holds(previous);
     const holds = this.holds(next);
     if (held && holds) {
-      if (this.fields.every((field) => previous[field] === next[field])) return;
-      if (this.keyOf(previous) === this.keyOf(next)) return;
+      if (this.fields.every((field) => sameKey(previous[field], next[field]))) return;
     } else if (!held && !holds) {
       return;
     }
@@ -132,11 +220,19 @@ export class HashIndex {
 
   /** A later declaration may ask for uniqueness of an index built without it: first check... */
   assertNoDuplicates(): void {
-    for (const [key, ids] of this.buckets) {
+    for (const [values, ids] of this.buckets(this.root, [])) {
       if (typeof ids !== 'string') {
         const [existingId = '', rejectedId = ''] = ids;
-        throw new UniqueIndexViolationError(this.collection, this.fields, key.startsWith('\u0001') ? JSON.stringify([key.slice(1)]) : key, existingId, rejectedId);
+        throw new UniqueIndexViolationError(this.collection, this.fields, JSON.stringify(values), existingId, rejectedId);
       }
+    }
+  }
+
+  private *buckets(level: Level<unknown>, values: unknown[]): Generator<[unknown[], Bucket]> {
+    const last = values.length === this.fields.length - 1;
+    for (const [value, entry] of level.entries()) {
+      if (last) yield [[...values, value], entry as Bucket];
+      else yield* this.buckets(entry as Level<unknown>, [...values, value]);
     }
   }
 
@@ -146,26 +242,13 @@ export class HashIndex {
   }
 
   clear(): void {
-    this.buckets.clear();
+    this.root = new Level<unknown>();
     this.keepsInsertionOrder = true;
   }
 
-  /** The key as errors show it: the JSON tuple, whichever internal form the bucket uses. */
+  /** The key as errors show it: the JSON tuple of the indexed values. */
   private displayKey(values: Record<string, unknown>): string {
     return JSON.stringify(this.fields.map((field) => values[field] ?? null));
-  }
-
-  private keyOf(values: Record<string, unknown>): string {
-    // Hot path of every put: a single string value needs no JSON. The \u0001 prefix cannot start a
-    // JSON array, so the two key forms never collide. A single absent, null or boolean value (most
-    // of a catalog item's task-only fields) is a constant: the same text JSON.stringify would write.
-    if (this.fields.length === 1) {
-      const value = values[this.fields[0] as string];
-      if (typeof value === 'string') return `\u0001${value}`;
-      if (value === undefined || value === null) return '[null]';
-      if (typeof value === 'boolean') return value ? '[true]' : '[false]';
-    }
-    return this.displayKey(values);
   }
 }
 

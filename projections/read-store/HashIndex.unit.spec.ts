@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { HashIndex } from './HashIndex.ts';
+import { HashIndex, type Where } from './HashIndex.ts';
 
 describe('HashIndex', () => {
   describe('partial', () => {
@@ -45,6 +45,42 @@ describe('HashIndex', () => {
       expect([...flags.lookup({ flag: false }).ids]).to.deep.equal(['c']);
       expect([...flags.lookup({ flag: true }).ids]).to.deep.equal(['d']);
       expect([...flags.lookup({ flag: 'false' }).ids]).to.deep.equal(['e']);
+    });
+  });
+
+  describe('values as keys', () => {
+    it('given a string, a number and an object of the same text, when looked up, then each has its own bucket', () => {
+      const values = new HashIndex('docs', { fields: ['value'] });
+      values.add({ id: 'a', value: '1' });
+      values.add({ id: 'b', value: 1 });
+      values.add({ id: 'c', value: { n: 1 } });
+      values.add({ id: 'd', value: '{"n":1}' });
+      expect([...values.lookup({ value: '1' }).ids]).to.deep.equal(['a']);
+      expect([...values.lookup({ value: 1 }).ids]).to.deep.equal(['b']);
+      // The port's equalities are primitives; a document's object value is still indexed apart.
+      expect([...values.lookup({ value: { n: 1 } } as unknown as Where).ids]).to.deep.equal(['c']);
+      expect([...values.lookup({ value: '{"n":1}' }).ids]).to.deep.equal(['d']);
+    });
+
+    it('given a compound index, when documents leave a first value, then its level is dropped and lookups find nothing there', () => {
+      const pairs = new HashIndex('docs', { fields: ['parent', 'child'] });
+      const one = { id: 'a', parent: 'p', child: 'c1' };
+      const two = { id: 'b', parent: 'p', child: 'c1' };
+      pairs.add(one);
+      pairs.add(two);
+      expect(pairs.lookup({ parent: 'p', child: 'c1' }).size).to.equal(2);
+      pairs.replace(one, { ...one, parent: 'q' });
+      pairs.remove(two);
+      expect(pairs.lookup({ parent: 'p', child: 'c1' }).size).to.equal(0);
+      expect([...pairs.lookup({ parent: 'q', child: 'c1' }).ids]).to.deep.equal(['a']);
+      expect((pairs as unknown as { root: { size: number } }).root.size, 'the emptied level of "p" is gone').to.equal(1);
+    });
+
+    it('given duplicates of a compound key, when made unique, then the error names the values', () => {
+      const pairs = new HashIndex('docs', { fields: ['parent', 'child'] });
+      pairs.add({ id: 'a', parent: 'p', child: 'c' });
+      pairs.add({ id: 'b', parent: 'p', child: 'c' });
+      expect(() => pairs.assertNoDuplicates()).to.throw(/\["p","c"\]/);
     });
   });
 });

@@ -35,6 +35,8 @@ export class MemoryCollection implements Collection<Doc> {
   private ordered = new Map<string, OrderedIndex>();
   /** Every declaration that added or changed an index: a rebuild's staged copy starts with them. */
   private specs: IndexSpec[] = [];
+  /** Moved on by clear and takeOver: a background index build of the documents before stops. */
+  private generation = 0;
 
   constructor(
     private readonly name: string,
@@ -52,7 +54,7 @@ export class MemoryCollection implements Collection<Doc> {
         const field = spec.fields[0] as string;
         if (!this.ordered.has(field)) {
           const index = new OrderedIndex(field);
-          for (const doc of this.docs.values()) index.add(doc);
+          index.build(this.docs.values());
           this.ordered.set(field, index);
         }
         continue;
@@ -64,6 +66,11 @@ export class MemoryCollection implements Collection<Doc> {
         index.build(this.docs.values());
         added.set(name, index);
       } else if (spec.unique === true && !existing.unique) {
+        // Still being built after a snapshot's load: completed now, so that the check sees every document.
+        if (!existing.ready) {
+          for (const doc of this.docs.values()) existing.add(doc);
+          existing.ready = true;
+        }
         madeUnique.push(existing);
       }
     }
@@ -89,6 +96,8 @@ export class MemoryCollection implements Collection<Doc> {
     this.sequences = staged.sequences;
     this.ordered = staged.ordered;
     this.specs = staged.specs;
+    this.generation += 1;
+    staged.generation += 1;
     staged.docs = new Map();
     staged.indexes = new Map();
     staged.sequences = new Map();
@@ -131,9 +140,13 @@ export class MemoryCollection implements Collection<Doc> {
     }
     for (const index of this.indexes.values()) {
       if (previous) index.replace(previous, next);
-      else index.add(next);
+      // An index being built in the background reaches a new document itself (it walks the
+      // documents in insertion order, and a new one comes last): its buckets stay in that order.
+      else if (index.ready) index.add(next);
     }
     for (const index of this.ordered.values()) {
+      // Not ready: built in one pass over the documents as they are then (buildIndexes).
+      if (!index.ready) continue;
       if (previous) index.replace(previous, next);
       else index.add(next);
     }
@@ -144,7 +157,7 @@ export class MemoryCollection implements Collection<Doc> {
     const previous = this.docs.get(id);
     if (!previous) return;
     for (const index of this.indexes.values()) index.remove(previous);
-    for (const index of this.ordered.values()) index.remove(previous);
+    for (const index of this.ordered.values()) if (index.ready) index.remove(previous);
     this.docs.delete(id);
   }
 
@@ -197,7 +210,7 @@ export class MemoryCollection implements Collection<Doc> {
     const range = options.range;
     if (!range) return selection;
     const index = this.ordered.get(range.field);
-    if (index && selection.size > 64) {
+    if (index?.ready === true && selection.size > 64) {
       const where = normalised(options.where);
       return { candidates: this.byIds(index.range(range)), size: selection.size, remaining: entriesExcept(where, []), inInsertionOrder: false };
     }
@@ -219,16 +232,75 @@ export class MemoryCollection implements Collection<Doc> {
     return [...this.docs.values()];
   }
 
-  /** A snapshot's documents taken over as they are (no clone, no await per document: a million of them load at start). */
+  /**
+   * A snapshot's documents taken over as they are (no clone, no await per document: a million of
+   * them load at start). Unique indexes are kept as they go (they guard every later write); the
+   * others are left to `buildIndexes`, and queries do without them until then.
+   */
   adoptAll(docs: ReadonlyArray<Doc>): void {
-    for (const doc of docs) this.store(doc);
+    const unique: HashIndex[] = [];
+    for (const index of this.indexes.values()) {
+      if (index.unique) unique.push(index);
+      else if (index.ready) {
+        index.clear();
+        index.ready = false;
+      }
+    }
+    for (const index of this.ordered.values()) {
+      index.clear();
+      index.ready = false;
+    }
+    // Sequences are found again by the next query that sorts (isSequence walks the documents).
+    this.sequences.clear();
+    for (const doc of docs) {
+      if (typeof doc.id !== 'string' || this.docs.has(doc.id)) {
+        this.store(doc);
+        continue;
+      }
+      for (const index of unique) index.assertAccepts(doc);
+      for (const index of unique) index.add(doc);
+      this.docs.set(doc.id, doc);
+    }
+  }
+
+  /**
+   * Builds the indexes `adoptAll` left out, a slice of documents at a time with a turn of the event
+   * loop between slices: the service answers meanwhile, from the indexes that are ready and by
+   * scanning for the others. Writes go on too: a changed document moves in the index as usual,
+   * a new one is reached by the walk (live over the documents in insertion order).
+   */
+  async buildIndexes(slice = 20_000): Promise<void> {
+    const generation = this.generation;
+    for (const index of this.ordered.values()) {
+      if (!index.ready) index.build(this.docs.values());
+    }
+    const pending = [...this.indexes.values()].filter((index) => !index.ready);
+    if (pending.length === 0) return;
+    let walked = 0;
+    for (const doc of this.docs.values()) {
+      for (const index of pending) index.add(doc);
+      walked += 1;
+      if (walked % slice === 0) {
+        await new Promise((resolve) => setImmediate(resolve));
+        // Cleared or swapped meanwhile: those indexes are ready (empty) or gone.
+        if (this.generation !== generation) return;
+      }
+    }
+    for (const index of pending) index.ready = true;
   }
 
   clear(): void {
-    for (const index of this.ordered.values()) index.clear();
+    this.generation += 1;
+    for (const index of this.ordered.values()) {
+      index.clear();
+      index.ready = true;
+    }
     this.sequences.clear();
     this.docs.clear();
-    for (const index of this.indexes.values()) index.clear();
+    for (const index of this.indexes.values()) {
+      index.clear();
+      index.ready = true;
+    }
   }
 
   /**
@@ -246,7 +318,7 @@ export class MemoryCollection implements Collection<Doc> {
     // (a pk lookup beats an item_type bucket of a million, whatever their field counts).
     let best: { index: HashIndex; hits: ReturnType<HashIndex['lookup']> } | undefined;
     for (const index of this.indexes.values()) {
-      if (!index.covers(where)) continue;
+      if (!index.ready || !index.covers(where)) continue;
       const hits = index.lookup(where);
       if (!best || hits.size < best.hits.size || (hits.size === best.hits.size && index.fields.length > best.index.fields.length)) {
         best = { index, hits };

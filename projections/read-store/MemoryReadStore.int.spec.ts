@@ -131,4 +131,66 @@ describe('MemoryReadStore', () => {
       expect(later.map((doc) => doc.id)).to.deep.equal(['t001']);
     });
   });
+
+  describe('a snapshot restored: indexes built in the background', () => {
+    const indexes = [{ fields: ['kind'] }, { fields: ['kind', 'name'] }, { fields: ['email'], unique: true }, { fields: ['due'], ordered: true }];
+    const snapshotOf = (count: number): Doc[] =>
+      Array.from({ length: count }, (_, index) => ({ id: `d${String(index).padStart(5, '0')}`, kind: index % 3 === 0 ? 'a' : 'b', name: `n${index % 10}`, email: `e${index}@x`, due: index % 7 }));
+    const ids = (docs: Doc[]) => docs.map((doc) => doc.id).sort();
+
+    it('given restored documents and writes while the indexes are built, when read during and after the build, then every answer equals a store that was written document by document', async () => {
+      const store = new MemoryReadStore();
+      const docs = store.collection('docs', indexes);
+      store.restore('docs', snapshotOf(5000));
+      const reference = new MemoryReadStore().collection('docs', indexes);
+      for (const doc of snapshotOf(5000)) await reference.put(doc);
+      const building = (docs as unknown as { buildIndexes(slice: number): Promise<void> }).buildIndexes(500);
+      // Meanwhile: a new document, a moved one, a deleted one, one deleted and written again.
+      const writes: Array<(target: typeof docs) => Promise<void>> = [
+        (target) => target.put({ id: 'new', kind: 'a', name: 'n1', email: 'new@x', due: 3 }),
+        (target) => target.put({ id: 'd04999', kind: 'a', name: 'n9', email: 'e4999@x', due: 100 }),
+        (target) => target.put({ id: 'd00001', kind: 'a', name: 'n2', email: 'e1@x', due: 1 }),
+        (target) => target.delete('d00003'),
+        (target) => target.delete('d00004'),
+        (target) => target.put({ id: 'd00004', kind: 'b', name: 'n4', email: 'e4@x', due: 4 }),
+      ];
+      const queries = async (target: typeof docs) => [
+        ids(await target.find({ where: { kind: 'a' } })),
+        ids(await target.find({ where: { kind: 'b', name: 'n4' } })),
+        ids(await target.find({ range: { field: 'due', gte: 3, lte: 3 } })),
+        await target.count({ kind: 'a' }),
+        (await target.find({ where: { kind: 'a' }, sort: { field: 'id', direction: 'asc' }, limit: 3 })).map((doc) => doc.id),
+      ];
+      for (const write of writes) {
+        await write(docs);
+        await write(reference);
+        expect(await queries(docs)).to.deep.equal(await queries(reference));
+      }
+      await building;
+      expect(await queries(docs)).to.deep.equal(await queries(reference));
+      // The unique index held from the start: a duplicate email is refused as before.
+      const refused = await docs.put({ id: 'dup', kind: 'a', email: 'e10@x' }).then(() => null, (error: unknown) => error);
+      expect(refused).to.be.instanceOf(UniqueIndexViolationError);
+    });
+
+    it('given duplicates restored and an index not built yet, when it is declared unique, then the declaration is refused as with every document indexed', async () => {
+      const store = new MemoryReadStore();
+      store.collection('docs', [{ fields: ['name'] }]);
+      store.restore('docs', snapshotOf(3000));
+      // Not built yet: the background build has not started.
+      expect(() => store.collection('docs', [{ fields: ['name'], unique: true }])).to.throw(UniqueIndexViolationError);
+    });
+
+    it('given the store cleared while its indexes are built, when the build goes on, then the indexes follow the documents written after the clear', async () => {
+      const store = new MemoryReadStore();
+      const docs = store.collection('docs', indexes);
+      store.restore('docs', snapshotOf(3000));
+      const building = store.buildIndexes();
+      await store.clear();
+      await docs.put({ id: 'after', kind: 'a', name: 'n1', email: 'after@x', due: 1 });
+      await building;
+      expect(ids(await docs.find({ where: { kind: 'a' } }))).to.deep.equal(['after']);
+      expect(await docs.count({ kind: 'b' })).to.equal(0);
+    });
+  });
 });

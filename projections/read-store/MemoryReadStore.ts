@@ -50,9 +50,17 @@ export class MemoryReadStore implements ReadStore {
     return new Map([...this.collections].map(([name, collection]) => [name, collection.capture()]));
   }
 
-  /** Loads documents captured by `capture` (a snapshot) into a collection, indexes included. */
-  async restore(name: string, docs: ReadonlyArray<Doc>): Promise<void> {
+  /**
+   * Loads documents captured by `capture` (a snapshot) into a collection: unique indexes at once,
+   * the others by `buildIndexes` (queries are answered without them until then).
+   */
+  restore(name: string, docs: ReadonlyArray<Doc>): void {
     (this.collection(name) as unknown as MemoryCollection).adoptAll(docs);
+  }
+
+  /** The indexes that `restore` left out, built collection by collection while the service serves. */
+  async buildIndexes(): Promise<void> {
+    for (const collection of [...this.collections.values()]) await collection.buildIndexes();
   }
 
   /** Empties every collection but keeps them and their indexes: projections hold references. */

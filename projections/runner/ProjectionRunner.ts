@@ -51,6 +51,9 @@ export class ProjectionRunner implements ReadModelProgress {
   private processed: Position = START;
   private subscription: Subscription | null = null;
   private readonly waiters = new PositionWaiters();
+  /** True while an event is being applied; `atRest` callbacks wait for it to end. */
+  private applying = false;
+  private readonly atRestQueue: Array<() => void> = [];
   private readonly byType = new Map<string, Route[]>();
   private readonly checkpoints: Collection<Doc>;
   private readonly batched: BatchedApplier | null;
@@ -96,8 +99,14 @@ export class ProjectionRunner implements ReadModelProgress {
       this.subscription = eventStore.subscribeToAll({
         after: this.processed,
         onEvent: async (event) => {
-          if (this.batched) await this.batched.add(event);
-          else await this.apply(event);
+          this.applying = true;
+          try {
+            if (this.batched) await this.batched.add(event);
+            else await this.apply(event);
+          } finally {
+            this.applying = false;
+            for (const run of this.atRestQueue.splice(0)) run();
+          }
           processedCount += 1;
           const now = Date.now();
           if (this.options.onProgress && event.position < head && now - lastReport >= 1000) {
@@ -122,6 +131,25 @@ export class ProjectionRunner implements ReadModelProgress {
 
   position(): Position {
     return this.processed;
+  }
+
+  /**
+   * Runs `fn` between two events, none half applied (a snapshot's capture, ops/snapshots): at once
+   * when no event is being applied, else as soon as the one being applied is done.
+   */
+  atRest<T>(fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      // Synchronously when idle: a microtask later, the next event may be under way.
+      const run = () => {
+        try {
+          resolve(fn());
+        } catch (error) {
+          reject(error instanceof Error ? error : new Error(String(error)));
+        }
+      };
+      if (this.applying) this.atRestQueue.push(run);
+      else run();
+    });
   }
 
   /** Read-your-writes: resolves true once `position` is applied, false after `timeoutMs`. */

@@ -1,0 +1,44 @@
+import { expect } from 'chai';
+import type { Doc } from '../../shared/read-store/ReadStore.ts';
+import { decodeDocuments, encodeDocuments } from './snapshotChunk.ts';
+
+const encodeDocumentsWithoutSharing = (docs: Doc[]): number => JSON.stringify(docs).length;
+
+describe('snapshot chunks of documents', () => {
+  const folder = '6a0000000000000000000001';
+  const items = (count: number): Doc[] =>
+    Array.from({ length: count }, (_, index) => ({
+      id: `i${index}`,
+      laui: `i${index}`,
+      parent_laui: folder,
+      name: `p-${index}`,
+      access: { owners: {}, editors: {}, viewers: {} },
+      tag: index % 2 ? '{"a":1}' : { a: 1 },
+      odd: index % 3 ? null : 'x',
+      created_seq: index,
+    }));
+
+  it('given documents with repeated values, an id repeated and mixed types, when encoded and decoded, then they come back equal, in order and with their keys in order', () => {
+    const docs = items(100);
+    const decoded = decodeDocuments(encodeDocuments(docs));
+    expect(decoded).to.deep.equal(docs);
+    expect(decoded.map((doc) => Object.keys(doc))).to.deep.equal(docs.map((doc) => Object.keys(doc)));
+  });
+
+  it('given repeated values, when decoded, then the documents share one string or object each instead of copies, and the encoding is smaller', () => {
+    const docs = items(100);
+    const body = encodeDocuments(docs);
+    const decoded = decodeDocuments(body);
+    expect(decoded[1]?.access).to.equal(decoded[2]?.access);
+    expect(decoded[0]?.laui).to.equal(decoded[0]?.id);
+    // The string and the object of the same JSON text stay apart.
+    expect(decoded[0]?.tag).to.deep.equal({ a: 1 });
+    expect(decoded[1]?.tag).to.equal('{"a":1}');
+    expect(body.length).to.be.below(encodeDocumentsWithoutSharing(docs));
+  });
+
+  it('given no document, or a body of another shape, when decoded, then nothing comes back or it throws', () => {
+    expect(decodeDocuments(encodeDocuments([]))).to.deep.equal([]);
+    expect(() => decodeDocuments(Buffer.from('not a chunk'))).to.throw();
+  });
+});
