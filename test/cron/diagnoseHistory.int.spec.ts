@@ -26,7 +26,9 @@ describe('GET /task/diagnose/{task_laui}: checks, access and history', function 
     const reply = await project.diagnose(task);
     expect(reply.status, reply.text).to.equal(200);
     const checks = reply.json as Checks;
-    expect(Object.keys(checks)).to.have.length(13);
+    // The spec's 13 checks and backfill_running (issue 36).
+    expect(Object.keys(checks)).to.have.length(14);
+    expect(checks.backfill_running).to.deep.include({ triggered: false, severity: 'info' });
     expect(checks.scheduler_not_running).to.deep.include({ triggered: true, severity: 'blocking', title: 'Scheduler not running' });
     expect(checks.worker_not_running?.title).to.equal('Celery not running (worker broker: in-process bus)');
     expect(Object.entries(checks).filter(([, check]) => check.triggered).map(([key]) => key)).to.deep.equal(['scheduler_not_running']);
