@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { EventToAppend } from '../shared/events.ts';
 import { openSqliteEventStore } from '../ops/event-store/sqlite/SqliteEventStore.ts';
 import { ItemAsOfReader } from '../query-side/catalog/ItemAsOfReader.ts';
+import { SqliteFoldCheckpoints } from '../ops/snapshots/SqliteFoldCheckpoints.ts';
 import { percentile } from './latencyFigures.ts';
 
 const LAUI = '65a0000000000000000000a5';
@@ -12,7 +13,9 @@ const at = (change: number): string => new Date(START + change * 1000).toISOStri
  * Issue 36: an as-of read of an item with `changes` changes, on the SQLite log, at instants spread
  * over its history: with the fold snapshots (ItemAsOfReader, every 100 events; warm, after one
  * read built them) against a plain fold from the stream's start, same instants, same run. The
- * first (cold) read, which builds the snapshots, is its own figure.
+ * first (cold) read, which builds the snapshots, is its own figure; so is the first read of a
+ * reader that starts anew (a restart) with the snapshots kept in a SQLite file, as the service
+ * keeps them in DATA_DIR: one fresh reader per instant.
  */
 export async function benchAsOf(opts: { dir: string; changes?: number; reads?: number }): Promise<Array<Record<string, unknown>>> {
   const changes = opts.changes ?? 10_000;
@@ -54,6 +57,10 @@ export async function benchAsOf(opts: { dir: string; changes?: number; reads?: n
   const cold = performance.now() - coldStarted;
   const snapshots = await time((instant) => reader.at(LAUI, instant));
   const plain = await time((instant) => reader.foldFromStart(LAUI, instant));
+  const checkpoints = new SqliteFoldCheckpoints({ file: join(opts.dir, 'as-of-snapshots.sqlite'), origin: () => Promise.resolve('bench') });
+  await new ItemAsOfReader(store, { checkpoints }).at(LAUI, at(1));
+  const afterStart = await time((instant) => new ItemAsOfReader(store, { checkpoints }).at(LAUI, instant));
+  checkpoints.close();
   await store.close();
   const figure = (name: string, samples: number[], extra: Record<string, unknown> = {}) => ({
     bench: 'asof',
@@ -69,6 +76,7 @@ export async function benchAsOf(opts: { dir: string; changes?: number; reads?: n
   return [
     figure('as_of read, fold snapshots every 100 events (warm)', snapshots, { target: 'p99 <= 50 ms', pass: percentile(snapshots, 0.99) <= 50 }),
     figure('as_of read, plain fold from the stream start (baseline)', plain),
-    { bench: 'asof', name: 'first as_of read of the stream (builds the snapshots)', unit: 'ms', changes, value: Number(cold.toFixed(2)) },
+    figure('first as_of read after a start, fold snapshots kept in DATA_DIR', afterStart, { target: 'p99 <= 50 ms', pass: percentile(afterStart, 0.99) <= 50 }),
+    { bench: 'asof', name: 'first as_of read of a stream never folded (builds the snapshots; the service folds in the background as the stream grows)', unit: 'ms', changes, value: Number(cold.toFixed(2)) },
   ];
 }

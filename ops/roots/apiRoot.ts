@@ -61,7 +61,7 @@ import type { RolePart } from './RolePart.ts';
  * listens (the MCP tools call it); `isReady` what health says.
  */
 export const apiRoot = (k: Kernel, ownUrl: () => string, isReady: () => boolean): RolePart => {
-  const { config, clock, logger, logsRoot, secrets, tokens, passwords, mailer, eventStore, readStore, readModels, users, endedSessions, userCommands, items, links, access, runner, limits, taskDeps, workerDeps, slots, liveness, cronDeps, cron, backfills, backfill, logStreams, aiModule, aiTimeoutMs, parts } = k;
+  const { config, clock, logger, logsRoot, secrets, tokens, passwords, mailer, eventStore, asOf, readStore, readModels, users, endedSessions, userCommands, items, links, access, runner, limits, taskDeps, workerDeps, slots, liveness, cronDeps, cron, backfills, backfill, logStreams, aiModule, aiTimeoutMs, parts } = k;
   // Brute-force counters live in this process (embedded mode); see LimiterFactory for a shared store.
   const throttles = {
     login: loginThrottle(memoryLimiters, config.throttle.login),
@@ -154,7 +154,7 @@ export const apiRoot = (k: Kernel, ownUrl: () => string, isReady: () => boolean)
   const privateRoutes = [
     taskRoutes({ ...taskDeps, readModels, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
     actionRoutes({ ...taskDeps, runner, limits: workerDeps.limits, readModels, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
-    catalogQueryRoutes({ items, links, access, eventStore }),
+    catalogQueryRoutes({ items, links, access, eventStore, asOf }),
     cronRoutes({ ...cronDeps, scheduler: cron, readModels, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs }),
     backfillRoutes({ eventStore, items, access, clock, registry: backfills, readModels, readYourWritesTimeoutMs: config.readYourWritesTimeoutMs, wake: () => backfill.wake() }),
     cronStatusRoutes({ items, access, clock, liveness }),

@@ -71,6 +71,8 @@ import { ServiceMetrics } from '../metrics/ServiceMetrics.ts';
 import { timedAppends } from '../metrics/timedAppends.ts';
 import { projectionLag } from '../metrics/projectionLag.ts';
 import { CHECKPOINTS, checkpointPosition } from '../../projections/runner/checkpoints.ts';
+import { ItemAsOfReader } from '../../query-side/catalog/ItemAsOfReader.ts';
+import { foldCheckpointsFile, foldOrigin, SqliteFoldCheckpoints } from '../snapshots/SqliteFoldCheckpoints.ts';
 
 export interface ServiceOverrides {
   clock?: Clock;
@@ -214,11 +216,18 @@ export const openKernel = async (config: Config, overrides: ServiceOverrides) =>
   // The projecting roles apply the log to the read store; the others (api, worker, scheduler on a
   // shared MongoDB) follow the projector's checkpoint for read-your-writes. The checkpoint's id is
   // the runner's name: one name per read-store database.
+  // As-of reads (issue 36): fold snapshots kept in DATA_DIR, folded in the background as the log grows.
+  const foldCheckpoints = parts.api ? new SqliteFoldCheckpoints({ file: foldCheckpointsFile(config.dataDir), origin: () => foldOrigin(eventStore) }) : null;
+  const asOf = new ItemAsOfReader(eventStore, {
+    ...(foldCheckpoints ? { checkpoints: foldCheckpoints } : {}),
+    onCacheError: (error) => logger.log({ level: 'warning', category: 'API', message: `As-of snapshots: ${String(error)}` }),
+  });
   const projections = !parts.projects ? null : new ProjectionRunner({
     name: config.readStore.kind === 'mongodb' ? PROJECTOR : 'embedded',
     eventStore,
     readStore,
     projections: [usersProjection, endedSessionsProjection, groupsProjection, groupMembersProjection, itemsProjection, linksProjection, queueMetricsProjection],
+    ...(parts.api ? { followers: [asOf] } : {}),
     onProgress: (progress) =>
       announce(`Rebuilding read models: ${progress.position}/${progress.head} (${progress.eventsPerSecond} events/s)`),
     onError: (error) => logger.log({ level: 'critical', category: 'API', message: `Projection failed: ${String(error)}` }),
@@ -351,6 +360,8 @@ export const openKernel = async (config: Config, overrides: ServiceOverrides) =>
   };
   /** Last: the stores, the traces' export and the logs. */
   const closeStores = async (): Promise<void> => {
+    await asOf.stop();
+    foldCheckpoints?.close();
     await readStore.close();
     await checkpointSigner?.close();
     await eventStore.close();
@@ -359,7 +370,7 @@ export const openKernel = async (config: Config, overrides: ServiceOverrides) =>
     await retention.stop();
     await logger.close();
   };
-  return { startRunning, closeWork, closeStores, parts, config, clock, announce, kafkaSecurity, identityClaim, network, logsRoot, logger, retention, secrets, tokens, passwords, mailer, metrics, tracing, writePositions, eventStore, chain, eventSigningPublicKeyPem: keys.eventSigningPublicKeyPem, readStore, inProcessBus, bus, projections, readModels, users, endedSessions, userCommands, items, links, access, runner, limits, taskDeps, relayedHeartbeats, stopping, slots, workerDeps, liveness, cronDeps, cron, backfills, backfill, logStreams, aiModule, aiTimeoutMs };
+  return { startRunning, closeWork, closeStores, parts, config, clock, announce, kafkaSecurity, identityClaim, network, logsRoot, logger, retention, secrets, tokens, passwords, mailer, metrics, tracing, writePositions, eventStore, asOf, chain, eventSigningPublicKeyPem: keys.eventSigningPublicKeyPem, readStore, inProcessBus, bus, projections, readModels, users, endedSessions, userCommands, items, links, access, runner, limits, taskDeps, relayedHeartbeats, stopping, slots, workerDeps, liveness, cronDeps, cron, backfills, backfill, logStreams, aiModule, aiTimeoutMs };
 };
 
 export type Kernel = Awaited<ReturnType<typeof openKernel>>;

@@ -74,3 +74,39 @@ describe('ProjectionRunner.atRest (a snapshot\'s capture)', () => {
     await runner.stop();
   });
 });
+
+describe('ProjectionRunner followers (caches that follow the live log, issue 36)', () => {
+  const META = { user_laui: null, correlation_id: 'followers', causation_id: null, at: '2026-01-01T00:00:00.000Z' };
+  const copy: Projection<Doc> = {
+    name: 'copies',
+    collection: 'copies',
+    indexes: [],
+    handles: new Set(['Happened']),
+    documentId: (event) => event.streamId,
+    evolve: (_doc, event) => ({ id: event.streamId }),
+  };
+
+  it('given a log of 3 events, when the runner starts and 2 more events of a followed type and 1 other arrive, then the follower is told of the 2 live ones only, after their documents are applied', async () => {
+    // Given
+    const events = new MemoryEventStore();
+    for (const stream of ['a', 'b', 'c']) await events.append(stream, [{ type: 'Happened', data: {}, metadata: META }], 'any');
+    const store = new MemoryReadStore();
+    const told: Array<[string, boolean]> = [];
+    const copies = store.collection('copies');
+    const follower = { handles: new Set(['Happened']), follow: (event: { streamId: string }) => void copies.get(event.streamId).then((doc) => told.push([event.streamId, doc !== null])) };
+    const runner = new ProjectionRunner({ name: 'followers', eventStore: events, readStore: store, projections: [copy], followers: [follower] });
+    await runner.start();
+    // When
+    await events.append('d', [{ type: 'Happened', data: {}, metadata: META }], 'any');
+    await events.append('e', [{ type: 'Other', data: {}, metadata: META }], 'any');
+    const { position } = await events.append('f', [{ type: 'Happened', data: {}, metadata: META }], 'any');
+    expect(await runner.waitFor(position, 5_000)).to.equal(true);
+    await waitUntil(() => told.length === 2, 'the follower told of both live events');
+    await runner.stop();
+    // Then
+    expect(told).to.deep.equal([
+      ['d', true],
+      ['f', true],
+    ]);
+  });
+});

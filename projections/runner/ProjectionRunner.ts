@@ -25,6 +25,18 @@ export interface ProjectionRunnerOptions {
   checkpointEvery?: number;
   /** With a store that batches writes (MongoDB): at most this many events per commit. */
   batchSize?: number;
+  /**
+   * Told of each event of the types they handle once it is applied, from the moment the runner has
+   * caught up with the log (never during a start's replay, which must stay as fast as it can be):
+   * caches that keep up with the log as it grows, such as the as-of fold snapshots.
+   */
+  followers?: ReadonlyArray<LogFollower>;
+}
+
+/** A cache that follows the live log (ProjectionRunnerOptions.followers); `follow` must not throw or block. */
+export interface LogFollower {
+  readonly handles: ReadonlySet<string>;
+  follow(event: RecordedEvent): void;
 }
 
 interface Route {
@@ -91,6 +103,8 @@ export class ProjectionRunner implements ReadModelProgress {
     this.batched?.reset();
     this.processed = checkpointPosition(await this.checkpoints.get(name));
     const head = await eventStore.headPosition();
+    const followers = this.options.followers ?? [];
+    let live = false;
     const startedAt = Date.now();
     let processedCount = 0;
     let lastReport = startedAt;
@@ -107,6 +121,7 @@ export class ProjectionRunner implements ReadModelProgress {
             this.applying = false;
             for (const run of this.atRestQueue.splice(0)) run();
           }
+          if (live) for (const follower of followers) if (follower.handles.has(event.type)) follower.follow(event);
           processedCount += 1;
           const now = Date.now();
           if (this.options.onProgress && event.position < head && now - lastReport >= 1000) {
@@ -120,6 +135,7 @@ export class ProjectionRunner implements ReadModelProgress {
           }
         },
         onCaughtUp: () => {
+          live = true;
           void this.saveCheckpoint().then(resolve, reject);
         },
         onError: (error) => this.fail(error),
@@ -174,7 +190,8 @@ export class ProjectionRunner implements ReadModelProgress {
   async rebuild(): Promise<void> {
     const wasRunning = this.subscription !== null;
     const staged = await this.options.readStore.rebuild();
-    const builder = new ProjectionRunner({ ...this.options, readStore: staged });
+    // The live runner goes on telling the followers; the builder's replay would only repeat it.
+    const builder = new ProjectionRunner({ ...this.options, readStore: staged, followers: [] });
     let paused = false;
     try {
       await builder.start();

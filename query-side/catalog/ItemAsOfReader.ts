@@ -2,14 +2,8 @@ import type { EventStore, RecordedEvent } from '../../shared/event-store/EventSt
 import type { Laui } from '../../shared/ids.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { itemsProjection } from '../../projections/catalog/itemsProjection.ts';
-
-/** A stream's fold after its first `revision + 1` events, and the latest time among them. */
-interface Checkpoint {
-  revision: number;
-  /** The latest `metadata.at` of the events folded: the fold holds at any instant from it on. */
-  maxAt: string;
-  doc: ItemDoc | null;
-}
+import type { LogFollower } from '../../projections/runner/ProjectionRunner.ts';
+import { type FoldCheckpoint as Checkpoint, type FoldCheckpoints, noFoldCheckpoints } from './FoldCheckpoints.ts';
 
 interface StreamFolds {
   /** Every `every` events, oldest first; their maxAt never decreases. */
@@ -19,9 +13,12 @@ interface StreamFolds {
   hardDeleted: boolean;
   /** The catch-up under way, shared by the reads that arrive meanwhile. */
   refreshing: Promise<void> | null;
+  /** The kept snapshots have been read back (on the stream's first catch-up in this process). */
+  loaded: boolean;
 }
 
-const EMPTY: Checkpoint = { revision: -1, maxAt: '', doc: null };
+const EMPTY: Checkpoint = { revision: -1, maxAt: '', doc: null, hardDeleted: false };
+const ITEM_STREAM = 'item-';
 
 export interface AsOfOptions {
   /** Events between two snapshots of a stream's fold: what one as-of read folds at most. */
@@ -33,6 +30,10 @@ export interface AsOfOptions {
    * some tens of MB at most); least recently read streams leave first when it is passed.
    */
   snapshots?: number;
+  /** Where the snapshots outlive the process (a start reads them back); none by default. */
+  checkpoints?: FoldCheckpoints;
+  /** A snapshot that could not be read or kept (the read goes on folding from the log). */
+  onCacheError?(error: unknown): void;
 }
 
 /**
@@ -45,13 +46,25 @@ export interface AsOfOptions {
  * a read at T starts from the last snapshot at or before T and reads at most `every` events from
  * the store, plus the events appended since the stream was last read. Sound because events are
  * immutable and evolve never mutates a document: a snapshot is exactly the fold up to its revision.
+ *
+ * So that no read pays for a long stream's whole fold, neither the first after a start nor the
+ * first after many writes: snapshots are kept in `checkpoints` (DATA_DIR), read back on a stream's
+ * first read, and the reader follows the live log (a LogFollower of the projection runner) to fold
+ * a stream in the background each time it has grown by `every` events.
  */
-export class ItemAsOfReader {
+export class ItemAsOfReader implements LogFollower {
+  readonly handles = itemsProjection.handles;
   private readonly every: number;
   private readonly capacity: number;
   private readonly budget: number;
+  private readonly store: FoldCheckpoints;
+  private readonly onCacheError: (error: unknown) => void;
   private readonly folds = new Map<string, StreamFolds>();
   private kept = 0;
+  /** Streams to fold in the background, in the order they grew; one drain at a time. */
+  private readonly toWarm = new Set<string>();
+  private warming: Promise<void> | null = null;
+  private stopped = false;
 
   constructor(
     private readonly eventStore: EventStore,
@@ -60,6 +73,44 @@ export class ItemAsOfReader {
     this.every = Math.max(1, options.every ?? 100);
     this.capacity = Math.max(1, options.streams ?? 2_000);
     this.budget = Math.max(1, options.snapshots ?? 20_000);
+    this.store = options.checkpoints ?? noFoldCheckpoints;
+    this.onCacheError = options.onCacheError ?? (() => {});
+  }
+
+  /**
+   * The projection runner's call for each item event applied: a stream that has just grown by
+   * `every` events is folded in the background (and its new snapshot kept), so the next as-of read
+   * finds it. Off the runner's path: the fold waits for a later turn of the event loop.
+   */
+  follow(event: RecordedEvent): void {
+    if (this.stopped || !event.streamId.startsWith(ITEM_STREAM) || (event.revision + 1) % this.every !== 0) return;
+    this.toWarm.add(event.streamId);
+    this.warming ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drain());
+  }
+
+  /** Background folds in flight are finished (or given up) and no new one starts. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.toWarm.clear();
+    await this.warming;
+  }
+
+  /** Resolves once the streams waiting for a background fold have been folded (specs, benches). */
+  async settled(): Promise<void> {
+    while (this.warming) await this.warming;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      for (const streamId of this.toWarm) {
+        this.toWarm.delete(streamId);
+        if (this.stopped) break;
+        // A failed background fold is the next read's to do again; it must not stop the others.
+        await this.refreshed(streamId).catch(this.onCacheError);
+      }
+    } finally {
+      this.warming = null;
+    }
   }
 
   /**
@@ -92,12 +143,12 @@ export class ItemAsOfReader {
     return doc;
   }
 
-  /** A plain fold from the stream's start (no snapshot): the bench's baseline and a check of the snapshots. */
   /** Snapshots held over all streams (the memory bound's measure). */
   get snapshotsKept(): number {
     return this.kept;
   }
 
+  /** A plain fold from the stream's start (no snapshot): the bench's baseline and a check of the snapshots. */
   async foldFromStart(laui: Laui, at: string): Promise<ItemDoc | null> {
     let doc: ItemDoc | null = null;
     for (const event of await this.eventStore.readStream(`item-${laui}`)) {
@@ -113,7 +164,7 @@ export class ItemAsOfReader {
     if (folds) {
       this.folds.delete(streamId);
     } else {
-      folds = { checkpoints: [], head: EMPTY, hardDeleted: false, refreshing: null };
+      folds = { checkpoints: [], head: EMPTY, hardDeleted: false, refreshing: null, loaded: false };
     }
     this.folds.set(streamId, folds);
     while (folds.refreshing) await folds.refreshing;
@@ -136,21 +187,44 @@ export class ItemAsOfReader {
     }
   }
 
-  /** Folds the events appended since the last read, keeping a snapshot every `every` events. */
+  /**
+   * Folds the events appended since the last read, keeping a snapshot every `every` events; on
+   * the stream's first catch-up, from the last snapshot kept in `checkpoints` rather than the start.
+   */
   private async catchUp(streamId: string, folds: StreamFolds): Promise<void> {
+    if (!folds.loaded) {
+      folds.loaded = true;
+      const kept = await this.store.load(streamId).catch((error: unknown) => {
+        this.onCacheError(error);
+        return [];
+      });
+      // Only snapshots on this reader's grid: another `every` (a changed setting) is folded anew.
+      const usable = kept.filter((checkpoint) => (checkpoint.revision + 1) % this.every === 0);
+      const last = usable.at(-1);
+      if (last && last.revision > folds.head.revision) {
+        folds.checkpoints = usable;
+        folds.head = last;
+        folds.hardDeleted = last.hardDeleted;
+        if (this.folds.get(streamId) === folds) this.kept += usable.length;
+      }
+    }
     const events: RecordedEvent[] = await this.eventStore.readStream(streamId, { fromRevision: folds.head.revision + 1 });
     let { doc, maxAt, revision } = folds.head;
+    const fresh: Checkpoint[] = [];
     for (const event of events) {
       doc = itemsProjection.evolve(doc, event);
       if (event.metadata.at > maxAt) maxAt = event.metadata.at;
       revision = event.revision;
       if (event.type === 'ItemHardDeleted') folds.hardDeleted = true;
       if ((revision + 1) % this.every === 0) {
-        folds.checkpoints.push({ revision, maxAt, doc });
+        const checkpoint = { revision, maxAt, doc, hardDeleted: folds.hardDeleted };
+        folds.checkpoints.push(checkpoint);
+        fresh.push(checkpoint);
         // A stream evicted while it was being read is no longer counted.
         if (this.folds.get(streamId) === folds) this.kept += 1;
       }
     }
-    folds.head = { revision, maxAt, doc };
+    folds.head = { revision, maxAt, doc, hardDeleted: folds.hardDeleted };
+    if (fresh.length > 0) await this.store.save(streamId, fresh).catch(this.onCacheError);
   }
 }

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { MemoryEventStore } from '../../test/support/MemoryEventStore.ts';
 import type { EventMetadata } from '../../shared/events.ts';
+import type { EventStore, ReadStreamOptions, RecordedEvent } from '../../shared/event-store/EventStore.ts';
+import type { FoldCheckpoint, FoldCheckpoints } from './FoldCheckpoints.ts';
 import { ItemAsOfReader } from './ItemAsOfReader.ts';
 
 const LAUI = '65a0000000000000000000c1';
@@ -73,5 +75,111 @@ describe('ItemAsOfReader: an item at an instant, from snapshots every N events (
     expect(reader.snapshotsKept).to.equal(11);
     expect((await reader.at(LAUI, time(17)))?.content).to.deep.equal({ n: 7 });
     expect(reader.snapshotsKept).to.equal(11);
+  });
+
+  describe('kept beyond the process and followed as the log grows', () => {
+    /** Snapshots kept as a DATA_DIR file would keep them: JSON out and back in, nothing shared. */
+    const keptSnapshots = () => {
+      const rows = new Map<string, string[]>();
+      const kept: FoldCheckpoints & { count(): number } = {
+        load: (streamId) => Promise.resolve((rows.get(streamId) ?? []).map((row) => JSON.parse(row) as FoldCheckpoint)),
+        save: (streamId, checkpoints) => {
+          rows.set(streamId, [...(rows.get(streamId) ?? []), ...checkpoints.map((checkpoint) => JSON.stringify(checkpoint))]);
+          return Promise.resolve();
+        },
+        count: () => [...rows.values()].reduce((sum, list) => sum + list.length, 0),
+      };
+      return kept;
+    };
+    /** The store's events handed out by readStream since the last `take()`: what a read costs. */
+    const counted = (store: MemoryEventStore) => {
+      let read = 0;
+      const readStream = store.readStream.bind(store);
+      const counting = Object.assign(Object.create(store) as EventStore, {
+        readStream: async (streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> => {
+          const events = await readStream(streamId, options);
+          read += events.length;
+          return events;
+        },
+      });
+      return { store: counting, take: () => [read, (read = 0)][0] as number };
+    };
+
+    it('given a stream of 62 events folded by one reader with kept snapshots, when a new reader (a restart) reads any instant, then it reads at most 2 x every events and equals the plain fold', async () => {
+      // Given
+      const memory = await given(60);
+      const kept = keptSnapshots();
+      await new ItemAsOfReader(memory, { every: 5, checkpoints: kept }).at(LAUI, time(99));
+      expect(kept.count()).to.equal(12);
+      const { store, take } = counted(memory);
+      const restarted = new ItemAsOfReader(store, { every: 5, checkpoints: kept });
+      // When / then: the first read loads the kept snapshots and reads the stream after the last one.
+      expect((await restarted.at(LAUI, time(40)))?.content).to.deep.equal({ n: 30 });
+      expect(take()).to.be.at.most(10);
+      for (const second of [9, 10, 25, 41, 70, 71, 72, 99]) {
+        expect(await restarted.at(LAUI, time(second, 500)), String(second)).to.deep.equal(await restarted.foldFromStart(LAUI, time(second, 500)));
+      }
+      expect(kept.count(), 'nothing saved twice').to.equal(12);
+    });
+
+    it('given a reader following the log, when a stream grows by `every` events with no read, then it is folded in the background and a later read reads one segment and the events after the last snapshot', async () => {
+      // Given
+      const memory = await given(0);
+      const kept = keptSnapshots();
+      const { store, take } = counted(memory);
+      const reader = new ItemAsOfReader(store, { every: 10, checkpoints: kept });
+      // When: 40 edits, each told to the reader as the projection runner would.
+      for (let n = 1; n <= 40; n += 1) {
+        const { position } = await memory.append(STREAM, [{ type: 'ItemUpdated', data: { changes: { content: { n } }, version: n + 1, revision_laui: LAUI }, metadata: meta(20 + n) }], 'any');
+        const [event] = await memory.readAll({ after: position - 1n, maxCount: 1 });
+        reader.follow(event as RecordedEvent);
+      }
+      await reader.settled();
+      // Then: the read catches up with the 3 events after the last snapshot (revision 39) and folds
+      // one segment of at most 10 to its instant, where a cold fold would read all 43.
+      expect(kept.count()).to.equal(4);
+      take();
+      expect((await reader.at(LAUI, time(45)))?.content).to.deep.equal({ n: 25 });
+      expect(take()).to.be.at.most(13);
+    });
+
+    it('given events of other streams or off the grid, when followed, then nothing is folded', async () => {
+      const memory = await given(8);
+      const kept = keptSnapshots();
+      const reader = new ItemAsOfReader(memory, { every: 5, checkpoints: kept });
+      const events = await memory.readStream(STREAM);
+      reader.follow({ ...(events[4] as RecordedEvent), streamId: `group-${LAUI}` });
+      reader.follow(events[5] as RecordedEvent);
+      await reader.settled();
+      expect(kept.count()).to.equal(0);
+      reader.follow(events[4] as RecordedEvent);
+      await reader.settled();
+      expect(kept.count()).to.equal(2);
+    });
+
+    it('given snapshots kept on another grid (another `every`), when read, then they are not used and the read is still right', async () => {
+      const memory = await given(20);
+      const kept = keptSnapshots();
+      await new ItemAsOfReader(memory, { every: 4, checkpoints: kept }).at(LAUI, time(99));
+      const reader = new ItemAsOfReader(memory, { every: 3, checkpoints: kept });
+      expect(await reader.at(LAUI, time(17))).to.deep.equal(await reader.foldFromStart(LAUI, time(17)));
+    });
+
+    it('given kept snapshots that cannot be read, when read, then the read folds from the log and the error is reported', async () => {
+      const errors: unknown[] = [];
+      const broken: FoldCheckpoints = { load: () => Promise.reject(new Error('disk gone')), save: () => Promise.reject(new Error('disk gone')) };
+      const reader = new ItemAsOfReader(await given(10), { every: 3, checkpoints: broken, onCacheError: (error) => errors.push(error) });
+      expect((await reader.at(LAUI, time(15)))?.content).to.deep.equal({ n: 5 });
+      expect(errors.map(String)).to.deep.equal(['Error: disk gone', 'Error: disk gone']);
+    });
+
+    it('given a stream hard-deleted on a snapshot boundary, when a new reader reads it from the kept snapshots, then null', async () => {
+      const memory = await given(1);
+      await memory.append(STREAM, [{ type: 'ItemHardDeleted', data: { at: time(50) }, metadata: meta(50) }], 'any');
+      const kept = keptSnapshots();
+      await new ItemAsOfReader(memory, { every: 5, checkpoints: kept }).at(LAUI, time(99));
+      expect(kept.count()).to.equal(1);
+      expect(await new ItemAsOfReader(memory, { every: 5, checkpoints: kept }).at(LAUI, time(11))).to.equal(null);
+    });
   });
 });

@@ -6,7 +6,7 @@ import { itemTypesDocument } from '../../shared/item-types/itemTypes.ts';
 import { lauiSchema, requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
 import { flatItem, flatReadLaui, getItems, type GetDeps, type GetQuery } from './getItems.ts';
 import { ItemJsonCache } from './ItemJsonCache.ts';
-import { ItemAsOfReader } from './ItemAsOfReader.ts';
+import type { ItemAsOfReader } from './ItemAsOfReader.ts';
 import { getItemsAsOf } from './getItemsAsOf.ts';
 import { searchItems, type SearchBody } from './searchItems.ts';
 import { itemHistory, itemRevisions } from './itemHistory.ts';
@@ -97,13 +97,13 @@ const coerceQuery = (raw: Record<string, unknown>, booleans: string[], integers:
 };
 
 /** Catalog reads (spec 4.3) plus item history for auditors. */
-export const catalogQueryRoutes = (deps: GetDeps & { eventStore: EventStore }): Router<AppState> => {
+export const catalogQueryRoutes = (deps: GetDeps & { eventStore: EventStore; asOf: ItemAsOfReader }): Router<AppState> => {
   const router = new Router<AppState>({ prefix: '/api/v1/catalog' });
 
   // Enough for the items a busy client set reads over and over, a few MiB at most.
   const itemJson = new ItemJsonCache(10_000);
-  // Snapshots of item folds for as_of reads: every 100 events of a stream, for the 2,000 streams read last.
-  const asOf = new ItemAsOfReader(deps.eventStore);
+  // Item folds for as_of reads (snapshots every 100 events, kept in DATA_DIR): the composition root's.
+  const { asOf } = deps;
   router.get('/get', async (ctx) => {
     // The most frequent read, by far: one item by its LAUI. Such a query string is valid as it
     // stands, so it skips parsing, coercion and the schema, and its JSON is cached per document.
