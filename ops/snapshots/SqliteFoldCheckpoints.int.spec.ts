@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FoldCheckpoint } from '../../query-side/catalog/FoldCheckpoints.ts';
@@ -17,6 +17,11 @@ describe('SqliteFoldCheckpoints: the as-of fold snapshots kept in DATA_DIR (issu
   });
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
   const open = (origin: string | null) => new SqliteFoldCheckpoints({ file: foldCheckpointsFile(dataDir), origin: () => Promise.resolve(origin) });
+
+  it('given a service that never reads or keeps a snapshot, when it opens and closes the store, then no file is made', () => {
+    open('o').close();
+    expect(existsSync(foldCheckpointsFile(dataDir))).to.equal(false);
+  });
 
   it('given snapshots saved by one process, when another opens the file with the same origin, then it loads them in order, documents intact, and a second save of one changes nothing', async () => {
     // Given
@@ -46,8 +51,11 @@ describe('SqliteFoldCheckpoints: the as-of fold snapshots kept in DATA_DIR (issu
 
   it('given a file that is not a database (damaged), when opened, then it starts anew and keeps snapshots again', async () => {
     const file = foldCheckpointsFile(dataDir);
-    open('o').close();
+    const first = open('o');
+    await first.save(STREAM, [checkpoint(4)]);
+    first.close();
     writeFileSync(file, 'this is not SQLite '.repeat(500));
+    rmSync(`${file}-wal`, { force: true });
     const reopened = open('o');
     expect(await reopened.load(STREAM)).to.deep.equal([]);
     await reopened.save(STREAM, [checkpoint(9)]);

@@ -46,11 +46,17 @@ interface Row {
  * started anew, and backups leave it out with the read-model snapshots.
  */
 export class SqliteFoldCheckpoints implements FoldCheckpoints {
-  private db: Database.Database;
+  private opened: Database.Database | null = null;
   private ready: Promise<void> | null = null;
+  private closed = false;
 
-  constructor(private readonly options: SqliteFoldCheckpointsOptions) {
-    this.db = SqliteFoldCheckpoints.open(options.file);
+  constructor(private readonly options: SqliteFoldCheckpointsOptions) {}
+
+  /** Opened at the first load or save: a start, and a service that never reads as_of, skip it. */
+  private get db(): Database.Database {
+    if (this.closed) throw new Error('the as-of snapshots are closed');
+    this.opened ??= SqliteFoldCheckpoints.open(this.options.file);
+    return this.opened;
   }
 
   private static open(file: string): Database.Database {
@@ -105,7 +111,8 @@ export class SqliteFoldCheckpoints implements FoldCheckpoints {
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    this.closed = true;
+    if (this.opened?.open) this.opened.close();
   }
 
   /** Once per process: snapshots of another origin (code, log or layout) are dropped before any is used. */
