@@ -12,6 +12,12 @@ import { decodePageToken, encodePageToken, itemView } from './itemView.ts';
 /** Parent chains are short in practice; the bound stops a corrupted (cyclic) chain, as accessControl's does. */
 const MAX_DEPTH = 64;
 const NESTED_LIMIT = 1000;
+/**
+ * Children an as_of listing sorted by another field than creation order may fold: every one of them
+ * must be folded to be sorted, so an unbounded folder would make one request fold its whole history
+ * (a hostile user's cheap way to use the service's CPU). Creation order needs no bound (see childrenAt).
+ */
+export const AS_OF_SORTED_CHILDREN_LIMIT = 10_000;
 const PERMISSIONS: Record<string, Permission> = { view: 'VIEW', edit: 'EDIT', own: 'OWN', delete: 'DELETE' };
 
 /** ISO 8601 date and time with a zone: `Z` or an offset (converted to UTC); seconds and fractions optional. */
@@ -53,7 +59,7 @@ export const getItemsAsOf = async (deps: AsOfDeps, principal: Principal, query: 
   if ([...given].every((field) => field === 'item_laui' || field === 'as_of')) return itemView(anchor, await then.reader(anchor));
   if (!(await then.can(anchor, 'VIEW'))) throw forbidden();
   const offset = query.page_token !== undefined ? (decodePageToken(query.page_token) ?? 0) : (query.page - 1) * query.per_page;
-  const children = await childrenAt(deps, then, anchor.laui, query);
+  const children = await childrenAt(deps, then, anchor.laui, query, offset + query.per_page + 1);
   const page = children.slice(offset, offset + query.per_page);
   const hasNext = children.length > offset + query.per_page;
   const items = [];
@@ -95,22 +101,41 @@ const timeTravel = (reader: ItemAsOfReader, at: string, principal: Principal, pr
 };
 
 /**
- * The children of `parentLaui` at `then`, filtered and sorted as the current listing is. Candidates
- * are the items whose true parent it is and the soft links to it created by then (read models);
- * each is folded to then, and one that did not exist yet is left out.
+ * The first `wanted` children of `parentLaui` at `then`, filtered and sorted as the current listing
+ * is. Candidates are the items whose true parent it is and the soft links to it created by then
+ * (read models), less those created after `then` or of another item type (both never change, so
+ * the current row answers); each is folded to then.
+ *
+ * In creation order (the default sort; `created_seq` never changes either) the candidates are folded
+ * in that order until `wanted` are kept, so a page costs the folds of the pages before it, not of
+ * the whole folder. Any other order is a field the fold decides: all candidates are folded, at most
+ * AS_OF_SORTED_CHILDREN_LIMIT of them (400 beyond).
  */
-const childrenAt = async (deps: AsOfDeps, then: Then, parentLaui: Laui, query: GetQuery): Promise<ItemDoc[]> => {
-  const kept: ItemDoc[] = [];
-  const consider = async (laui: Laui, soft: boolean) => {
-    const doc = await then.doc(laui);
-    if (!doc || (soft && !(await then.can(doc, 'VIEW'))) || !(await keeps(then, doc, query))) return;
-    kept.push(doc);
-  };
-  for (const child of await deps.items.find({ where: { parent_laui: parentLaui } })) await consider(child.laui, false);
+const childrenAt = async (deps: AsOfDeps, then: Then, parentLaui: Laui, query: GetQuery, wanted: number): Promise<ItemDoc[]> => {
+  const field = query.sort_by ?? 'created_seq';
+  const candidates: Array<{ doc: ItemDoc; soft: boolean }> = [];
+  const existedThen = (doc: ItemDoc) => doc.created_at <= then.at && (query.item_type === undefined || doc.item_type === query.item_type);
+  const trueChildren = await deps.items.find({ where: { parent_laui: parentLaui }, sort: { field: 'created_seq', direction: 'asc' } });
+  for (const doc of trueChildren) if (existedThen(doc)) candidates.push({ doc, soft: false });
   if (query.item_permission !== 'is_true_parent') {
-    for (const link of await deps.links.find({ where: { parent_laui: parentLaui, true_parent: false } })) if (link.created_at <= then.at) await consider(link.child_laui, true);
+    for (const link of await deps.links.find({ where: { parent_laui: parentLaui, true_parent: false } })) {
+      const doc = link.created_at <= then.at ? await deps.items.get(link.child_laui) : null;
+      if (doc && existedThen(doc)) candidates.push({ doc, soft: true });
+    }
+    candidates.sort((a, b) => a.doc.created_seq - b.doc.created_seq);
   }
-  return kept.sort(compareByField({ field: query.sort_by ?? 'created_seq', direction: 'asc' }));
+  const inCreationOrder = field === 'created_seq';
+  if (!inCreationOrder && candidates.length > AS_OF_SORTED_CHILDREN_LIMIT) {
+    throw badRequest(`Invalid argument: as_of with sort_by=${field} lists folders of at most ${AS_OF_SORTED_CHILDREN_LIMIT} children (this one has ${candidates.length}); list them in creation order (no sort_by)`);
+  }
+  const kept: ItemDoc[] = [];
+  for (const { doc: current, soft } of candidates) {
+    if (inCreationOrder && kept.length >= wanted) break;
+    const doc = await then.doc(current.laui);
+    if (!doc || (soft && !(await then.can(doc, 'VIEW'))) || !(await keeps(then, doc, query))) continue;
+    kept.push(doc);
+  }
+  return inCreationOrder ? kept : kept.sort(compareByField({ field, direction: 'asc' }));
 };
 
 const keeps = async (then: Then, doc: ItemDoc, query: GetQuery): Promise<boolean> => {
@@ -129,7 +154,7 @@ const keeps = async (then: Then, doc: ItemDoc, query: GetQuery): Promise<boolean
 const viewWithChildren = async (deps: AsOfDeps, then: Then, doc: ItemDoc, query: GetQuery, depth: number): Promise<Record<string, unknown>> => {
   const view = itemView(doc, await then.reader(doc));
   if (depth > 0) {
-    const children = (await childrenAt(deps, then, doc.laui, query)).slice(0, NESTED_LIMIT);
+    const children = (await childrenAt(deps, then, doc.laui, query, NESTED_LIMIT)).slice(0, NESTED_LIMIT);
     const nested = [];
     for (const child of children) nested.push(await viewWithChildren(deps, then, child, query, depth - 1));
     view.children = nested;
