@@ -257,7 +257,8 @@ export const leaseCompanions = (
 };
 
 /**
- * RSA signing costs milliseconds: a worker token is reused while it has an hour left. A token is
+ * Signing costs (an HMAC since worker tokens have their own audience, an RSA signature before): a
+ * worker token is reused while it has an hour left. A token is
  * scoped to one task (claim `task_laui`; the facade lets it call only task/update and task/finish of
  * that task), so tokens are kept per user and task: a re-run of the same task reuses its token.
  */
@@ -276,7 +277,7 @@ const workerToken = (deps: TaskDeps, user: Laui | null, taskLaui: Laui): Promise
   if (cached && cached.expiresAt - now > 3600_000) return cached.token;
   // Bounded: one entry per task dispatched within a day would grow without end.
   if (tokens.size >= WORKER_TOKEN_CACHE_SIZE) tokens.clear();
-  const token = deps.tokens.sign('access', user, { purpose: WORKER_TOKEN_PURPOSE, task_laui: taskLaui }, WORKER_TOKEN_TTL_SECONDS);
+  const token = deps.tokens.sign('worker', user, { purpose: WORKER_TOKEN_PURPOSE, task_laui: taskLaui }, WORKER_TOKEN_TTL_SECONDS);
   const entry = { token, expiresAt: now + WORKER_TOKEN_TTL_SECONDS * 1000 };
   tokens.set(key, entry);
   // A failed signing is not remembered: the next dispatch tries again.

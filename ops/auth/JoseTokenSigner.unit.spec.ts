@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { SignJWT, generateKeyPair, type CryptoKey } from 'jose';
+import { SignJWT, exportSPKI, generateKeyPair, type CryptoKey } from 'jose';
 import { fixedClock } from '../../shared/clock.ts';
 import { InvalidTokenError, type TokenAudience } from '../../shared/ports/TokenSigner.ts';
 import { JoseTokenSigner } from './JoseTokenSigner.ts';
@@ -68,5 +68,43 @@ describe('JoseTokenSigner lifetimes', () => {
       );
       expect(error, `${audience} ${ttl}`).to.be.instanceOf(Error);
     }
+  });
+});
+
+describe('JoseTokenSigner worker tokens (HS256, their own audience)', () => {
+  const SUBJECT = '65a000000000000000000001';
+  let keys: { privateKey: CryptoKey; publicKey: CryptoKey };
+  const secret = new Uint8Array(32).fill(9);
+  let signer: JoseTokenSigner;
+  before(async () => {
+    keys = await generateKeyPair('RS256');
+    signer = new JoseTokenSigner(keys.privateKey, keys.publicKey, fixedClock(NOW), secret);
+  });
+  const verdict = (audience: TokenAudience, token: string, by = signer) =>
+    by.verify(audience, token).then(
+      (verified) => verified.claims.task_laui ?? 'verified',
+      (error: unknown) => (error instanceof InvalidTokenError ? 'refused' : 'thrown'),
+    );
+
+  it('given a worker token, when verified as a worker token, then its claims are read; as an access or session token, refused', async () => {
+    const token = await signer.sign('worker', SUBJECT, { purpose: 'worker', task_laui: 't-1' }, 24 * HOUR);
+    expect(JSON.parse(Buffer.from(String(token.split('.')[0]), 'base64url').toString())).to.deep.include({ alg: 'HS256' });
+    expect(await verdict('worker', token)).to.equal('t-1');
+    expect(await verdict('access', token)).to.equal('refused');
+    expect(await verdict('session', token)).to.equal('refused');
+  });
+
+  it('given an access token, or a token made with the public key as an HMAC secret, when verified as a worker token, then refused', async () => {
+    expect(await verdict('worker', await signer.sign('access', SUBJECT, { task_laui: 't-1' }, HOUR))).to.equal('refused');
+    const spki = new TextEncoder().encode(await exportSPKI(keys.publicKey));
+    const forged = await new SignJWT({ task_laui: 't-1' }).setProtectedHeader({ alg: 'HS256' }).setIssuer('pipeline-orchestrator').setAudience('worker').setIssuedAt(now).setExpirationTime(now + HOUR).sign(spki);
+    expect(await verdict('worker', forged)).to.equal('refused');
+  });
+
+  it('given a worker token of another secret (another service), or one living over a day, when verified, then refused', async () => {
+    const other = new JoseTokenSigner(keys.privateKey, keys.publicKey, fixedClock(NOW), new Uint8Array(32).fill(1));
+    expect(await verdict('worker', await other.sign('worker', SUBJECT, { task_laui: 't-1' }, HOUR))).to.equal('refused');
+    const long = await new SignJWT({ task_laui: 't-1' }).setProtectedHeader({ alg: 'HS256' }).setIssuer('pipeline-orchestrator').setAudience('worker').setIssuedAt(now).setExpirationTime(now + 24 * HOUR + 1).sign(secret);
+    expect(await verdict('worker', long)).to.equal('refused');
   });
 });

@@ -31,6 +31,13 @@ const workerMayCall = (method: string, path: string, claims: Record<string, unkn
   return method === 'POST' && match !== null && typeof claims.task_laui === 'string' && match[1] === claims.task_laui;
 };
 
+/**
+ * The protected header JoseTokenSigner gives worker tokens, as it stands first in them: a prefix
+ * test instead of decoding every request's header. Any other token, an HS256 one spelled otherwise
+ * included, is verified as an access token, which accepts RS256 only.
+ */
+const WORKER_TOKEN_HEADER = `${Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url')}.`;
+
 const bearer = (header: string | undefined): string | null => {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
   return match?.[1] ?? null;
@@ -38,7 +45,7 @@ const bearer = (header: string | undefined): string | null => {
 
 /**
  * Private routes: a Bearer RS256 access token naming an existing user, of a login session that has
- * not been logged out. Every failure is the same
+ * not been logged out, or a run's HS256 worker token (its own task's update and finish only). Every failure is the same
  * 401 `User not authenticated` so that the answer does not tell which check failed.
  */
 export const authenticate = (options: AuthenticateOptions): Middleware<AppState> => {
@@ -52,13 +59,17 @@ export const authenticate = (options: AuthenticateOptions): Middleware<AppState>
       audience = 'session';
     }
     if (token === null) throw unauthorized();
+    // A worker token (HS256, JoseTokenSigner) is verified as one, never as an access token.
+    if (audience === 'access' && token.startsWith(WORKER_TOKEN_HEADER)) audience = 'worker';
     const verified = await options.tokens.verify(audience, token).catch(() => null);
     if (!verified?.subject) throw unauthorized();
     if (!(await sessionStillOpen(options.endedSessions, verified.claims, audience === 'session'))) throw unauthorized();
     // peek: read-only use, no copy on every request.
     const user = await options.users.peek(verified.subject);
     if (!user) throw unauthorized();
-    if (verified.claims.purpose === WORKER_TOKEN_PURPOSE && !workerMayCall(ctx.method, ctx.path, verified.claims)) throw forbidden();
+    // Worker tokens signed before they had an audience of their own are access tokens naming the purpose.
+    const workerToken = audience === 'worker' || verified.claims.purpose === WORKER_TOKEN_PURPOSE;
+    if (workerToken && !workerMayCall(ctx.method, ctx.path, verified.claims)) throw forbidden();
     ctx.state.principal = {
       laui: user.laui,
       username: user.username,

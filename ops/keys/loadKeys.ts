@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
 import { join } from 'node:path';
 import { exportPKCS8, exportSPKI, generateKeyPair, importPKCS8, importSPKI, type CryptoKey } from 'jose';
 
@@ -11,6 +11,8 @@ import { exportPKCS8, exportSPKI, generateKeyPair, importPKCS8, importSPKI, type
 export interface KeyMaterial {
   jwtPrivateKey: CryptoKey;
   jwtPublicKey: CryptoKey;
+  /** HS256 key of worker tokens (JoseTokenSigner), derived from the JWT private key: no file or setting of its own. */
+  workerTokenSecret: Uint8Array;
   encryptionKey: Buffer;
   /** Ed25519: signs the hash chain's checkpoints (CheckpointSigner); its public half is published with them. */
   eventSigningKey: KeyObject;
@@ -26,6 +28,15 @@ const loadEventSigningKey = (dir: string): { eventSigningKey: KeyObject; eventSi
   const eventSigningKey = createPrivateKey(writeOnce(join(dir, 'event-signing.pem'), candidate));
   if (eventSigningKey.asymmetricKeyType !== 'ed25519') throw new Error('DATA_DIR/keys/event-signing.pem is not an Ed25519 key');
   return { eventSigningKey, eventSigningPublicKeyPem: createPublicKey(eventSigningKey).export({ type: 'spki', format: 'pem' }).toString() };
+};
+
+/**
+ * HKDF-SHA256 over the JWT private key's PKCS#8 bytes: every process given that key (DATA_DIR or
+ * JWT_PRIVATE_KEY) derives the same 32 bytes; the public key and the tokens tell nothing of them.
+ */
+const workerTokenSecretOf = (privatePem: string): Uint8Array => {
+  const der = createPrivateKey(privatePem).export({ type: 'pkcs8', format: 'der' });
+  return new Uint8Array(hkdfSync('sha256', der, 'pipeline-orchestrator', 'worker tokens v1', 32));
 };
 
 const writeOnce = (path: string, content: string): string => {
@@ -80,6 +91,7 @@ export const loadKeys = async (options: {
   return {
     jwtPrivateKey: await importPKCS8(privatePem, 'RS256'),
     jwtPublicKey: await importSPKI(publicPem, 'RS256'),
+    workerTokenSecret: workerTokenSecretOf(privatePem),
     encryptionKey,
     ...loadEventSigningKey(dir),
   };

@@ -156,7 +156,7 @@ export const openKernel = async (config: Config, overrides: ServiceOverrides) =>
   });
   const keys = await loadKeys(config);
   const secrets = new AesSecretBox(keys.encryptionKey);
-  const tokens = new JoseTokenSigner(keys.jwtPrivateKey, keys.jwtPublicKey, clock);
+  const tokens = new JoseTokenSigner(keys.jwtPrivateKey, keys.jwtPublicKey, clock, keys.workerTokenSecret);
   const passwords = overrides.passwords ?? scryptPasswords();
   const mailer = overrides.mailer ?? createMailer(config.mail, logger);
   if (config.mail.transport === 'log' && config.emailTotp) {

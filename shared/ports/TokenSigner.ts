@@ -2,9 +2,11 @@ import type { Laui } from '../ids.ts';
 
 /**
  * Signed, expiring tokens. `access` tokens are the Bearer / frontend_token JWTs; `session` and
- * `oauth_flow` sign the cookies of the login flow so that a client cannot forge or alter them.
+ * `oauth_flow` sign the cookies of the login flow so that a client cannot forge or alter them;
+ * `worker` tokens are the Bearer tokens a run's code gets to report on its own task (task/update,
+ * task/finish), signed and verified by the service alone.
  */
-export type TokenAudience = 'access' | 'session' | 'oauth_flow';
+export type TokenAudience = 'access' | 'session' | 'oauth_flow' | 'worker';
 
 export interface VerifiedToken {
   subject: Laui | null;
@@ -33,10 +35,12 @@ export const ACCESS_TOKEN_TTL_SECONDS = 24 * 60 * 60;
 /**
  * The longest lifetime a token of each audience may have, enforced on verification: a key that ever
  * leaked cannot mint century-long tokens, only tokens that die within these bounds. The spec's 24 h
- * for access tokens (§8), the 24 h session cookie and the 10-minute login flow cookie.
+ * for access tokens (§8), the 24 h session cookie, the 10-minute login flow cookie and a worker
+ * token's day.
  */
 export const MAX_TOKEN_TTL_SECONDS: Readonly<Record<TokenAudience, number>> = {
   access: ACCESS_TOKEN_TTL_SECONDS,
   session: 24 * 60 * 60,
   oauth_flow: 10 * 60,
+  worker: 24 * 60 * 60,
 };
