@@ -37,6 +37,17 @@ describe('snapshot chunks of documents', () => {
     expect(body.length).to.be.below(encodeDocumentsWithoutSharing(docs));
   });
 
+  it('given text outside ASCII (accents, an emoji, a lone surrogate), when encoded, then the body is ASCII and it decodes back to the same text', () => {
+    const docs: Doc[] = [{ id: 'é', name: 'café 😀 \ud800', nested: { 'clé': ['ü'] } }, { id: 'b', name: 'plain' }];
+    const body = encodeDocuments(docs);
+    expect([...body].every((byte) => byte < 0x80)).to.equal(true);
+    expect(decodeDocuments(body)).to.deep.equal(docs);
+  });
+
+  it('given a chunk written as UTF-8 (format 2), when decoded, then it is refused rather than misread as latin1', () => {
+    expect(() => decodeDocuments(Buffer.from(JSON.stringify([[{ id: 'a', name: 'café' }], []]), 'utf8'))).to.throw(/outside ASCII/);
+  });
+
   it('given no document, or a body of another shape, when decoded, then nothing comes back or it throws', () => {
     expect(decodeDocuments(encodeDocuments([]))).to.deep.equal([]);
     expect(() => decodeDocuments(Buffer.from('not a chunk'))).to.throw();

@@ -28,8 +28,9 @@ const TRAILER = 9;
 /**
  * Raised when the file layout changes: an older file is ignored and rebuilt. 2: chunks of JSON with
  * shared values (format 1: v8.serialize), a CRC-32 instead of a SHA-256, the event id of the position.
+ * 3: the chunks' JSON in ASCII, read as latin1 (format 2's UTF-8 would be misread).
  */
-export const SNAPSHOT_FORMAT = 2;
+export const SNAPSHOT_FORMAT = 3;
 const CHUNK = 5_000;
 const NAME = /^readmodels-(\d+)\.snap$/;
 

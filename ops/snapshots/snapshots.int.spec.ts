@@ -133,11 +133,11 @@ describe('read-model snapshots: restarts replay only what follows the newest sna
       }, /not used \(made by other read-model code/],
       ['of the older file format', async (dir) => {
         await writeSnapshot({ dir, version: await readModelVersion(), runner: 'embedded', position: 10n, eventId: await eventIdAt(10n), collections: new Map() });
-        // Format 1's header as it was: the same frame with format 1 (the reader stops at the header, before the CRC).
+        // Format 2's header as it was: the same frame with format 2 (the reader stops at the header, before the CRC).
         const [name] = readdirSync(dir).filter((entry) => entry.endsWith('.snap'));
         const file = join(dir, String(name));
-        writeFileSync(file, Buffer.from(readFileSync(file).toString('latin1').replace('"format":2', '"format":1'), 'latin1'));
-      }, /not used \(format 1, this version reads 2/],
+        writeFileSync(file, Buffer.from(readFileSync(file).toString('latin1').replace('"format":3', '"format":2'), 'latin1'));
+      }, /not used \(format 2, this version reads 3/],
       ['past the log\'s end', async (dir) => {
         await writeSnapshot({ dir, version: await readModelVersion(), runner: 'embedded', position: 10n ** 9n, eventId: 'x', collections: new Map() });
       }, /not used \(its position 1000000000 is past the log's end/],
