@@ -9,7 +9,7 @@ import { taskChangeCompanion, taskViewOf } from './changeTask.ts';
 import type { ItemState } from '../catalog/item.ts';
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import type { QueueEvent } from '../../shared/domain-events/queueEvents.ts';
-import { leasesOf, type EndedLease, type Lease } from '../queue/handler.ts';
+import { leasesOf, type EndedLease, type Lease, type QueueRun } from '../queue/handler.ts';
 import { EXECUTE_TASK, type TaskDeps } from './taskDeps.ts';
 import { renderPayload } from './renderPayload.ts';
 import { runPrincipalLaui } from '../catalog/checkTaskReferences.ts';
@@ -70,12 +70,23 @@ export const dispatchConnection = async (
     const [own, leased] = await Promise.all([alongside ? alongside(fresh) : null, leases.plan(events, fresh)]);
     return own ? [own, ...leased] : leased;
   };
-  const queued = await deps.queue.enqueueManyAndDispatch(connectionLaui, batch, leaseNext ? maxParallelismOf(connection) : 0, sortDictOf(connection), metadata, plan);
+  const queued = await withCompanions(deps.queue.decideManyAndDispatch(connectionLaui, batch, leaseNext ? maxParallelismOf(connection) : 0, sortDictOf(connection), metadata), plan);
   const published = await leases.publish();
   // A lease whose task could not be sent fails the call (its run was ended and its slot freed).
   const [failure] = published.failed.values();
   if (published.failed.size > 0) throw failure;
   return { sent: published.sent, position: queued.position };
+};
+
+/**
+ * load -> decide -> commit across the queue and the tasks: the queue decides its events, this side
+ * decides the task changes they call for (`plan`, on every attempt's decision), and the queue
+ * commits both in one commit. The queue hands decisions out and takes appends back; it never runs
+ * task code.
+ */
+export const withCompanions = async <Result>(run: QueueRun<Result>, plan: CompanionPlanner<QueueEvent>): Promise<Result> => {
+  for await (const turn of run.decisions) turn.commitWith(plan(turn.events, turn.fresh));
+  return run.result;
 };
 
 export const maxParallelismOf = (connection: ItemDoc | null): number => (typeof connection?.max_parallelism === 'number' ? connection.max_parallelism : 1);
