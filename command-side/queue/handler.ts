@@ -23,6 +23,17 @@ export interface EndedLease {
   reason?: 'finished' | 'stale';
 }
 
+/**
+ * What one queue commit does before it leases free slots: leases of ended runs freed (`finished`),
+ * tasks freed whatever dispatch holds them (`released`: POST /task/finish, 404 when the task is not
+ * in the queue), tasks joining the queue (`tasks`).
+ */
+export interface DispatchBatch {
+  tasks: ReadonlyArray<QueueEntry>;
+  finished?: ReadonlyArray<EndedLease>;
+  released?: ReadonlyArray<Laui>;
+}
+
 export interface QueueEntry {
   laui: Laui;
   priority: number;
@@ -238,8 +249,9 @@ export const queueHandler = (eventStore: EventStore, retry: RetryPolicy = SPEC_R
    * concurrent dispatcher, and the slots go to the first tasks of the whole batch rather than to
    * whichever task happened to arrive first.
    */
-  const dispatchCommands = (batch: { tasks: ReadonlyArray<QueueEntry>; finished?: ReadonlyArray<EndedLease> }, maxParallelism: number, sortDict: SortDict, at: string): QueueCommand[] => [
+  const dispatchCommands = (batch: DispatchBatch, maxParallelism: number, sortDict: SortDict, at: string): QueueCommand[] => [
     ...(batch.finished ?? []).map((run): QueueCommand => ({ kind: 'release_finished', taskLaui: run.taskLaui, sessionId: run.sessionId, ...(run.reason ? { reason: run.reason } : {}), at })),
+    ...(batch.released ?? []).map((taskLaui): QueueCommand => ({ kind: 'release', taskLaui, dispatchId: null, reason: 'finished', at })),
     ...batch.tasks.map((task) => enqueueCommand(task, at)),
     { kind: 'dispatch', maxParallelism, sortDict, leases: newLeases(maxParallelism), at },
   ];
@@ -259,7 +271,7 @@ export const queueHandler = (eventStore: EventStore, retry: RetryPolicy = SPEC_R
    */
   const enqueueManyAndDispatch = async (
     connectionLaui: Laui,
-    batch: { tasks: ReadonlyArray<QueueEntry>; finished?: ReadonlyArray<EndedLease> },
+    batch: DispatchBatch,
     maxParallelism: number,
     sortDict: SortDict,
     metadata: EventMetadata,
@@ -272,7 +284,7 @@ export const queueHandler = (eventStore: EventStore, retry: RetryPolicy = SPEC_R
    */
   const decideManyAndDispatch = (
     connectionLaui: Laui,
-    batch: { tasks: ReadonlyArray<QueueEntry>; finished?: ReadonlyArray<EndedLease> },
+    batch: DispatchBatch,
     maxParallelism: number,
     sortDict: SortDict,
     metadata: EventMetadata,

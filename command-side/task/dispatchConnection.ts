@@ -49,7 +49,8 @@ export const WORKER_TOKEN_PURPOSE = 'worker';
  * Load balancing of rule 8 for one connection: lease every free slot to the first waiting tasks,
  * template each leased task's payload, mark it queued_in_redis with its session and publish it.
  * With `finished` (spec 3.1, a worker's finish) the run first leaves its slot, in the same queue
- * commit, and only if the lease is still that run's: a reaped or reset lease is left alone.
+ * commit, and only if the lease is still that run's: a reaped or reset lease is left alone; with
+ * `released`, whatever holds it. A run's end comes here through endRun.
  * The task changes are companions of the queue commit (leaseCompanions), `alongside` with them.
  * Returns the bus message id per task (execution_result_id).
  */
@@ -57,14 +58,20 @@ export const dispatchConnection = async (
   deps: TaskDeps,
   connectionLaui: Laui,
   metadata: EventMetadata,
-  finished?: EndedLease,
-  /** A change of the finished run's task written first in the same commit (its terminal state). */
-  alongside?: (fresh: boolean) => Promise<CompanionAppend | null>,
-  /** false: free the finished run's slot without leasing it (a run abandoned because the bus refused its message). */
-  leaseNext = true,
+  frees: {
+    /** An ended run's lease, freed while it is still that session's. */
+    finished?: EndedLease;
+    /** A task freed whatever dispatch holds it (POST /task/finish: 404 when it is not in the queue). */
+    released?: Laui;
+    /** A change of the freed run's task written first in the same commit (its terminal state). */
+    alongside?: (fresh: boolean) => Promise<CompanionAppend | null>;
+    /** false: free the slot without leasing it (a run abandoned because the bus refused its message). */
+    leaseNext?: boolean;
+  } = {},
 ): Promise<{ sent: Map<Laui, string>; position: Position | null }> => {
+  const { finished, released, alongside, leaseNext = true } = frees;
   const connection = await deps.items.peek(connectionLaui);
-  const batch = { tasks: [], finished: finished ? [finished] : [] };
+  const batch = { tasks: [], finished: finished ? [finished] : [], released: released ? [released] : [] };
   const leases = leaseCompanions(deps, connectionLaui, metadata);
   const plan: CompanionPlanner<QueueEvent> = async (events, fresh) => {
     const [own, leased] = await Promise.all([alongside ? alongside(fresh) : null, leases.plan(events, fresh)]);
