@@ -66,8 +66,14 @@ const median = (values: number[]): number => {
   return Number((sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN).toFixed(2));
 };
 
+/** Told when the counted window starts and ends (a CPU profile of that window: bench/profileSustained.ts). */
+export interface CountedWindow {
+  begin(): Promise<void>;
+  end(): Promise<void>;
+}
+
 /** `slot` run by IN_FLIGHT clients: warmed up, then counted for `seconds`. */
-async function sustained(seconds: number, slot: (client: number) => Promise<void>): Promise<Sample> {
+async function sustained(seconds: number, slot: (client: number) => Promise<void>, window?: CountedWindow): Promise<Sample> {
   let counting = false;
   let count = 0;
   const deadline = performance.now() + WARM_MS + seconds * 1000;
@@ -78,16 +84,18 @@ async function sustained(seconds: number, slot: (client: number) => Promise<void
     }
   });
   await new Promise((resolve) => setTimeout(resolve, WARM_MS));
+  await window?.begin();
   counting = true;
   const [started, cpu] = [performance.now(), machineCpuMs()];
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - performance.now())));
   const elapsed = (performance.now() - started) / 1000;
   const used = machineCpuMs() - cpu;
+  await window?.end();
   await Promise.all(clients);
   return { jobsPerSecond: Number((count / elapsed).toFixed(1)), cpuMsPerJob: Number((used / Math.max(count, 1)).toFixed(3)) };
 }
 
-async function serviceSustained(dir: string, seconds: number): Promise<Sample> {
+export async function serviceSustained(dir: string, seconds: number, window?: CountedWindow): Promise<Sample> {
   const bed = await openBed(dir, {});
   try {
     const operator = await bed.operator('javascript', true, 'peers');
@@ -102,7 +110,7 @@ async function serviceSustained(dir: string, seconds: number): Promise<Sample> {
         const ended = watcher.until(laui);
         await bed.api('/task/run', { item_laui: laui });
         await ended;
-      });
+      }, window);
     } finally {
       watcher.stop();
     }

@@ -7,6 +7,7 @@
 'use strict';
 
 module.exports = [
+  'bench/runHops.int.spec.ts',
   'command-side/auth/auth.int.spec.ts',
   'command-side/auth/emailTotp.int.spec.ts',
   'command-side/auth/throttle.int.spec.ts',

@@ -35,5 +35,9 @@ export interface CompanionAppend {
   failed?(error: unknown): void;
 }
 
-/** Plans a request's companions for one attempt's decision; `fresh`: read the streams, no cached guess. */
+/**
+ * Plans a caller's companions for one attempt's decision on the main stream; `fresh`: read the
+ * streams, no cached guess. The caller runs it on the decisions it is handed (queue: QueueRun): the
+ * main stream's code never calls it.
+ */
 export type CompanionPlanner<Event> = (events: ReadonlyArray<Event>, fresh: boolean) => Promise<CompanionAppend[]>;

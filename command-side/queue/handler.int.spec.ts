@@ -3,7 +3,7 @@ import { MemoryEventStore } from '../../test/support/MemoryEventStore.ts';
 import type { EventStore, ExpectedRevision } from '../../shared/event-store/EventStore.ts';
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import { metadataFor } from '../../shared/events.ts';
-import { queueHandler } from './handler.ts';
+import { queueHandler, type QueueRun } from './handler.ts';
 import { NOT_IN_QUEUE } from './queue.ts';
 import type { QueueEvent } from '../../shared/domain-events/queueEvents.ts';
 import { withoutAtomicAppends } from '../../test/support/withoutAtomicAppends.ts';
@@ -68,6 +68,12 @@ for (const [kind, wrap] of [
   });
 });
 
+/** The caller's side of a QueueRun: each decision answered with the planner's appends. */
+const answered = async <Result>(run: QueueRun<Result>, plan: CompanionPlanner<QueueEvent>): Promise<Result> => {
+  for await (const turn of run.decisions) turn.commitWith(plan(turn.events, turn.fresh));
+  return run.result;
+};
+
 describe('connection queue handler: companion appends', () => {
   const companionFor =
     (store: EventStore, calls: Array<{ leases: number; fresh: boolean }>, committed: bigint[]): CompanionPlanner<QueueEvent> =>
@@ -89,7 +95,7 @@ describe('connection queue handler: companion appends', () => {
     const calls: Array<{ leases: number; fresh: boolean }> = [];
     const committed: bigint[] = [];
 
-    const result = await queue.enqueueManyAndDispatch(connection, { tasks: [{ laui: t(1), priority: 1, sortValues: {} }] }, 1, {}, meta('a'), companionFor(store, calls, committed));
+    const result = await answered(queue.decideManyAndDispatch(connection, { tasks: [{ laui: t(1), priority: 1, sortValues: {} }] }, 1, {}, meta('a')), companionFor(store, calls, committed));
 
     expect(appends()).to.equal(1);
     expect((await store.readStream('task-side')).map((event) => event.data)).to.deep.equal([{ task: t(1) }]);
@@ -105,7 +111,7 @@ describe('connection queue handler: companion appends', () => {
     const queue = queueHandler(store, { attempts: 1, baseDelayMs: 10_000 });
     const calls: Array<{ leases: number; fresh: boolean }> = [];
 
-    await queue.enqueueManyAndDispatch(connection, { tasks: [{ laui: t(1), priority: 1, sortValues: {} }] }, 1, {}, meta('a'), companionFor(store, calls, []));
+    await answered(queue.decideManyAndDispatch(connection, { tasks: [{ laui: t(1), priority: 1, sortValues: {} }] }, 1, {}, meta('a')), companionFor(store, calls, []));
 
     expect(calls).to.deep.equal([
       { leases: 1, fresh: false },
@@ -124,7 +130,7 @@ describe('connection queue handler: companion appends', () => {
     const calls: Array<{ leases: number; fresh: boolean }> = [];
     const committed: bigint[] = [];
 
-    const result = await queue.enqueueManyAndDispatch(connection, { tasks: [{ laui: t(1), priority: 1, sortValues: {} }] }, 1, {}, meta('a'), companionFor(store, calls, committed));
+    const result = await answered(queue.decideManyAndDispatch(connection, { tasks: [{ laui: t(1), priority: 1, sortValues: {} }] }, 1, {}, meta('a')), companionFor(store, calls, committed));
 
     expect(result.leases.map((lease) => lease.taskLaui)).to.deep.equal([t(1)]);
     expect(calls).to.deep.equal([{ leases: 1, fresh: false }]);
@@ -153,8 +159,8 @@ describe('connection queue handler: companion appends', () => {
     // Same tick: one batch, one decision. The enqueue comes first and waits for a slot; the finish
     // after it frees one, and its dispatch leases the waiting task.
     const [enqueued, finished] = await Promise.all([
-      queue.enqueueManyAndDispatch(connection, { tasks: [{ laui: t(2), priority: 1, sortValues: {} }] }, 1, {}, meta('b'), recording('enqueuer')),
-      queue.enqueueManyAndDispatch(connection, { tasks: [], finished: [{ taskLaui: t(1), sessionId: session }] }, 1, {}, meta('c'), recording('finisher')),
+      answered(queue.decideManyAndDispatch(connection, { tasks: [{ laui: t(2), priority: 1, sortValues: {} }] }, 1, {}, meta('b')), recording('enqueuer')),
+      answered(queue.decideManyAndDispatch(connection, { tasks: [], finished: [{ taskLaui: t(1), sessionId: session }] }, 1, {}, meta('c')), recording('finisher')),
     ]);
 
     expect(finished.leases.map((lease) => lease.taskLaui)).to.deep.equal([t(2)]);

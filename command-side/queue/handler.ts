@@ -5,7 +5,7 @@ import { newSessionId, type Laui } from '../../shared/ids.ts';
 import { decideOnCache, loadRevision, lruStateCache } from '../kernel/handleCommand.ts';
 import { retryOnConflict, SPEC_RETRY, type Attempt, type RetryPolicy } from '../kernel/retryOnConflict.ts';
 import { commit, type Committed } from '../kernel/commit.ts';
-import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
+import type { CompanionAppend } from '../kernel/CompanionAppend.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import { decideQueueGroups, queueDecider, writtenEvents, type GroupVerdict } from './decide.ts';
 import { queueStream, type LeaseIds, type QueueCommand, type QueueState, type SortDict } from './queue.ts';
@@ -21,6 +21,17 @@ export interface EndedLease {
   sessionId: string;
   /** `finished` (default): its worker ended it; `stale`: the reaper did. */
   reason?: 'finished' | 'stale';
+}
+
+/**
+ * What one queue commit does before it leases free slots: leases of ended runs freed (`finished`),
+ * tasks freed whatever dispatch holds them (`released`: POST /task/finish, 404 when the task is not
+ * in the queue), tasks joining the queue (`tasks`).
+ */
+export interface DispatchBatch {
+  tasks: ReadonlyArray<QueueEntry>;
+  finished?: ReadonlyArray<EndedLease>;
+  released?: ReadonlyArray<Laui>;
 }
 
 export interface QueueEntry {
@@ -59,12 +70,63 @@ const planningEvents = (verdicts: ReadonlyArray<GroupVerdict>): QueueEvent[][] =
   return planning;
 };
 
+/**
+ * One attempt's decision for a caller that commits appends of its own with it (QueueRun): the
+ * events it plans from (planningEvents) and whether they were decided on fresh reads. The caller
+ * decides its appends from them and hands them back (`commitWith`, a promise: its rejection fails
+ * the commit); the queue then commits them with its events in one commit (commit.ts).
+ */
+export interface QueueTurn {
+  events: ReadonlyArray<QueueEvent>;
+  fresh: boolean;
+  commitWith(companions: Promise<CompanionAppend[]>): void;
+}
+
+/**
+ * A queue commit whose caller adds its own appends: `decisions` yields every attempt's decision
+ * (one, or more after a conflict), each to be answered before the commit goes on; it ends when the
+ * commit is done, and `result` then holds what the commit decided for the caller.
+ */
+export interface QueueRun<Result> {
+  decisions: AsyncIterable<QueueTurn>;
+  result: Promise<Result>;
+}
+
+/**
+ * The queue's side of a QueueRun: `ask` hands a decision out and waits for the caller's appends;
+ * `close` ends the caller's iteration. Data goes out, data comes back: the queue never runs the
+ * caller's code (issue 34: queue code never calls back into task code).
+ */
+const turnChannel = () => {
+  const pending: QueueTurn[] = [];
+  let wake: (() => void) | null = null;
+  let closed = false;
+  const ask = (events: ReadonlyArray<QueueEvent>, fresh: boolean): Promise<CompanionAppend[]> =>
+    new Promise<CompanionAppend[]>((resolve, reject) => {
+      pending.push({ events, fresh, commitWith: (companions) => companions.then(resolve, reject) });
+      wake?.();
+    });
+  const close = () => {
+    closed = true;
+    wake?.();
+  };
+  async function* turns(): AsyncGenerator<QueueTurn> {
+    for (;;) {
+      const turn = pending.shift();
+      if (turn) yield turn;
+      else if (closed) return;
+      else await new Promise<void>((resolve) => (wake = resolve));
+    }
+  }
+  return { ask, close, turns: turns() };
+};
+
 /** One caller's commands on a connection queue, with the metadata its events carry. */
 interface QueueRequest {
   commands: ReadonlyArray<QueueCommand>;
   metadata: EventMetadata;
-  /** Appends on other streams committed with this request's events (commit). */
-  companions?: CompanionPlanner<QueueEvent>;
+  /** Where the caller that commits appends of its own with this request's events gets each decision (QueueRun). */
+  turns?: ReturnType<typeof turnChannel>;
 }
 
 interface QueueResult {
@@ -130,7 +192,7 @@ export const queueHandler = (eventStore: EventStore, retry: RetryPolicy = SPEC_R
       const planned = await Promise.all(
         requests.map(async (request, index) => {
           const verdict = verdicts[index] as GroupVerdict;
-          return request.companions && !('error' in verdict) ? request.companions(planning[index] ?? [], fresh) : [];
+          return request.turns && !('error' in verdict) ? request.turns.ask(planning[index] ?? [], fresh) : [];
         }),
       );
       const companions: CompanionAppend[] = planned.flat();
@@ -187,22 +249,51 @@ export const queueHandler = (eventStore: EventStore, retry: RetryPolicy = SPEC_R
    * concurrent dispatcher, and the slots go to the first tasks of the whole batch rather than to
    * whichever task happened to arrive first.
    */
+  const dispatchCommands = (batch: DispatchBatch, maxParallelism: number, sortDict: SortDict, at: string): QueueCommand[] => [
+    ...(batch.finished ?? []).map((run): QueueCommand => ({ kind: 'release_finished', taskLaui: run.taskLaui, sessionId: run.sessionId, ...(run.reason ? { reason: run.reason } : {}), at })),
+    ...(batch.released ?? []).map((taskLaui): QueueCommand => ({ kind: 'release', taskLaui, dispatchId: null, reason: 'finished', at })),
+    ...batch.tasks.map((task) => enqueueCommand(task, at)),
+    { kind: 'dispatch', maxParallelism, sortDict, leases: newLeases(maxParallelism), at },
+  ];
+  const dispatched = (result: QueueResult) => ({
+    enqueued: new Set(result.events.flatMap((event) => (event.type === 'TaskEnqueued' ? [event.data.task_laui] : []))),
+    leases: leasesOf(result.events),
+    position: result.position,
+  });
+  type Dispatched = ReturnType<typeof dispatched>;
+  /**
+   * Many runs of one connection in one commit: leases of finished runs that are still held are
+   * freed (`finished`), every task joins the queue in the given order (rule 8 drops those already
+   * in it), then every free slot is leased in queue order (sort_dict, priority, arrival). One
+   * decision at the stream's revision, like a single enqueue: max_parallelism holds against any
+   * concurrent dispatcher, and the slots go to the first tasks of the whole batch rather than to
+   * whichever task happened to arrive first.
+   */
   const enqueueManyAndDispatch = async (
     connectionLaui: Laui,
-    batch: { tasks: ReadonlyArray<QueueEntry>; finished?: ReadonlyArray<EndedLease> },
+    batch: DispatchBatch,
     maxParallelism: number,
     sortDict: SortDict,
     metadata: EventMetadata,
-    companions?: CompanionPlanner<QueueEvent>,
-  ): Promise<{ enqueued: Set<Laui>; leases: Lease[]; position: Position | null }> => {
-    const commands: QueueCommand[] = [
-      ...(batch.finished ?? []).map((run): QueueCommand => ({ kind: 'release_finished', taskLaui: run.taskLaui, sessionId: run.sessionId, ...(run.reason ? { reason: run.reason } : {}), at: metadata.at })),
-      ...batch.tasks.map((task) => enqueueCommand(task, metadata.at)),
-      { kind: 'dispatch', maxParallelism, sortDict, leases: newLeases(maxParallelism), at: metadata.at },
-    ];
-    const result = await commitQueued(connectionLaui, { commands, metadata, ...(companions ? { companions } : {}) });
-    const enqueued = new Set(result.events.flatMap((event) => (event.type === 'TaskEnqueued' ? [event.data.task_laui] : [])));
-    return { enqueued, leases: leasesOf(result.events), position: result.position };
+  ): Promise<Dispatched> => dispatched(await commitQueued(connectionLaui, { commands: dispatchCommands(batch, maxParallelism, sortDict, metadata.at), metadata }));
+  /**
+   * enqueueManyAndDispatch whose caller commits appends of its own in the same commit (the task
+   * changes the decision calls for): it reads each attempt's decision from `decisions` and answers
+   * it (QueueTurn.commitWith), then reads `result`. load -> decide -> commit: the queue decides its
+   * events, the caller decides its own from them, one commit holds both.
+   */
+  const decideManyAndDispatch = (
+    connectionLaui: Laui,
+    batch: DispatchBatch,
+    maxParallelism: number,
+    sortDict: SortDict,
+    metadata: EventMetadata,
+  ): QueueRun<Dispatched> => {
+    const turns = turnChannel();
+    const result = commitQueued(connectionLaui, { commands: dispatchCommands(batch, maxParallelism, sortDict, metadata.at), metadata, turns }).then(dispatched);
+    // The caller reads `result` once its iteration ends: no rejection goes unhandled meanwhile.
+    result.then(turns.close, turns.close);
+    return { decisions: turns.turns, result };
   };
   return {
   async enqueue(connectionLaui: Laui, task: QueueEntry, metadata: EventMetadata) {
@@ -226,6 +317,7 @@ export const queueHandler = (eventStore: EventStore, retry: RetryPolicy = SPEC_R
   },
 
   enqueueManyAndDispatch,
+  decideManyAndDispatch,
 
   /** Leases every free slot to the first waiting tasks; returns the leases taken. */
   async dispatch(connectionLaui: Laui, maxParallelism: number, sortDict: SortDict, metadata: EventMetadata): Promise<{ leases: Lease[]; position: Position | null }> {

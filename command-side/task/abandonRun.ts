@@ -5,8 +5,7 @@ import { changesOf, decideRun } from '../../shared/task/runLifecycle.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { ItemState } from '../catalog/item.ts';
 import type { Lease } from '../queue/handler.ts';
-import { taskChangeCompanion } from './changeTask.ts';
-import { dispatchConnection } from './dispatchConnection.ts';
+import { endRun } from './endRun.ts';
 import type { TaskDeps } from './taskDeps.ts';
 import type { RunObserver } from '../../shared/ports/RunObserver.ts';
 
@@ -17,7 +16,7 @@ const ABANDONED_FROM = fromStatesOf('lease_reaped');
 
 /**
  * Ends a dispatched run that no worker will finish, by the path a worker's end takes
- * (dispatchConnection: one queue commit): its task becomes `error` with `error` as its output
+ * (endRun: one queue commit): its task becomes `error` with `error` as its output
  * (the lifecycle's Reaped row: retry_number + 1, so the retry rule applies), its slot is released
  * (reason `stale`, only while the lease is still this session's) and, unless `leaseNext` is false,
  * leased to the next waiting run in the same commit. Decided on the task's stream, not the read
@@ -47,14 +46,12 @@ export const abandonRun = async (
       task_instance_end_date: now.toISOString(),
     }));
   };
-  await dispatchConnection(
-    deps,
-    connectionLaui,
-    metadata,
-    { taskLaui: lease.taskLaui, sessionId: lease.sessionId, reason: 'stale' },
-    error === null ? undefined : (fresh) => taskChangeCompanion(deps.eventStore, lease.taskLaui, reaped, metadata, { fresh, first: true, onlyIfStateIn: ABANDONED_FROM, committed: () => (written = true) }),
+  await endRun(deps, connectionLaui, metadata, {
+    taskLaui: lease.taskLaui,
+    slot: { sessionId: lease.sessionId, reason: 'stale' },
+    ...(error === null ? {} : { terminal: { changes: reaped, endsFrom: ABANDONED_FROM, committed: () => (written = true) } }),
     leaseNext,
-  );
+  });
   const task = written ? (ended as KnownTask | null) : null;
   // The run's end: the last line of its session (a worker that is still alive adds its own end line after it).
   if (task !== null) {

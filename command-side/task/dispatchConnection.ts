@@ -9,7 +9,7 @@ import { taskChangeCompanion, taskViewOf } from './changeTask.ts';
 import type { ItemState } from '../catalog/item.ts';
 import type { CompanionAppend, CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import type { QueueEvent } from '../../shared/domain-events/queueEvents.ts';
-import { leasesOf, type EndedLease, type Lease } from '../queue/handler.ts';
+import { leasesOf, type EndedLease, type Lease, type QueueRun } from '../queue/handler.ts';
 import { EXECUTE_TASK, type TaskDeps } from './taskDeps.ts';
 import { renderPayload } from './renderPayload.ts';
 import { runPrincipalLaui } from '../catalog/checkTaskReferences.ts';
@@ -49,7 +49,8 @@ export const WORKER_TOKEN_PURPOSE = 'worker';
  * Load balancing of rule 8 for one connection: lease every free slot to the first waiting tasks,
  * template each leased task's payload, mark it queued_in_redis with its session and publish it.
  * With `finished` (spec 3.1, a worker's finish) the run first leaves its slot, in the same queue
- * commit, and only if the lease is still that run's: a reaped or reset lease is left alone.
+ * commit, and only if the lease is still that run's: a reaped or reset lease is left alone; with
+ * `released`, whatever holds it. A run's end comes here through endRun.
  * The task changes are companions of the queue commit (leaseCompanions), `alongside` with them.
  * Returns the bus message id per task (execution_result_id).
  */
@@ -57,25 +58,42 @@ export const dispatchConnection = async (
   deps: TaskDeps,
   connectionLaui: Laui,
   metadata: EventMetadata,
-  finished?: EndedLease,
-  /** A change of the finished run's task written first in the same commit (its terminal state). */
-  alongside?: (fresh: boolean) => Promise<CompanionAppend | null>,
-  /** false: free the finished run's slot without leasing it (a run abandoned because the bus refused its message). */
-  leaseNext = true,
+  frees: {
+    /** An ended run's lease, freed while it is still that session's. */
+    finished?: EndedLease;
+    /** A task freed whatever dispatch holds it (POST /task/finish: 404 when it is not in the queue). */
+    released?: Laui;
+    /** A change of the freed run's task written first in the same commit (its terminal state). */
+    alongside?: (fresh: boolean) => Promise<CompanionAppend | null>;
+    /** false: free the slot without leasing it (a run abandoned because the bus refused its message). */
+    leaseNext?: boolean;
+  } = {},
 ): Promise<{ sent: Map<Laui, string>; position: Position | null }> => {
+  const { finished, released, alongside, leaseNext = true } = frees;
   const connection = await deps.items.peek(connectionLaui);
-  const batch = { tasks: [], finished: finished ? [finished] : [] };
+  const batch = { tasks: [], finished: finished ? [finished] : [], released: released ? [released] : [] };
   const leases = leaseCompanions(deps, connectionLaui, metadata);
   const plan: CompanionPlanner<QueueEvent> = async (events, fresh) => {
     const [own, leased] = await Promise.all([alongside ? alongside(fresh) : null, leases.plan(events, fresh)]);
     return own ? [own, ...leased] : leased;
   };
-  const queued = await deps.queue.enqueueManyAndDispatch(connectionLaui, batch, leaseNext ? maxParallelismOf(connection) : 0, sortDictOf(connection), metadata, plan);
+  const queued = await withCompanions(deps.queue.decideManyAndDispatch(connectionLaui, batch, leaseNext ? maxParallelismOf(connection) : 0, sortDictOf(connection), metadata), plan);
   const published = await leases.publish();
   // A lease whose task could not be sent fails the call (its run was ended and its slot freed).
   const [failure] = published.failed.values();
   if (published.failed.size > 0) throw failure;
   return { sent: published.sent, position: queued.position };
+};
+
+/**
+ * load -> decide -> commit across the queue and the tasks: the queue decides its events, this side
+ * decides the task changes they call for (`plan`, on every attempt's decision), and the queue
+ * commits both in one commit. The queue hands decisions out and takes appends back; it never runs
+ * task code.
+ */
+export const withCompanions = async <Result>(run: QueueRun<Result>, plan: CompanionPlanner<QueueEvent>): Promise<Result> => {
+  for await (const turn of run.decisions) turn.commitWith(plan(turn.events, turn.fresh));
+  return run.result;
 };
 
 export const maxParallelismOf = (connection: ItemDoc | null): number => (typeof connection?.max_parallelism === 'number' ? connection.max_parallelism : 1);

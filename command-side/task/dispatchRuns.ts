@@ -6,7 +6,7 @@ import type { CompanionPlanner } from '../kernel/CompanionAppend.ts';
 import { leasesOf } from '../queue/handler.ts';
 import type { QueueEvent } from '../../shared/domain-events/queueEvents.ts';
 import { taskChangeCompanion } from './changeTask.ts';
-import { leaseCompanions, maxParallelismOf, sortDictOf } from './dispatchConnection.ts';
+import { leaseCompanions, maxParallelismOf, sortDictOf, withCompanions } from './dispatchConnection.ts';
 import type { PreparedRun } from './prepareRun.ts';
 import type { RunOutcome } from './RunOutcome.ts';
 import type { TaskDeps } from './taskDeps.ts';
@@ -80,7 +80,7 @@ export const dispatchRuns = async (deps: TaskDeps, connectionLaui: Laui, runs: R
     return [...leased, ...waits.filter((companion) => companion !== null)];
   };
   const batch = { tasks: runs.map((run) => run.entry), finished };
-  const queued = await deps.queue.enqueueManyAndDispatch(connectionLaui, batch, maxParallelismOf(connection), sortDictOf(connection), metadata, plan);
+  const queued = await withCompanions(deps.queue.decideManyAndDispatch(connectionLaui, batch, maxParallelismOf(connection), sortDictOf(connection), metadata), plan);
   const published = await leases.publish();
   const result: DispatchedRuns = { outcomes: new Map(), failures: new Map(waitFailures), others: [] };
   for (const [laui, error] of published.failed) {

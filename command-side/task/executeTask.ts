@@ -7,10 +7,11 @@ import { endTrigger, fromStatesOf, PICKUP_STATE } from '../../shared/task/transi
 import { asks, decideRun, onlyChangesOf, type RunDecision } from '../../shared/task/runLifecycle.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import type { ItemState } from '../catalog/item.ts';
-import { changeTask, currentTaskState, taskChangeCompanion } from './changeTask.ts';
+import { changeTask, currentTaskState } from './changeTask.ts';
 import { actionsStatusAfter, hookReferences, runHookList, type ActionStatusEntry } from '../action/runHooks.ts';
 import { installStep, normaliseCodeBlock } from '../action/codeBlocks.ts';
-import { dispatchConnection, type ExecuteTaskMessage } from './dispatchConnection.ts';
+import type { ExecuteTaskMessage } from './dispatchConnection.ts';
+import { endRun } from './endRun.ts';
 import { mergedConfigOf } from '../../shared/task/mergedConfig.ts';
 import { runRefusal } from '../catalog/checkTaskReferences.ts';
 import type { TaskDeps } from './taskDeps.ts';
@@ -272,16 +273,14 @@ const runMessage = (deps: WorkerDeps, openConnection: ReturnType<typeof secretFi
     // ends the run.
     try {
       await step('end', () =>
-        dispatchConnection(deps, connectionLaui, finishMetadata, { taskLaui, sessionId }, (fresh) =>
-          taskChangeCompanion(deps.eventStore, taskLaui, terminal, finishMetadata, { fresh, first: true, onlyIfStateIn: endsFrom, committed: () => (written = true) }),
-        ),
+        endRun(deps, connectionLaui, finishMetadata, { taskLaui, slot: { sessionId, reason: 'finished' }, terminal: { changes: terminal, endsFrom, committed: () => (written = true) } }),
       );
     } catch (error) {
       spans?.finish(written ? String(endState()) : null, error);
       try {
         // The run's outcome is not lost with the queue commit: it is written alone, and the lease it
         // still holds is freed by the reaper, as when the finish fails after the terminal change.
-        if (!written) await changeTask(deps.eventStore, taskLaui, terminal, finishMetadata, endsFrom);
+        if (!written) await endRun(deps, connectionLaui, finishMetadata, { taskLaui, slot: null, terminal: { changes: terminal, endsFrom } });
         ending();
       } catch {
         // The outcome is not recorded: the bus delivers the message again (a pickup that was not

@@ -1,4 +1,4 @@
-import { asks, changesOf, decideRun } from '../../shared/task/runLifecycle.ts';
+import { asks, changesOf, decideRun, onlyChangesOf, runEndingOf } from '../../shared/task/runLifecycle.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
 import Router from '@koa/router';
 import { forbidden, notFound } from '../../shared/errors.ts';
@@ -10,6 +10,8 @@ import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { changeTask } from './changeTask.ts';
 import { referenceChecker } from '../catalog/checkTaskReferences.ts';
 import { dispatchConnection } from './dispatchConnection.ts';
+import { endRun } from './endRun.ts';
+import type { ItemState } from '../catalog/item.ts';
 import { runMany, runTask } from './runTask.ts';
 import type { TaskDeps } from './taskDeps.ts';
 import { updateSchema } from './updateSchema.ts';
@@ -66,18 +68,31 @@ export const taskRoutes = (deps: TaskRoutesDeps): Router<AppState> => {
   router.post('/update/:task_laui', async (ctx) => {
     const laui = pathLaui(ctx);
     const body = validateRequest<Record<string, unknown>>(updateSchema, requireObjectBody(ctx.request.body));
-    await editableTaskOf(ctx, laui);
+    const task = await editableTaskOf(ctx, laui);
     if (typeof body.duration === 'number') body.duration = Math.trunc(body.duration);
-    await settle(await changeTask(deps.eventStore, laui, body, meta(ctx)));
+    const metadata = meta(ctx);
+    // A state a run ends in, given while the run is in the state its end leaves (running), is the
+    // run's end as at its worker: the lifecycle's outcome trigger on the task as its stream holds it,
+    // committed by the worker's end path (endRun); the fields given are written with it and win.
+    // The slot is the client's POST /task/finish's to free (the spec's worker protocol: update,
+    // post actions, finish). Any other state is a field edit the item decider guards (409 when the
+    // table refuses it).
+    const ending = runEndingOf(body.state);
+    const changes = (state: ItemState): Record<string, unknown> => {
+      if (ending === null || state.status !== 'live' || !ending.from.includes(String(state.fields.state))) return body;
+      return { ...onlyChangesOf(decideRun(state.fields as TaskRecord, { trigger: ending.trigger, at: new Date(metadata.at) })), ...body };
+    };
+    const ended = await endRun(deps, String(task.connection_laui), metadata, { taskLaui: laui, slot: null, terminal: { changes } });
+    await settle(ended.position);
     ctx.body = { item_laui: laui };
   });
 
   router.post('/finish/:task_laui', async (ctx) => {
     const task = await editableTaskOf(ctx, pathLaui(ctx));
-    const connectionLaui = String(task.connection_laui);
-    const { position } = await deps.queue.release(connectionLaui, task.laui, null, 'finished', meta(ctx));
-    const dispatched = await dispatchConnection(deps, connectionLaui, meta(ctx));
-    await settle(dispatched.position ?? position);
+    // The run's end path (endRun): its slot freed (whatever dispatch holds it; 404 when the task is
+    // not in its queue) and leased to the next waiting run, in one queue commit.
+    const ended = await endRun(deps, String(task.connection_laui), meta(ctx), { taskLaui: task.laui, slot: { anyDispatch: true } });
+    await settle(ended.position);
     ctx.body = { message: `Task ${task.laui} removed from the connection queue`, item_laui: task.laui };
   });
 

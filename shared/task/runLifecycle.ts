@@ -4,8 +4,10 @@ import type { TaskRecord } from './taskFields.ts';
 import {
   allowedTransition,
   failureChanges,
+  fromStatesOf,
   IN_FLIGHT_STATES,
   refusedTransitionDetail,
+  TRANSITIONS,
   runChanges,
   type RunTrigger,
   type TaskTrigger,
@@ -139,3 +141,25 @@ export const onlyChangesOf = (decision: RunDecision): Record<string, unknown> =>
 
 /** Whether a decision asks for an effect. */
 export const asks = (decision: RunDecision, type: RunEffectType): boolean => decision.effects.some((effect) => effect.type === type);
+
+type OutcomeTrigger = Extract<RunTrigger, { trigger: 'Succeeded' }>['trigger'];
+
+/** A trigger that ends a run as its operator's outcome (the rows that ask for RunPostActions). */
+export interface RunEnding {
+  trigger: OutcomeTrigger;
+  /** The states it ends a run from (running). */
+  from: readonly string[];
+}
+
+const ENDING_BY_STATE = new Map<string, RunEnding>(
+  RUN_TABLE.filter((row) => row.effects.includes('RunPostActions')).map((row) => {
+    const spec = row.rows[0] as TaskTrigger;
+    return [TRANSITIONS.find((rule) => rule.trigger === spec)?.to as string, { trigger: row.trigger as OutcomeTrigger, from: fromStatesOf(spec) }];
+  }),
+);
+
+/**
+ * The outcome trigger a client's state names (POST /task/update with `state: success` is the run's
+ * Succeeded, as at its worker), or null for a state no run ends in.
+ */
+export const runEndingOf = (state: unknown): RunEnding | null => (typeof state === 'string' ? (ENDING_BY_STATE.get(state) ?? null) : null);

@@ -110,7 +110,7 @@ describe('scheduler cycle: due tasks batched per connection', function () {
     const broken = bed.deps({
       queue: (eventStore: EventStore) => ({
         ...queueHandler(eventStore),
-        enqueueManyAndDispatch: () => Promise.reject(new Error('queue unavailable')),
+        decideManyAndDispatch: () => ({ decisions: (async function* () {})(), result: Promise.reject(new Error('queue unavailable')) }),
       }),
     });
 

@@ -96,6 +96,27 @@ describe('task lifecycle: cancel, timeout, reset, finish, update, duplicates and
     expect((await post('/dangerously_reset/65a0000000000000000000cc')).status).to.equal(404);
   });
 
+  it('given a running run and one waiting for its slot, when a client ends it (POST /task/update error, then /task/finish), then the lifecycle records the end and the finish leases the waiting run', async () => {
+    const running = await runNew('ext-end', slow);
+    await waitFor(running, (candidate) => candidate.state === 'running');
+    const waiting = await runNew('ext-next', quick);
+    expect((await task(waiting)).state).to.equal('queued_for_connection');
+
+    const update = await post(`/update/${running}`, { state: 'error', last_run_output: { error: 'ended by its client' } });
+    expect(update.status, update.text).to.equal(200);
+    // The lifecycle's Errored row, as at a worker: retry_number counted, the client's fields written with it.
+    const ended = await task(running);
+    expect(ended).to.include({ state: 'error', retry_number: 1 });
+    expect(ended.last_run_output).to.deep.equal({ error: 'ended by its client' });
+    expect((await task(waiting)).state, 'the slot is the finish\'s to free').to.equal('queued_for_connection');
+
+    const finish = await post(`/finish/${running}`);
+    expect(finish.status, finish.text).to.equal(200);
+    await waitFor(waiting, (candidate) => candidate.state === 'success');
+    expect((await post(`/finish/${running}`)).status, 'no longer in its queue').to.equal(404);
+    expect((await task(running)).state).to.equal('error');
+  });
+
   it('given the same dispatch message delivered twice, when workers consume both, then the task runs once', async () => {
     const laui = await runNew('dup', quick);
     const done = await waitFor(laui, (candidate) => candidate.state === 'success');
