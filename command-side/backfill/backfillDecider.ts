@@ -4,7 +4,7 @@ import { ADHOC, isValidFrequency } from '../../shared/task/cron.ts';
 import { iso } from '../../shared/task/dates.ts';
 import type { BackfillEvent } from '../../shared/task/backfill/backfillEvents.ts';
 import { backfillSteps, MAX_ACTIVE_RUNS_LIMIT, MAX_BACKFILL_STEPS } from '../../shared/task/backfill/backfillSteps.ts';
-import { evolveTaskBackfills, initialTaskBackfills, pendingSteps, runningSteps, type Backfill, type TaskBackfills } from '../../shared/task/backfill/backfillState.ts';
+import { evolveTaskBackfills, idleRunners, initialTaskBackfills, pendingSteps, runningSteps, type Backfill, type TaskBackfills } from '../../shared/task/backfill/backfillState.ts';
 import type { Decider } from '../kernel/Decider.ts';
 
 /**
@@ -13,8 +13,11 @@ import type { Decider } from '../kernel/Decider.ts';
  * restarted driver resumes from:
  * - request: the 400s of a backfill that cannot run, 409 while another backfill of the task has not
  *   completed (one at a time: the task runs one run at a time anyway);
+ * - openLane: the next lane (a copy of the task that runs one more step at once), only while the
+ *   backfill runs and has fewer than max_active_runs runners; anything else decides nothing;
  * - startRun: only the oldest pending step, only while fewer than max_active_runs are in flight and
- *   the backfill is not cancelled; anything else decides nothing (a second driver, a replay);
+ *   the backfill is not cancelled, on a runner (the task or one of its lanes) with no step in flight;
+ *   anything else decides nothing (a second driver, a replay);
  * - endRun: only a step in flight; the last one to end completes the backfill;
  * - cancel: 404 unknown, 409 completed, nothing when already cancelled; completes at once when no
  *   run is in flight, else when the last one ends.
@@ -33,7 +36,8 @@ export type BackfillCommand =
       requestedBy: Laui | null;
       at: string;
     }
-  | { kind: 'startRun'; backfillId: Laui; logicalDate: string; at: string }
+  | { kind: 'openLane'; backfillId: Laui; lane: number; laneLaui: Laui; at: string }
+  | { kind: 'startRun'; backfillId: Laui; logicalDate: string; runTaskLaui: Laui; at: string }
   | { kind: 'endRun'; backfillId: Laui; logicalDate: string; state: string; sessionId: string | null; detail: string | null; at: string }
   | { kind: 'cancel'; backfillId: Laui; by: Laui | null; reason: string | null; at: string };
 
@@ -88,11 +92,20 @@ export const decideBackfill = (command: BackfillCommand, state: TaskBackfills): 
         },
       ];
     }
+    case 'openLane': {
+      if (backfill === undefined || backfill.cancelled || backfill.completedAt !== null) return [];
+      // Lanes are numbered from 1 (the task itself is runner 0): a lane is opened once, in order.
+      if (command.lane !== backfill.lanes.length + 1 || command.lane >= backfill.maxActiveRuns) return [];
+      return [{ type: 'BackfillLaneOpened', data: { backfill_id: backfill.id, lane: command.lane, task_laui: command.laneLaui, at: command.at } }];
+    }
     case 'startRun': {
       if (backfill === undefined || backfill.cancelled || backfill.completedAt !== null) return [];
       if (pendingSteps(backfill)[0]?.logical_date !== command.logicalDate) return [];
       if (runningSteps(backfill).length >= backfill.maxActiveRuns) return [];
-      return [{ type: 'BackfillRunStarted', data: { backfill_id: backfill.id, logical_date: command.logicalDate, at: command.at } }];
+      if (!idleRunners(backfill).includes(command.runTaskLaui)) return [];
+      // The task's own runs carry no runner: events written before lanes read the same.
+      const runner = command.runTaskLaui === backfill.taskLaui ? {} : { run_task_laui: command.runTaskLaui };
+      return [{ type: 'BackfillRunStarted', data: { backfill_id: backfill.id, logical_date: command.logicalDate, ...runner, at: command.at } }];
     }
     case 'endRun': {
       if (backfill === undefined || !runningSteps(backfill).some((step) => step.logical_date === command.logicalDate)) return [];

@@ -9,6 +9,8 @@ const given = deciderSpecification(backfillDecider);
 const ID = '65a0c0ffee0000000000b001';
 const OTHER = '65a0c0ffee0000000000b002';
 const TASK = '65a0c0ffee0000000000ta5c';
+const LANE = '65a0c0ffee0000000000ta51';
+const LANE2 = '65a0c0ffee0000000000ta52';
 const AT = '2026-01-10T00:00:00.000Z';
 const DAYS = ['2024-01-01T00:00:00.000Z', '2024-01-02T00:00:00.000Z', '2024-01-03T00:00:00.000Z'];
 
@@ -43,10 +45,15 @@ const requested = (id = ID, maxActiveRuns = 1): BackfillEvent => ({
     at: AT,
   },
 });
-const started = (day: string, id = ID): BackfillEvent => ({ type: 'BackfillRunStarted', data: { backfill_id: id, logical_date: day, at: AT } });
+const started = (day: string, id = ID, runner = TASK): BackfillEvent => ({
+  type: 'BackfillRunStarted',
+  data: { backfill_id: id, logical_date: day, ...(runner === TASK ? {} : { run_task_laui: runner }), at: AT },
+});
+const laneOpened = (lane: number, laui: string): BackfillEvent => ({ type: 'BackfillLaneOpened', data: { backfill_id: ID, lane, task_laui: laui, at: AT } });
+const openLane = (lane: number, laui: string): BackfillCommand => ({ kind: 'openLane', backfillId: ID, lane, laneLaui: laui, at: AT });
 const ended = (day: string, state = 'success', id = ID): BackfillEvent => ({ type: 'BackfillRunEnded', data: { backfill_id: id, logical_date: day, state, session_id: null, detail: null, at: AT } });
 const cancelled = (id = ID): BackfillEvent => ({ type: 'BackfillCancelled', data: { backfill_id: id, by: null, reason: null, at: AT } });
-const start = (day: string): BackfillCommand => ({ kind: 'startRun', backfillId: ID, logicalDate: day, at: AT });
+const start = (day: string, runner = TASK): BackfillCommand => ({ kind: 'startRun', backfillId: ID, logicalDate: day, runTaskLaui: runner, at: AT });
 const end = (day: string, state = 'success'): BackfillCommand => ({ kind: 'endRun', backfillId: ID, logicalDate: day, state, sessionId: null, detail: null, at: AT });
 const cancel: BackfillCommand = { kind: 'cancel', backfillId: ID, by: null, reason: null, at: AT };
 
@@ -82,10 +89,28 @@ describe('backfill decider (given events / when command / then events)', () => {
     it('given a requested backfill, when a later step is started first, then nothing (oldest first)', () => given(requested()).when(start(DAYS[1] as string)).then([]));
     it('given max_active_runs runs in flight, when the next is started, then nothing', () =>
       given(requested(ID, 1), started(DAYS[0] as string)).when(start(DAYS[1] as string)).then([]));
-    it('given max_active_runs 2 and one run in flight, when the next is started, then BackfillRunStarted', () =>
-      given(requested(ID, 2), started(DAYS[0] as string)).when(start(DAYS[1] as string)).then([started(DAYS[1] as string)]));
+    it('given max_active_runs 2, one run in flight on the task and a lane, when the next is started on the lane, then BackfillRunStarted naming the lane', () =>
+      given(requested(ID, 2), laneOpened(1, LANE), started(DAYS[0] as string)).when(start(DAYS[1] as string, LANE)).then([started(DAYS[1] as string, ID, LANE)]));
+    it('given max_active_runs 2 and one run in flight on the task, when the next is started on the task too, then nothing (a runner holds one run)', () =>
+      given(requested(ID, 2), laneOpened(1, LANE), started(DAYS[0] as string)).when(start(DAYS[1] as string)).then([]));
+    it('given a runner that is no lane of the backfill, when a step is started on it, then nothing', () =>
+      given(requested(ID, 2), started(DAYS[0] as string)).when(start(DAYS[1] as string, LANE2)).then([]));
+    it('given a lane whose run ended, when the next step is started on it, then BackfillRunStarted naming it', () =>
+      given(requested(ID, 2), laneOpened(1, LANE), started(DAYS[0] as string), started(DAYS[1] as string, ID, LANE), ended(DAYS[1] as string))
+        .when(start(DAYS[2] as string, LANE))
+        .then([started(DAYS[2] as string, ID, LANE)]));
     it('given a cancelled backfill, when a step is started, then nothing', () => given(requested(), started(DAYS[0] as string), cancelled()).when(start(DAYS[1] as string)).then([]));
     it('given an unknown backfill, when a step is started, then nothing', () => given().when(start(DAYS[0] as string)).then([]));
+  });
+
+  describe('openLane', () => {
+    it('given max_active_runs 3, when lane 1 is opened, then BackfillLaneOpened', () => given(requested(ID, 3)).when(openLane(1, LANE)).then([laneOpened(1, LANE)]));
+    it('given lane 1 opened, when lane 2 is opened, then BackfillLaneOpened', () => given(requested(ID, 3), laneOpened(1, LANE)).when(openLane(2, LANE2)).then([laneOpened(2, LANE2)]));
+    it('given lane 1 opened, when lane 1 is opened again (a second driver), then nothing', () => given(requested(ID, 3), laneOpened(1, LANE)).when(openLane(1, LANE2)).then([]));
+    it('given max_active_runs 2 and lane 1 opened, when lane 2 is opened, then nothing (the task and one lane are two runners)', () =>
+      given(requested(ID, 2), laneOpened(1, LANE)).when(openLane(2, LANE2)).then([]));
+    it('given max_active_runs 1, when a lane is opened, then nothing', () => given(requested(ID, 1)).when(openLane(1, LANE)).then([]));
+    it('given a cancelled backfill, when a lane is opened, then nothing', () => given(requested(ID, 3), cancelled()).when(openLane(1, LANE)).then([]));
   });
 
   describe('endRun', () => {

@@ -28,6 +28,7 @@ const runSchema = objectOf({
   detail: nullableString,
   started_at: nullableString,
   ended_at: nullableString,
+  run_task_laui: { ...nullableString, description: 'the task that runs (ran) this step: the backfill\'s task, or a lane (a copy of it) when max_active_runs is above 1; null before it starts' },
 });
 
 const progressSchema = objectOf({

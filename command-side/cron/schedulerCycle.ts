@@ -17,6 +17,7 @@ import type { TaskDeps } from '../task/taskDeps.ts';
 import { claimDueTask, releaseClaim, type Claim } from './claimDueTask.ts';
 import { referenceChecker, runRefusal } from '../catalog/checkTaskReferences.ts';
 import { catchUpChanges, initialScheduleChanges } from '../../shared/task/scheduleChanges.ts';
+import { isBackfillLane } from '../backfill/backfillLanes.ts';
 
 export interface CronDeps extends TaskDeps {
   liveness: CronLiveness;
@@ -54,7 +55,8 @@ export const cycleCandidates = async (deps: Pick<CronDeps, 'items'>, projectLaui
   add(await deps.items.find({ where: base, range: { field: 'next_run_date', lte: now.toISOString() } }));
   for (const state of ['error', 'timeout', ...IN_FLIGHT_STATES]) add(await deps.items.find({ where: { ...base, state } }));
   add(await deps.items.find({ where: { ...base, next_run_date: null } }));
-  return [...found.values()].sort((a, b) => a.created_seq - b.created_seq);
+  // A backfill's lane (a copy of a task running one of its steps) never runs on the cron.
+  return [...found.values()].filter((doc) => !isBackfillLane(doc)).sort((a, b) => a.created_seq - b.created_seq);
 };
 
 /** What a loop remembers between its cycles (lost with the loop: a new loop starts fresh). */

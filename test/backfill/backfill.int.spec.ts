@@ -49,6 +49,24 @@ describe('backfill: one run per cron step of a range, oldest first, the schedule
     return (reply.json as { backfill_id: string }).backfill_id;
   };
 
+  /**
+   * What a driver that stopped part way leaves in the log: the backfill of `days` registered and
+   * requested, then `after(at)` (events of the backfill) and nothing else.
+   */
+  const seedBackfill = async (task: string, id: string, days: string[], maxActiveRuns: number, after: (at: string) => Array<{ type: string; data: Record<string, unknown> }>): Promise<void> => {
+    const at = new Date().toISOString();
+    const me = (await svc.client().get('/api/v1/user/me', { token: admin.token })).json as { laui: string };
+    const metadata = { user_laui: me.laui, correlation_id: 'crash', causation_id: null, at };
+    const store = svc.service.eventStore;
+    const revision = (await store.readStream(itemStream(task))).at(-1)?.revision ?? 0;
+    await store.append('backfills', [{ type: 'BackfillRegistered', data: { backfill_id: id, task_laui: task, at }, metadata }], 'any');
+    const requested = {
+      type: 'BackfillRequested',
+      data: { backfill_id: id, task_laui: task, project_laui: bed.tree.project_laui, frequency: '0 3 * * *', start_date: days[0], end_date: days.at(-1), max_active_runs: maxActiveRuns, logical_dates: days, task_revision: revision, requested_by: me.laui, at },
+    };
+    await store.append(`backfill-${task}`, [requested, ...after(at)].map((event) => ({ ...event, metadata })), 'no_stream');
+  };
+
   before(async () => {
     svc = await startTestService();
     admin = catalogClient(svc, (await svc.login()).token);
@@ -82,6 +100,51 @@ describe('backfill: one run per cron step of a range, oldest first, the schedule
     expect(named.filter((type) => type === 'TaskQueued')).to.have.length(3);
     expect(named.filter((type) => type === 'TaskStarted')).to.have.length(3);
     expect(named.filter((type) => type === 'TaskSucceeded')).to.have.length(3);
+  });
+
+  it('given max_active_runs 3 over five days, when backfilled, then three runs at once (the task and two lanes), never more, each run named by the backfill; the lanes are soft-deleted once it completes', async () => {
+    const task = await dailyTask('parallel', { sleep_ms: 3000 });
+    const id = await backfill({ item_laui: task, start_date: '2024-03-01', end_date: '2024-03-05', max_active_runs: 3 });
+
+    const done = await completed(id);
+    expect(done).to.include({ total: 5, done: 5, failed: 0, running: 0, pending: 0, max_active_runs: 3 });
+    expect(done.runs.map((run) => run.state)).to.deep.equal(Array(5).fill('success'));
+    // Runs in flight at once, from the steps' recorded start and end: three (the first wave), never four.
+    const moments = done.runs.flatMap((run) => [
+      { at: String(run.started_at), delta: 1 },
+      { at: String(run.ended_at), delta: -1 },
+    ]);
+    moments.sort((a, b) => (a.at === b.at ? a.delta - b.delta : a.at < b.at ? -1 : 1));
+    let inFlight = 0;
+    let most = 0;
+    for (const moment of moments) {
+      inFlight += moment.delta;
+      most = Math.max(most, inFlight);
+    }
+    expect(most).to.equal(3);
+    // Oldest first: the steps started in logical-date order.
+    const starts = done.runs.map((run) => String(run.started_at));
+    expect(starts).to.deep.equal([...starts].sort());
+
+    const runners = [...new Set(done.runs.map((run) => String(run.run_task_laui)))];
+    expect(runners).to.have.length(3);
+    expect(runners).to.include(task);
+    const lanes = runners.filter((laui) => laui !== task);
+    let succeeded = 0;
+    for (const runner of runners) {
+      const events = await svc.service.eventStore.readStream(itemStream(runner));
+      const named = events.filter((event) => (event.data as { backfill_id?: unknown }).backfill_id === id);
+      succeeded += named.filter((event) => event.type === 'TaskSucceeded').length;
+      const ran = done.runs.filter((run) => run.run_task_laui === runner).map((run) => run.logical_date);
+      const queued = named.filter((event) => event.type === 'TaskQueued').map((event) => (event.data as { changes: { logical_date: string } }).changes.logical_date);
+      expect(queued, `the runs of ${runner}`).to.deep.equal(ran);
+    }
+    expect(succeeded).to.equal(5);
+    for (const lane of lanes) {
+      const item = await waitForItem<Record<string, unknown>>(admin, lane, (doc) => typeof doc.deleted_at === 'string');
+      expect(item).to.include({ backfill_lane_of: task, item_type: 'task' });
+      expect(String(item.name)).to.match(new RegExp(`\\(backfill ${id}, lane [12]\\)$`));
+    }
   });
 
   it('given bad requests, when posted, then 400 with the detail, 404 for a missing task or backfill', async () => {
@@ -163,31 +226,30 @@ describe('backfill: one run per cron step of a range, oldest first, the schedule
   it('given a step recorded started whose run never reached the task (the process died between the two), when a driver passes, then it asks for the run again and the backfill completes', async () => {
     const task = await dailyTask('resumed');
     const id = '65a0c0ffee0000000000bf01';
-    const at = new Date().toISOString();
-    const me = (await svc.client().get('/api/v1/user/me', { token: admin.token })).json as { laui: string };
-    const metadata = { user_laui: me.laui, correlation_id: 'crash', causation_id: null, at };
-    const store = svc.service.eventStore;
-    const revision = (await store.readStream(itemStream(task))).at(-1)?.revision ?? 0;
-    await store.append('backfills', [{ type: 'BackfillRegistered', data: { backfill_id: id, task_laui: task, at }, metadata }], 'any');
-    await store.append(
-      `backfill-${task}`,
-      [
-        {
-          type: 'BackfillRequested',
-          data: { backfill_id: id, task_laui: task, project_laui: bed.tree.project_laui, frequency: '0 3 * * *', start_date: '2024-05-01T00:00:00.000Z', end_date: '2024-05-02T00:00:00.000Z', max_active_runs: 1, logical_dates: ['2024-05-01T00:00:00.000Z', '2024-05-02T00:00:00.000Z'], task_revision: revision, requested_by: metadata.user_laui, at },
-          metadata,
-        },
-        { type: 'BackfillRunStarted', data: { backfill_id: id, logical_date: '2024-05-01T00:00:00.000Z', at }, metadata },
-      ],
-      'no_stream',
-    );
+    await seedBackfill(task, id, ['2024-05-01T00:00:00.000Z', '2024-05-02T00:00:00.000Z'], 1, (at) => [{ type: 'BackfillRunStarted', data: { backfill_id: id, logical_date: '2024-05-01T00:00:00.000Z', at } }]);
     const done = await completed(id);
     expect(done.runs.map((run) => [run.logical_date, run.state])).to.deep.equal([
       ['2024-05-01T00:00:00.000Z', 'success'],
       ['2024-05-02T00:00:00.000Z', 'success'],
     ]);
-    const queued = (await store.readStream(itemStream(task))).filter((event) => event.type === 'TaskQueued' && (event.data as { backfill_id?: unknown }).backfill_id === id);
+    const queued = (await svc.service.eventStore.readStream(itemStream(task))).filter((event) => event.type === 'TaskQueued' && (event.data as { backfill_id?: unknown }).backfill_id === id);
     expect(queued.map((event) => (event.data as { changes: { logical_date: string } }).changes.logical_date)).to.deep.equal(['2024-05-01T00:00:00.000Z', '2024-05-02T00:00:00.000Z']);
+  });
+
+  it('given a lane recorded opened whose creation a stop cut short, when a driver passes, then it creates the lane, runs a step on it and the backfill completes', async () => {
+    const task = await dailyTask('lane-resumed', { sleep_ms: 1500 });
+    const id = '65a0c0ffee0000000000bf02';
+    const lane = '65a0c0ffee0000000000bf03';
+    const days = ['2024-06-01T00:00:00.000Z', '2024-06-02T00:00:00.000Z'];
+    await seedBackfill(task, id, days, 2, (at) => [{ type: 'BackfillLaneOpened', data: { backfill_id: id, lane: 1, task_laui: lane, at } }]);
+    const done = await completed(id);
+    expect(done.runs.map((run) => [run.logical_date, run.state])).to.deep.equal([
+      [days[0], 'success'],
+      [days[1], 'success'],
+    ]);
+    expect(done.runs.map((run) => run.run_task_laui)).to.have.members([task, lane]);
+    const created = (await svc.service.eventStore.readStream(itemStream(lane)))[0];
+    expect(created?.type).to.equal('ItemCreated');
   });
 
   it('given a backfill part way, when the service stops and starts again on its data directory, then the new process resumes it: every step runs once and it completes', async () => {

@@ -26,8 +26,18 @@ export type BackfillEvent =
         at: string;
       }
     >
-  /** The driver is starting the run of this step (the task's events of the run follow, naming the backfill). */
-  | DomainEvent<'BackfillRunStarted', { backfill_id: Laui; logical_date: string; at: string }>
+  /**
+   * The driver is starting the run of this step (the runner's events of the run follow, naming the
+   * backfill). `run_task_laui`: the lane that runs it when not the task itself (absent on events
+   * written before lanes: the task).
+   */
+  | DomainEvent<'BackfillRunStarted', { backfill_id: Laui; logical_date: string; run_task_laui?: Laui; at: string }>
+  /**
+   * A lane for max_active_runs above 1: a task holds one run at a time, so the backfill's k-th run in
+   * flight runs on a copy of the task (`task_laui`, marked `backfill_lane_of`), created after this
+   * event and soft-deleted once the backfill completes.
+   */
+  | DomainEvent<'BackfillLaneOpened', { backfill_id: Laui; lane: number; task_laui: Laui; at: string }>
   /** The run of this step ended: the task state it ended in, or `skipped` (a pre-action) or `fail` (refused before the queue, `detail`). */
   | DomainEvent<'BackfillRunEnded', { backfill_id: Laui; logical_date: string; state: string; session_id: string | null; detail: string | null; at: string }>
   /** No new run starts; a run in flight ends normally. */
@@ -37,7 +47,7 @@ export type BackfillEvent =
 
 export type BackfillEventType = BackfillEvent['type'];
 
-export const BACKFILL_EVENT_TYPES: readonly BackfillEventType[] = ['BackfillRequested', 'BackfillRunStarted', 'BackfillRunEnded', 'BackfillCancelled', 'BackfillCompleted'];
+export const BACKFILL_EVENT_TYPES: readonly BackfillEventType[] = ['BackfillRequested', 'BackfillRunStarted', 'BackfillLaneOpened', 'BackfillRunEnded', 'BackfillCancelled', 'BackfillCompleted'];
 
 export const backfillStream = (taskLaui: Laui): string => `backfill-${taskLaui}`;
 

@@ -12,6 +12,8 @@ export interface BackfillStep {
   detail: string | null;
   started_at: string | null;
   ended_at: string | null;
+  /** The task that runs it: the backfill's task, or one of its lanes (max_active_runs above 1). */
+  run_task_laui: Laui | null;
 }
 
 export type BackfillStatus = 'running' | 'cancelled' | 'completed';
@@ -31,6 +33,8 @@ export interface Backfill {
   cancelled: boolean;
   completedAt: string | null;
   steps: BackfillStep[];
+  /** The lanes opened so far (lane k at index k - 1): copies of the task, each running one step at a time. */
+  lanes: Laui[];
 }
 
 /** The backfills of one task (its `backfill-<task_laui>` stream), and the one not completed yet. */
@@ -68,12 +72,17 @@ export const evolveTaskBackfills = (state: TaskBackfills, event: BackfillEvent):
         requestedAt: data.at,
         cancelled: false,
         completedAt: null,
-        steps: data.logical_dates.map((logical_date) => ({ logical_date, state: 'pending', session_id: null, detail: null, started_at: null, ended_at: null })),
+        steps: data.logical_dates.map((logical_date) => ({ logical_date, state: 'pending', session_id: null, detail: null, started_at: null, ended_at: null, run_task_laui: null })),
+        lanes: [],
       };
       return { backfills: { ...state.backfills, [backfill.id]: backfill }, active: backfill.id };
     }
     case 'BackfillRunStarted':
-      return update(state, event.data.backfill_id, (backfill) => withStep(backfill, event.data.logical_date, { state: 'running', started_at: event.data.at }));
+      return update(state, event.data.backfill_id, (backfill) =>
+        withStep(backfill, event.data.logical_date, { state: 'running', started_at: event.data.at, run_task_laui: event.data.run_task_laui ?? backfill.taskLaui }),
+      );
+    case 'BackfillLaneOpened':
+      return update(state, event.data.backfill_id, (backfill) => ({ ...backfill, lanes: [...backfill.lanes, event.data.task_laui] }));
     case 'BackfillRunEnded':
       return update(state, event.data.backfill_id, (backfill) =>
         withStep(backfill, event.data.logical_date, { state: event.data.state, session_id: event.data.session_id, detail: event.data.detail, ended_at: event.data.at }),
@@ -89,6 +98,15 @@ export const evolveTaskBackfills = (state: TaskBackfills, event: BackfillEvent):
 
 export const runningSteps = (backfill: Backfill): BackfillStep[] => backfill.steps.filter((step) => step.state === 'running');
 export const pendingSteps = (backfill: Backfill): BackfillStep[] => backfill.steps.filter((step) => step.state === 'pending');
+
+/** The tasks that may run the backfill's steps: the task itself first, then its lanes in order. */
+export const runnersOf = (backfill: Backfill): Laui[] => [backfill.taskLaui, ...backfill.lanes];
+
+/** The runners with no step of the backfill in flight. */
+export const idleRunners = (backfill: Backfill): Laui[] => {
+  const busy = new Set(runningSteps(backfill).map((step) => step.run_task_laui ?? backfill.taskLaui));
+  return runnersOf(backfill).filter((laui) => !busy.has(laui));
+};
 
 export const statusOf = (backfill: Backfill): BackfillStatus => (backfill.completedAt !== null ? 'completed' : backfill.cancelled ? 'cancelled' : 'running');
 
