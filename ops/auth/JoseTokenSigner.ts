@@ -54,7 +54,7 @@ export class JoseTokenSigner implements TokenSigner {
     const now = Math.floor(this.clock.now().getTime() / 1000);
     if (audience === 'worker') return this.signWorker(subject, claims, now, ttlSeconds);
     const jwt = new SignJWT(claims)
-      .setProtectedHeader({ alg: audience === 'worker' ? 'HS256' : 'RS256', typ: 'JWT' })
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
       .setIssuer(ISSUER)
       .setAudience(audience)
       .setIssuedAt(now)
