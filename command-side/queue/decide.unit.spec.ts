@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { deciderSpecification } from '../../test/support/deciderSpecification.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import { inSequence } from '../kernel/handleCommand.ts';
-import { decideQueueGroups, queueDecider, writtenEvents } from './decide.ts';
+import { decideQueueGroups, queueDecider, queueOrder, writtenEvents } from './decide.ts';
 import { evolveQueue, initialQueueState, queueDraft } from './evolve.ts';
 import { NOT_IN_QUEUE, type QueueCommand, type QueueState } from './queue.ts';
 import type { QueueEvent } from '../../shared/domain-events/queueEvents.ts';
@@ -57,6 +57,19 @@ describe('connection queue decider', () => {
     given(enqueued(1, 1, { size: 3 }), enqueued(2, 1, { size: 1 }))
       .when({ kind: 'dispatch', maxParallelism: 1, sortDict: { size: 'descending' }, leases: leases(1), at })
       .then([{ type: 'TaskLeased', data: { task_laui: t(1), dispatch_id: 'x0', session_id: 'y0', at } }]);
+  });
+
+  it('given 90 waiting with tied sort values and priorities, when dispatching 1, 3, 40 or 90 slots, then the leased are the first of the whole queue sorted', () => {
+    // Ties of every kind: equal numbers, 1 against "1", objects with the same JSON, absent values.
+    const values = [1, '1', 2, { a: 1 }, { a: 1 }, null, 'b', 2];
+    const history = Array.from({ length: 90 }, (_, index) => enqueued(index + 1, index % 3, index % 7 === 0 ? {} : { rank: values[index % values.length] }));
+    const state = history.reduce(evolveQueue, initialQueueState());
+    const sortDict = { rank: 'ascending' };
+    const sorted = [...state.waiting.values()].sort(queueOrder(sortDict)).map((entry) => entry.taskLaui);
+    for (const slots of [1, 3, 40, 90]) {
+      const events = queueDecider.decide({ kind: 'dispatch', maxParallelism: slots, sortDict, leases: leases(slots), at }, state);
+      expect(events.map((event) => (event.data as { task_laui: string }).task_laui)).to.deep.equal(sorted.slice(0, slots));
+    }
   });
 
   it('given sort values of any JSON type (an object whose toString is no function), when dispatching, then the queue is still ordered', () => {

@@ -1,9 +1,11 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, type CryptoKey } from 'jose';
 import type { Clock } from '../../shared/clock.ts';
 import { InvalidTokenError, MAX_TOKEN_TTL_SECONDS, type TokenAudience, type TokenSigner, type VerifiedToken } from '../../shared/ports/TokenSigner.ts';
 
 const ISSUER = 'pipeline-orchestrator';
+/** The protected header of every worker token, encoded once. */
+const WORKER_HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
 
 /**
  * How far a token's iat may lie ahead of this process's clock: several processes sign and verify
@@ -50,15 +52,29 @@ export class JoseTokenSigner implements TokenSigner {
       throw new Error(`A ${audience} token may live 1 to ${MAX_TOKEN_TTL_SECONDS[audience]} seconds, not ${ttlSeconds}`);
     }
     const now = Math.floor(this.clock.now().getTime() / 1000);
+    if (audience === 'worker') return this.signWorker(subject, claims, now, ttlSeconds);
     const jwt = new SignJWT(claims)
-      .setProtectedHeader({ alg: audience === 'worker' ? 'HS256' : 'RS256', typ: 'JWT' })
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
       .setIssuer(ISSUER)
       .setAudience(audience)
       .setIssuedAt(now)
       .setExpirationTime(now + ttlSeconds)
       .setJti(randomUUID());
     if (subject !== null) jwt.setSubject(subject);
-    return audience === 'worker' ? jwt.sign(this.workerSecret) : jwt.sign(this.privateKey);
+    return jwt.sign(this.privateKey);
+  }
+
+  /**
+   * A worker token (HS256) made with node:crypto's HMAC, in the same form jose makes and verifies
+   * (the claims, then iss, aud, iat, exp, jti and sub). jose's sign goes through WebCrypto: an
+   * imported key and an asynchronous HMAC per token, a thread-pool round trip each; a batch of new
+   * tasks signs one token per task (issue 34: ~0.14 ms of the event loop per run of a new task).
+   */
+  private signWorker(subject: string | null, claims: Record<string, unknown>, now: number, ttlSeconds: number): string {
+    const payload: Record<string, unknown> = { ...claims, iss: ISSUER, aud: 'worker', iat: now, exp: now + ttlSeconds, jti: randomUUID() };
+    if (subject !== null) payload.sub = subject;
+    const signed = `${WORKER_HEADER}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
+    return `${signed}.${createHmac('sha256', this.workerSecret).update(signed).digest('base64url')}`;
   }
 
   async verify(audience: TokenAudience, token: string): Promise<VerifiedToken> {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { SignJWT, exportSPKI, generateKeyPair, type CryptoKey } from 'jose';
+import { SignJWT, exportSPKI, generateKeyPair, jwtVerify, type CryptoKey } from 'jose';
 import { fixedClock } from '../../shared/clock.ts';
 import { InvalidTokenError, type TokenAudience } from '../../shared/ports/TokenSigner.ts';
 import { JoseTokenSigner } from './JoseTokenSigner.ts';
@@ -92,6 +92,16 @@ describe('JoseTokenSigner worker tokens (HS256, their own audience)', () => {
     expect(await verdict('worker', token)).to.equal('t-1');
     expect(await verdict('access', token)).to.equal('refused');
     expect(await verdict('session', token)).to.equal('refused');
+  });
+
+  it('given a worker token (signed with node:crypto), when jose verifies it with the secret, then it reads the claims jose would have written', async () => {
+    const token = await signer.sign('worker', SUBJECT, { purpose: 'worker', task_laui: 't-1' }, HOUR);
+    const { payload, protectedHeader } = await jwtVerify(token, secret, { algorithms: ['HS256'], issuer: 'pipeline-orchestrator', audience: 'worker', currentDate: NOW });
+    expect(protectedHeader).to.deep.equal({ alg: 'HS256', typ: 'JWT' });
+    expect(payload).to.deep.include({ purpose: 'worker', task_laui: 't-1', sub: SUBJECT, iat: now, exp: now + HOUR });
+    expect(payload.jti).to.be.a('string');
+    const anonymous = await signer.sign('worker', null, { task_laui: 't-2' }, HOUR);
+    expect((await jwtVerify(anonymous, secret, { currentDate: NOW })).payload).to.not.have.property('sub');
   });
 
   it('given an access token, or a token made with the public key as an HMAC secret, when verified as a worker token, then refused', async () => {

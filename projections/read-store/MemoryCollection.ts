@@ -1,6 +1,6 @@
 import type { Collection, Doc, FindOptions, IndexSpec } from '../../shared/read-store/ReadStore.ts';
 import { compareByField } from './compareByField.ts';
-import { firstInOrder } from './firstInOrder.ts';
+import { firstInOrder } from '../../shared/firstInOrder.ts';
 import { HashIndex, indexName, type Where } from './HashIndex.ts';
 import { inRange, OrderedIndex } from './OrderedIndex.ts';
 
