@@ -47,7 +47,7 @@ export class ReadModelSnapshots {
       runner: this.options.runner,
       head: await this.options.head(),
       eventIdAt: (position) => this.options.eventIdAt(position),
-      restore: (collection, docs) => store.restore(collection, docs),
+      restore: (collection, chunk) => store.restoreChunk(collection, chunk),
       clear: () => store.clear(),
       skipped: (file, reason) => {
         const message = `Read-model snapshot ${file} not used (${reason}); the read models are rebuilt from the log`;

@@ -25,11 +25,33 @@ const isShareable = (value: unknown): boolean => typeof value === 'string' || (t
  * The text is ASCII (every other character written as a `\uXXXX` escape, which JSON.parse turns
  * back into it), so a load decodes it as latin1: a copy of the bytes into a one-byte string, where
  * UTF-8 decoding of a million documents took seconds, and JSON.parse scans one-byte strings faster.
+ *
+ * Laid out `[head length u32][head][documents]`, the head (format 4) being the ids and the shared
+ * fields with their values: a load reads the head alone, maps the ids to the chunk and leaves the
+ * documents to be decoded on first access (DocumentMap), and a scan before then skips a chunk
+ * whose shared values show that none of its documents can match (a folder's children, an item type).
  */
-export const encodeDocuments = (docs: ReadonlyArray<Doc>): Buffer => {
+export const encodeChunk = (docs: ReadonlyArray<Doc>): Buffer => {
+  const shared = sharedFieldsOf(docs);
+  const encoded =
+    shared.length === 0
+      ? docs
+      : docs.map((doc) => {
+          const copy: Doc = { ...doc };
+          for (const { field, values } of shared) copy[field] = values === null ? 0 : values.codeOf(doc[field]);
+          return copy;
+        });
+  const head = asciiJson([docs.map((doc) => doc.id), shared.map(({ field, values }): SharedField => [field, values === null ? null : values.list])]);
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(head.length);
+  return Buffer.concat([length, head, asciiJson(encoded)]);
+};
+
+/** The fields worth writing once: held by every document as a string or an object, equal to the id or mostly repeated. */
+const sharedFieldsOf = (docs: ReadonlyArray<Doc>): Array<{ field: string; values: Values | null }> => {
   const first = docs[0];
-  if (first === undefined) return Buffer.from('[[],[]]', 'latin1');
   const shared: Array<{ field: string; values: Values | null }> = [];
+  if (first === undefined) return shared;
   for (const field of Object.keys(first)) {
     if (field === 'id' || !isShareable(first[field])) continue;
     let sameAsId = true;
@@ -49,13 +71,7 @@ export const encodeDocuments = (docs: ReadonlyArray<Doc>): Buffer => {
     // Values that mostly differ (a name, a primary key) gain nothing from a list of their own.
     else if (values.list.length <= docs.length / 2) shared.push({ field, values });
   }
-  if (shared.length === 0) return asciiJson([docs, []]);
-  const encoded = docs.map((doc) => {
-    const copy: Doc = { ...doc };
-    for (const { field, values } of shared) copy[field] = values === null ? 0 : values.codeOf(doc[field]);
-    return copy;
-  });
-  return asciiJson([encoded, shared.map(({ field, values }): SharedField => [field, values === null ? null : values.list])]);
+  return shared;
 };
 
 const NOT_ASCII = /[\u0080-\uffff]/;
@@ -85,23 +101,49 @@ class Values {
   }
 }
 
-/** The documents of a chunk written by `encodeDocuments`; throws on a body of another shape. */
-export const decodeDocuments = (body: Buffer): Doc[] => {
-  // A byte past ASCII is not this format's (a chunk of format 2 held UTF-8): latin1 would read it as other characters.
-  if (!isAscii(body)) throw new Error('a chunk of documents with bytes outside ASCII');
-  const decoded = JSON.parse(body.toString('latin1')) as unknown;
-  if (!Array.isArray(decoded) || decoded.length !== 2 || !Array.isArray(decoded[0]) || !Array.isArray(decoded[1])) throw new Error('a chunk of documents of another shape');
-  const [docs, shared] = decoded as [Doc[], SharedField[]];
+/** A chunk's head, read at load: its documents' ids, and its fields written once with the values they take. */
+export interface ChunkHead {
+  ids: string[];
+  shared: SharedField[];
+  /** The documents' bytes, for `decodeDocuments` (on first access). */
+  documents: Buffer;
+}
+
+/** The head of a chunk written by `encodeChunk`, its documents left undecoded; throws on a chunk of another shape. */
+export const decodeChunkHead = (body: Buffer): ChunkHead => {
+  if (body.length < 4) throw new Error('a chunk of documents without its head');
+  const end = 4 + body.readUInt32BE(0);
+  if (end > body.length) throw new Error('a chunk of documents whose head runs past it');
+  const head = parseAscii(body.subarray(4, end));
+  if (!Array.isArray(head) || head.length !== 2 || !Array.isArray(head[0]) || !Array.isArray(head[1])) throw new Error('a chunk of documents whose head is of another shape');
+  const [ids, shared] = head as [unknown[], unknown[]];
+  if (!ids.every((id) => typeof id === 'string')) throw new Error('a chunk of documents whose ids are not strings');
+  if (!shared.every((entry) => Array.isArray(entry) && entry.length === 2 && typeof entry[0] === 'string' && (entry[1] === null || Array.isArray(entry[1])))) {
+    throw new Error('a chunk of documents whose shared fields are of another shape');
+  }
+  return { ids: ids as string[], shared: shared as SharedField[], documents: body.subarray(end) };
+};
+
+/** JSON text that must be ASCII: a byte past it is not this format's (format 2 held UTF-8), which latin1 would misread. */
+const parseAscii = (text: Buffer): unknown => {
+  if (!isAscii(text)) throw new Error('a chunk of documents with bytes outside ASCII');
+  return JSON.parse(text.toString('latin1')) as unknown;
+};
+
+/** The documents of a chunk (its head's `documents` and `shared`), with the values written once put back; throws on a body of another shape. */
+export const decodeDocuments = ({ documents, shared }: Pick<ChunkHead, 'documents' | 'shared'>): Doc[] => {
+  const docs = parseAscii(documents);
+  if (!Array.isArray(docs)) throw new Error('a chunk of documents of another shape');
   for (const [field, values] of shared) {
     if (values === null) {
-      for (const doc of docs) doc[field] = doc.id;
+      for (const doc of docs as Doc[]) doc[field] = doc.id;
     } else {
-      for (const doc of docs) {
+      for (const doc of docs as Doc[]) {
         const value = values[doc[field] as number];
         if (value === undefined) throw new Error(`a chunk of documents whose ${field} points nowhere`);
         doc[field] = value;
       }
     }
   }
-  return docs;
+  return docs as Doc[];
 };

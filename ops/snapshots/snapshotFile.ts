@@ -6,7 +6,8 @@ import { crc32 } from 'node:zlib';
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import type { Doc } from '../../shared/read-store/ReadStore.ts';
 import { CHECKPOINTS } from '../../projections/runner/checkpoints.ts';
-import { decodeDocuments, encodeDocuments } from './snapshotChunk.ts';
+import type { PendingDocuments } from '../../projections/read-store/DocumentMap.ts';
+import { decodeChunkHead, decodeDocuments, encodeChunk, type ChunkHead } from './snapshotChunk.ts';
 
 /**
  * Snapshots of the embedded read models in DATA_DIR/snapshots, so that a start loads the newest one
@@ -29,8 +30,9 @@ const TRAILER = 9;
  * Raised when the file layout changes: an older file is ignored and rebuilt. 2: chunks of JSON with
  * shared values (format 1: v8.serialize), a CRC-32 instead of a SHA-256, the event id of the position.
  * 3: the chunks' JSON in ASCII, read as latin1 (format 2's UTF-8 would be misread).
+ * 4: each chunk's ids ahead of its documents (encodeChunk), which a load leaves undecoded.
  */
-export const SNAPSHOT_FORMAT = 3;
+export const SNAPSHOT_FORMAT = 4;
 const CHUNK = 5_000;
 const NAME = /^readmodels-(\d+)\.snap$/;
 
@@ -126,7 +128,7 @@ export const writeSnapshot = async (options: {
     for (const [name, docs] of collections) {
       await write(frame(COLLECTION, Buffer.from(name)));
       for (let start = 0; start < docs.length; start += CHUNK) {
-        await write(frame(DOCS, encodeDocuments(docs.slice(start, start + CHUNK))));
+        await write(frame(DOCS, encodeChunk(docs.slice(start, start + CHUNK))));
         await pause();
       }
     }
@@ -157,7 +159,8 @@ export const writeSnapshot = async (options: {
 /**
  * Reads a snapshot's frames in order, checking the CRC at the end; throws on anything wrong. Read
  * straight into one buffer of a few megabytes (a frame larger than it gets one of its size), so
- * that no frame is copied piece by piece.
+ * that no frame is copied piece by piece. A frame's bytes stay valid after the next (a full buffer
+ * is left as it is for a new one): the documents of a chunk are decoded from them later.
  */
 async function* framesOf(file: string): AsyncGenerator<{ kind: number; body: Buffer }> {
   const handle = await open(file, 'r');
@@ -193,7 +196,7 @@ class FrameReader {
 
   constructor(private readonly handle: FileHandle) {}
 
-  /** The next `length` bytes (valid until the next call), or null at the file's end. */
+  /** The next `length` bytes (never overwritten: each buffer is filled once), or null at the file's end. */
   async take(length: number): Promise<Buffer | null> {
     if (this.end - this.at < length) {
       const kept = this.end - this.at;
@@ -215,6 +218,20 @@ class FrameReader {
   }
 }
 
+/** A chunk's documents, checked against the ids written beside them: a document is always found under its own id. */
+const documentsOf = (head: ChunkHead): Doc[] => {
+  const docs = decodeDocuments(head);
+  if (docs.length !== head.ids.length || docs.some((doc, slot) => doc.id !== head.ids[slot])) throw new Error('a chunk of documents other than its ids list');
+  return docs;
+};
+
+/** The values each shared field takes in the chunk (a field equal to the id is left out: its values are the ids). */
+const sharedValuesOf = (head: ChunkHead): Map<string, ReadonlyArray<unknown>> => {
+  const values = new Map<string, ReadonlyArray<unknown>>();
+  for (const [field, list] of head.shared) if (list !== null) values.set(field, list);
+  return values;
+};
+
 export interface LoadedSnapshot {
   file: string;
   position: Position;
@@ -234,7 +251,12 @@ export const loadLatestSnapshot = async (options: {
   head: Position;
   /** The id of the event at a position of the log (null when there is none): a snapshot of another log is not used. */
   eventIdAt(position: Position): Promise<string | null>;
-  restore(collection: string, docs: ReadonlyArray<Doc>): void;
+  /**
+   * A chunk's documents by their ids, with how to decode them when first read (the memory read
+   * store's restoreChunk). The whole file's CRC is checked before the load returns (a damaged
+   * file is cleared), so a chunk decoded later is one whose bytes were checked.
+   */
+  restore(collection: string, chunk: PendingDocuments): void;
   clear(): Promise<void>;
   skipped(file: string, reason: string): void;
 }): Promise<LoadedSnapshot | null> => {
@@ -265,10 +287,10 @@ export const loadLatestSnapshot = async (options: {
         } else if (kind === COLLECTION) {
           collection = body.toString();
         } else if (kind === DOCS && collection !== null) {
-          const docs = decodeDocuments(body);
+          const head = decodeChunkHead(body);
           loadedAny = true;
-          options.restore(collection, docs);
-          documents += docs.length;
+          options.restore(collection, { ids: head.ids, values: sharedValuesOf(head), decode: () => documentsOf(head) });
+          documents += head.ids.length;
         } else {
           throw new Error(`an unknown frame (${kind})`);
         }

@@ -1,6 +1,7 @@
 import type { Collection, Doc, FindOptions, IndexSpec } from '../../shared/read-store/ReadStore.ts';
 import { compareByField } from './compareByField.ts';
 import { firstInOrder } from '../../shared/firstInOrder.ts';
+import { DocumentMap, SLOTS, type PendingDocuments } from './DocumentMap.ts';
 import { HashIndex, indexName, type Where } from './HashIndex.ts';
 import { inRange, OrderedIndex } from './OrderedIndex.ts';
 
@@ -28,7 +29,7 @@ interface Sequence {
  */
 export class MemoryCollection implements Collection<Doc> {
   // Not readonly: a rebuild's swap moves a staged collection's state into this object (takeOver).
-  private docs = new Map<string, Doc>();
+  private docs = new DocumentMap();
   private indexes = new Map<string, HashIndex>();
   private sequences = new Map<string, Sequence>();
   /** Ordered indexes by field: they serve `range` queries. */
@@ -98,7 +99,7 @@ export class MemoryCollection implements Collection<Doc> {
     this.specs = staged.specs;
     this.generation += 1;
     staged.generation += 1;
-    staged.docs = new Map();
+    staged.docs = new DocumentMap();
     staged.indexes = new Map();
     staged.sequences = new Map();
     staged.ordered = new Map();
@@ -238,6 +239,35 @@ export class MemoryCollection implements Collection<Doc> {
    * others are left to `buildIndexes`, and queries do without them until then.
    */
   adoptAll(docs: ReadonlyArray<Doc>): void {
+    const unique = this.leaveIndexesToBuild();
+    for (const doc of docs) {
+      if (typeof doc.id !== 'string' || this.docs.has(doc.id)) {
+        this.store(doc);
+        continue;
+      }
+      for (const index of unique) index.assertAccepts(doc);
+      for (const index of unique) index.add(doc);
+      this.docs.set(doc.id, doc);
+    }
+  }
+
+  /**
+   * A snapshot chunk's documents by their ids, decoded on first access (DocumentMap): a start no
+   * longer parses every document. A collection with a unique index takes them decoded (adoptAll):
+   * the index guards every later write, so it must hold every key from the start (the users', a
+   * few documents); so does a chunk too large to keep undecoded.
+   */
+  adoptChunk(chunk: PendingDocuments): void {
+    if (chunk.ids.length > SLOTS || [...this.indexes.values()].some((index) => index.unique)) {
+      this.adoptAll(chunk.decode());
+      return;
+    }
+    this.leaveIndexesToBuild();
+    this.docs.addPending(chunk);
+  }
+
+  /** Before a snapshot's documents come in: the indexes but the unique ones are emptied, left to buildIndexes. */
+  private leaveIndexesToBuild(): HashIndex[] {
     const unique: HashIndex[] = [];
     for (const index of this.indexes.values()) {
       if (index.unique) unique.push(index);
@@ -252,15 +282,7 @@ export class MemoryCollection implements Collection<Doc> {
     }
     // Sequences are found again by the next query that sorts (isSequence walks the documents).
     this.sequences.clear();
-    for (const doc of docs) {
-      if (typeof doc.id !== 'string' || this.docs.has(doc.id)) {
-        this.store(doc);
-        continue;
-      }
-      for (const index of unique) index.assertAccepts(doc);
-      for (const index of unique) index.add(doc);
-      this.docs.set(doc.id, doc);
-    }
+    return unique;
   }
 
   /**
@@ -271,22 +293,25 @@ export class MemoryCollection implements Collection<Doc> {
    */
   async buildIndexes(slice = 20_000): Promise<void> {
     const generation = this.generation;
+    const pending = [...this.indexes.values()].filter((index) => !index.ready);
+    // Documents still undecoded are decoded by this walk too, a slice at a time, even with no index to build.
+    if (pending.length > 0 || this.docs.lazy) {
+      let walked = 0;
+      for (const doc of this.docs.values()) {
+        for (const index of pending) index.add(doc);
+        walked += 1;
+        if (walked % slice === 0) {
+          await new Promise((resolve) => setImmediate(resolve));
+          // Cleared or swapped meanwhile: those indexes are ready (empty) or gone.
+          if (this.generation !== generation) return;
+        }
+      }
+      for (const index of pending) index.ready = true;
+    }
+    // After the walk: the documents are decoded by then, so this one synchronous pass does not decode them all at once.
     for (const index of this.ordered.values()) {
       if (!index.ready) index.build(this.docs.values());
     }
-    const pending = [...this.indexes.values()].filter((index) => !index.ready);
-    if (pending.length === 0) return;
-    let walked = 0;
-    for (const doc of this.docs.values()) {
-      for (const index of pending) index.add(doc);
-      walked += 1;
-      if (walked % slice === 0) {
-        await new Promise((resolve) => setImmediate(resolve));
-        // Cleared or swapped meanwhile: those indexes are ready (empty) or gone.
-        if (this.generation !== generation) return;
-      }
-    }
-    for (const index of pending) index.ready = true;
   }
 
   clear(): void {
@@ -324,7 +349,11 @@ export class MemoryCollection implements Collection<Doc> {
         best = { index, hits };
       }
     }
-    if (!best) return { candidates: this.docs.values(), size: this.docs.size, remaining: entriesExcept(where, []), inInsertionOrder: true };
+    if (!best) {
+      const remaining = entriesExcept(where, []);
+      // Every candidate is checked against `remaining` (matches): chunks of a snapshot that cannot hold a match are skipped undecoded.
+      return { candidates: this.docs.values(remaining), size: this.docs.size, remaining, inInsertionOrder: true };
+    }
     return {
       candidates: this.byIds(best.hits.ids),
       size: best.hits.size,

@@ -138,10 +138,16 @@ describe('MemoryReadStore', () => {
       Array.from({ length: count }, (_, index) => ({ id: `d${String(index).padStart(5, '0')}`, kind: index % 3 === 0 ? 'a' : 'b', name: `n${index % 10}`, email: `e${index}@x`, due: index % 7 }));
     const ids = (docs: Doc[]) => docs.map((doc) => doc.id).sort();
 
-    it('given restored documents and writes while the indexes are built, when read during and after the build, then every answer equals a store that was written document by document', async () => {
+    // Decoded documents (restore), and chunks of 700 left undecoded until first read (restoreChunk, what a snapshot's load does).
+    const loaders: Array<[string, (store: MemoryReadStore, docs: Doc[]) => void]> = [
+      ['restored documents', (store, docs) => store.restore('docs', docs)],
+      ['documents restored undecoded', (store, docs) => restoreInChunks(store, 'docs', docs, 700)],
+    ];
+    for (const [loaded, load] of loaders) {
+    it(`given ${loaded} and writes while the indexes are built, when read during and after the build, then every answer equals a store that was written document by document`, async () => {
       const store = new MemoryReadStore();
       const docs = store.collection('docs', indexes);
-      store.restore('docs', snapshotOf(5000));
+      load(store, snapshotOf(5000));
       const reference = new MemoryReadStore().collection('docs', indexes);
       for (const doc of snapshotOf(5000)) await reference.put(doc);
       const building = (docs as unknown as { buildIndexes(slice: number): Promise<void> }).buildIndexes(500);
@@ -172,6 +178,7 @@ describe('MemoryReadStore', () => {
       const refused = await docs.put({ id: 'dup', kind: 'a', email: 'e10@x' }).then(() => null, (error: unknown) => error);
       expect(refused).to.be.instanceOf(UniqueIndexViolationError);
     });
+    }
 
     it('given duplicates restored and an index not built yet, when it is declared unique, then the declaration is refused as with every document indexed', async () => {
       const store = new MemoryReadStore();
@@ -193,4 +200,114 @@ describe('MemoryReadStore', () => {
       expect(await docs.count({ kind: 'b' })).to.equal(0);
     });
   });
+
+  describe('a snapshot loaded undecoded (restoreChunk): documents decoded on first access', () => {
+    const snapshotOf = (count: number): Doc[] =>
+      Array.from({ length: count }, (_, index) => ({ id: `d${String(index).padStart(4, '0')}`, kind: index % 2 === 0 ? 'even' : 'odd', email: `e${index}@x`, nested: { n: index } }));
+
+    it('given a loaded store, when documents are read, then each equals the one saved, and only the chunks read were decoded, once each', async () => {
+      const store = new MemoryReadStore();
+      const docs = store.collection('docs');
+      const decoded = restoreInChunks(store, 'docs', snapshotOf(1000), 100);
+      expect(decoded.count, 'nothing decoded by the load').to.equal(0);
+      expect(await docs.get('d0150')).to.deep.equal(snapshotOf(1000)[150]);
+      expect(await docs.get('d0199')).to.deep.equal(snapshotOf(1000)[199]);
+      expect(decoded.count, 'one chunk, once').to.equal(1);
+      expect(await docs.get('missing')).to.equal(null);
+      expect(await docs.find()).to.deep.equal(snapshotOf(1000));
+      expect(decoded.count).to.equal(10);
+    });
+
+    it('given documents written before their chunk is decoded (changed, deleted, deleted and written again), when read, then the writes hold and the order is a Map\'s', async () => {
+      const store = new MemoryReadStore();
+      const docs = store.collection('docs');
+      restoreInChunks(store, 'docs', snapshotOf(300), 100);
+      await docs.put({ id: 'd0105', kind: 'changed' });
+      await docs.delete('d0210');
+      await docs.delete('d0001');
+      await docs.put({ id: 'd0001', kind: 'again' });
+      const reference = new MemoryReadStore().collection('docs');
+      for (const doc of snapshotOf(300)) await reference.put(doc);
+      await reference.put({ id: 'd0105', kind: 'changed' });
+      await reference.delete('d0210');
+      await reference.delete('d0001');
+      await reference.put({ id: 'd0001', kind: 'again' });
+      expect(await docs.find()).to.deep.equal(await reference.find());
+      expect(await docs.count()).to.equal(299);
+    });
+
+    it('given a unique index, when a duplicate key is written right after the load, then it is refused, declared before the load or after it', async () => {
+      for (const declaredBefore of [true, false]) {
+        const store = new MemoryReadStore();
+        if (declaredBefore) store.collection('docs', [{ fields: ['email'], unique: true }]);
+        restoreInChunks(store, 'docs', snapshotOf(500), 100);
+        const docs = store.collection('docs', [{ fields: ['email'], unique: true }]);
+        const refused = await docs.put({ id: 'dup', email: 'e420@x' }).then(() => null, (error: unknown) => error);
+        expect(refused, `declared ${declaredBefore ? 'before' : 'after'} the load`).to.be.instanceOf(UniqueIndexViolationError);
+        await docs.put({ id: 'd0420', email: 'e420@x', kind: 'same key, same document' });
+        expect(await docs.get('d0420')).to.include({ kind: 'same key, same document' });
+      }
+    });
+
+    it('given a query on a non-unique field, when asked before the background build and after it, then the answers are the same', async () => {
+      const store = new MemoryReadStore();
+      const docs = store.collection('docs', [{ fields: ['kind'] }]);
+      const decoded = restoreInChunks(store, 'docs', snapshotOf(1000), 100);
+      const before = [await docs.find({ where: { kind: 'odd' }, skip: 10, limit: 20 }), await docs.count({ kind: 'even' })];
+      await store.buildIndexes();
+      expect(decoded.count, 'every chunk decoded by the build').to.equal(10);
+      expect([await docs.find({ where: { kind: 'odd' }, skip: 10, limit: 20 }), await docs.count({ kind: 'even' })]).to.deep.equal(before);
+      expect(before[1]).to.equal(500);
+    });
+
+    it('given a scan before the indexes are built, when its equality is none of a chunk\'s values, then that chunk is skipped undecoded and the answer is the same', async () => {
+      const store = new MemoryReadStore();
+      const docs = store.collection('docs', [{ fields: ['kind'] }]);
+      const mixed = snapshotOf(1000).map((doc, index) => (index >= 300 && index < 400 ? { ...doc, kind: 'rare' } : doc));
+      const decoded = restoreInChunks(store, 'docs', mixed, 100);
+      await docs.put({ id: 'written', kind: 'rare' });
+      expect(await docs.find({ where: { kind: 'none' } })).to.deep.equal([]);
+      expect(decoded.count).to.equal(0);
+      expect((await docs.find({ where: { kind: 'rare' } })).map((doc) => doc.id)).to.deep.equal([...mixed.slice(300, 400).map((doc) => doc.id), 'written']);
+      expect(decoded.count, 'the one chunk holding them').to.equal(1);
+      expect(await docs.count({ kind: 'odd', email: 'e5@x' })).to.equal(1);
+    });
+
+    it('given a chunk that does not decode to the documents its ids list, when one of them is read, then the read fails rather than answer another document', async () => {
+      const store = new MemoryReadStore();
+      const docs = store.collection('docs');
+      const values = new Map<string, unknown[]>();
+      store.restoreChunk('docs', { ids: ['a', 'b'], values, decode: () => [{ id: 'a' }] });
+      store.restoreChunk('docs', { ids: ['c', 'd'], values, decode: () => [{ id: 'c' }, { id: 'x' }] });
+      store.restoreChunk('docs', {
+        ids: ['e'],
+        values,
+        decode: () => {
+          throw new Error('a chunk of documents of another shape');
+        },
+      });
+      expect(await docs.get('a').then(() => null, (error: unknown) => String(error))).to.match(/of 1 documents where its ids list 2/);
+      expect(await docs.get('d').then(() => null, (error: unknown) => String(error))).to.match(/whose id is not the one its chunk lists/);
+      expect(await docs.get('e').then(() => null, (error: unknown) => String(error))).to.match(/another shape/);
+    });
+  });
 });
+
+/** Restores `docs` as a snapshot's load does: chunks of `size` ids, each decoded when first read; counts the decodes. */
+const restoreInChunks = (store: MemoryReadStore, name: string, docs: Doc[], size: number): { count: number } => {
+  const decoded = { count: 0 };
+  for (let start = 0; start < docs.length; start += size) {
+    const chunk = docs.slice(start, start + size);
+    const text = JSON.stringify(chunk);
+    store.restoreChunk(name, {
+      ids: chunk.map((doc) => doc.id),
+      // As a snapshot's head lists them: a field every document holds as a string, with its values.
+      values: chunk.every((doc) => typeof doc.kind === 'string') ? new Map([['kind', [...new Set(chunk.map((doc) => doc.kind))]]]) : new Map(),
+      decode: () => {
+        decoded.count += 1;
+        return JSON.parse(text) as Doc[];
+      },
+    });
+  }
+  return decoded;
+};

@@ -1,4 +1,5 @@
 import type { BatchWrites, Collection, Doc, IndexSpec, ReadStore, StagedReadStore } from '../../shared/read-store/ReadStore.ts';
+import type { PendingDocuments } from './DocumentMap.ts';
 import { MemoryCollection } from './MemoryCollection.ts';
 import { MemoryStagedStore } from './MemoryStagedStore.ts';
 import { SequentialBatches } from './SequentialBatches.ts';
@@ -58,7 +59,15 @@ export class MemoryReadStore implements ReadStore {
     (this.collection(name) as unknown as MemoryCollection).adoptAll(docs);
   }
 
-  /** The indexes that `restore` left out, built collection by collection while the service serves. */
+  /**
+   * A snapshot chunk's documents by their ids, decoded on first access (MemoryCollection.adoptChunk):
+   * what a start from a snapshot loads, so that it does not parse every document before it is ready.
+   */
+  restoreChunk(name: string, chunk: PendingDocuments): void {
+    (this.collection(name) as unknown as MemoryCollection).adoptChunk(chunk);
+  }
+
+  /** The indexes that `restore` and `restoreChunk` left out, built collection by collection while the service serves. */
   async buildIndexes(): Promise<void> {
     for (const collection of [...this.collections.values()]) await collection.buildIndexes();
   }
