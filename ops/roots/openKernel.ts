@@ -173,7 +173,7 @@ export const openKernel = async (config: Config, overrides: ServiceOverrides) =>
     projectionLag: () => lagOfReadModels(),
   });
   // OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT...): off when none is set (no provider, no exporter, nothing recorded).
-  const tracing = config.tracing === null ? null : new ServiceTracing({ ...config.tracing, serviceVersion: serviceVersion() });
+  const tracing = config.tracing === null ? null : await ServiceTracing.open({ ...config.tracing, serviceVersion: serviceVersion() });
   // Commits of the embedded store run on a writer thread: a writer (or a KurrentDB) that cannot start fails the start.
   const store = await openEventStore(config);
   // Every append is recorded against the request it serves (writes answer X-Event-Position) and timed.

@@ -218,13 +218,6 @@ class FrameReader {
   }
 }
 
-/** A chunk's documents, checked against the ids written beside them: a document is always found under its own id. */
-const documentsOf = (head: ChunkHead): Doc[] => {
-  const docs = decodeDocuments(head);
-  if (docs.length !== head.ids.length || docs.some((doc, slot) => doc.id !== head.ids[slot])) throw new Error('a chunk of documents other than its ids list');
-  return docs;
-};
-
 /** The values each shared field takes in the chunk (a field equal to the id is left out: its values are the ids). */
 const sharedValuesOf = (head: ChunkHead): Map<string, ReadonlyArray<unknown>> => {
   const values = new Map<string, ReadonlyArray<unknown>>();
@@ -289,7 +282,7 @@ export const loadLatestSnapshot = async (options: {
         } else if (kind === DOCS && collection !== null) {
           const head = decodeChunkHead(body);
           loadedAny = true;
-          options.restore(collection, { ids: head.ids, values: sharedValuesOf(head), decode: () => documentsOf(head) });
+          options.restore(collection, { ids: head.ids, values: sharedValuesOf(head), decode: () => decodeDocuments(head) });
           documents += head.ids.length;
         } else {
           throw new Error(`an unknown frame (${kind})`);

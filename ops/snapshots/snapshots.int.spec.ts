@@ -133,11 +133,11 @@ describe('read-model snapshots: restarts replay only what follows the newest sna
       }, /not used \(made by other read-model code/],
       ['of the older file format', async (dir) => {
         await writeSnapshot({ dir, version: await readModelVersion(), runner: 'embedded', position: 10n, eventId: await eventIdAt(10n), collections: new Map() });
-        // Format 2's header as it was: the same frame with format 2 (the reader stops at the header, before the CRC).
+        // Format 3's header as it was: the same frame with format 3 (the reader stops at the header, before the CRC).
         const [name] = readdirSync(dir).filter((entry) => entry.endsWith('.snap'));
         const file = join(dir, String(name));
-        writeFileSync(file, Buffer.from(readFileSync(file).toString('latin1').replace('"format":3', '"format":2'), 'latin1'));
-      }, /not used \(format 2, this version reads 3/],
+        writeFileSync(file, Buffer.from(readFileSync(file).toString('latin1').replace('"format":4', '"format":3'), 'latin1'));
+      }, /not used \(format 3, this version reads 4/],
       ['past the log\'s end', async (dir) => {
         await writeSnapshot({ dir, version: await readModelVersion(), runner: 'embedded', position: 10n ** 9n, eventId: 'x', collections: new Map() });
       }, /not used \(its position 1000000000 is past the log's end/],

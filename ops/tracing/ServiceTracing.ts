@@ -1,10 +1,6 @@
 import { defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import type Koa from 'koa';
 import type { AppState } from '../../shared/http/AppState.ts';
 import type { RunSpans, RunStep, RunTracing } from '../../shared/ports/RunTracing.ts';
@@ -31,20 +27,39 @@ const errorText = (error: unknown): string => (error instanceof Error ? error.me
  * where a run is dispatched, the same way write positions are (ops/http/readYourWrites.ts).
  */
 export class ServiceTracing implements RunTracing {
-  private readonly provider: BasicTracerProvider;
   private readonly tracer: Tracer;
   /** The HTTP span of each request being answered, by correlation id. */
   private readonly requests = new Map<string, Context>();
 
-  constructor(config: TracingConfig & { serviceVersion: string }) {
+  /**
+   * The SDK and the exporters are imported here, when tracing is configured, not with the module:
+   * a start without OTEL_EXPORTER_OTLP_ENDPOINT (the default) no longer loads them (a few tenths of
+   * a second of a start on this machine, issue 35). Only the packages: our own modules stay static.
+   */
+  static async open(config: TracingConfig & { serviceVersion: string }): Promise<ServiceTracing> {
+    const [{ resourceFromAttributes }, { BasicTracerProvider, BatchSpanProcessor }, { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION }] = await Promise.all([
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/sdk-trace-base'),
+      import('@opentelemetry/semantic-conventions'),
+    ]);
     const exporterConfig = { url: config.tracesUrl, ...(config.headers ? { headers: config.headers } : {}) };
-    const exporter = config.protocol === 'http/json' ? new JsonExporter(exporterConfig) : new ProtobufExporter(exporterConfig);
-    this.provider = new BasicTracerProvider({
+    const exporter =
+      config.protocol === 'http/json'
+        ? new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter(exporterConfig)
+        : new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter(exporterConfig);
+    const provider = new BasicTracerProvider({
       resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: config.serviceVersion }),
       // Batched: a span costs the request path a push into a buffer, never an export.
       spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: config.exportDelayMs })],
     });
-    this.tracer = this.provider.getTracer('pipeline-orchestrator', config.serviceVersion);
+    return new ServiceTracing(provider, config.serviceVersion);
+  }
+
+  private constructor(
+    private readonly provider: BasicTracerProvider,
+    serviceVersion: string,
+  ) {
+    this.tracer = this.provider.getTracer('pipeline-orchestrator', serviceVersion);
   }
 
   /** An HTTP server span per request, child of the caller's `traceparent` when it sends one. */

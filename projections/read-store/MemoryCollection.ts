@@ -255,10 +255,11 @@ export class MemoryCollection implements Collection<Doc> {
    * A snapshot chunk's documents by their ids, decoded on first access (DocumentMap): a start no
    * longer parses every document. A collection with a unique index takes them decoded (adoptAll):
    * the index guards every later write, so it must hold every key from the start (the users', a
-   * few documents); so does a chunk too large to keep undecoded.
+   * few documents); so does a chunk too large to keep undecoded, or one loaded into a collection
+   * holding other documents (adoptAll merges them as puts).
    */
   adoptChunk(chunk: PendingDocuments): void {
-    if (chunk.ids.length > SLOTS || [...this.indexes.values()].some((index) => index.unique)) {
+    if (chunk.ids.length > SLOTS || !this.docs.acceptsPending || [...this.indexes.values()].some((index) => index.unique)) {
       this.adoptAll(chunk.decode());
       return;
     }
@@ -293,6 +294,9 @@ export class MemoryCollection implements Collection<Doc> {
    */
   async buildIndexes(slice = 20_000): Promise<void> {
     const generation = this.generation;
+    // A snapshot's ids into one index first: lookups by id, every write's first step, stop asking each chunk.
+    await this.docs.mergeIds();
+    if (this.generation !== generation) return;
     const pending = [...this.indexes.values()].filter((index) => !index.ready);
     // Documents still undecoded are decoded by this walk too, a slice at a time, even with no index to build.
     if (pending.length > 0 || this.docs.lazy) {
