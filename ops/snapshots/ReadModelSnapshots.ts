@@ -33,6 +33,12 @@ export class ReadModelSnapshots {
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
   private indexesPending = false;
+  /**
+   * While the background build runs after a load: a capture then would decode every document still
+   * undecoded in one synchronous pass (seconds at a million items), where the build decodes them in
+   * slices; the interval's snapshots wait for it (a graceful stop does not).
+   */
+  private building = false;
 
   constructor(private readonly options: ReadModelSnapshotsOptions) {}
 
@@ -71,7 +77,8 @@ export class ReadModelSnapshots {
     if (this.indexesPending) {
       this.indexesPending = false;
       const started = performance.now();
-      void this.options.store.buildIndexes().then(
+      this.building = true;
+      void this.options.store.buildIndexes().finally(() => (this.building = false)).then(
         () => {
           const message = `Read-model indexes built after the snapshot's load (${((performance.now() - started) / 1000).toFixed(1)} s)`;
           this.options.logger.log({ level: 'info', category: 'API', message });
@@ -81,7 +88,7 @@ export class ReadModelSnapshots {
       );
     }
     this.timer = setInterval(() => {
-      if (this.writing === null && this.options.projections.position() - this.last >= BigInt(this.options.intervalEvents)) void this.take();
+      if (this.writing === null && !this.building && this.options.projections.position() - this.last >= BigInt(this.options.intervalEvents)) void this.take();
     }, this.options.checkEveryMs ?? 1_000);
     this.timer.unref();
   }
