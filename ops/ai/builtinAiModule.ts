@@ -1,4 +1,4 @@
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type * as OpenAiSdk from 'openai';
 import { AiModuleError, type AiInvocation, type AiModule, type AiReply } from '../../shared/ports/AiModule.ts';
 import { missingLlmCredentials } from '../../command-side/ai/aiModuleOf.ts';
 import { isTokenLimitError } from './isTokenLimitError.ts';
@@ -39,6 +39,14 @@ const tokenLimitParameter = (baseURL: string, limit: number): { max_tokens: numb
  * token budget, the tools as function tools. Nothing is read from the service's environment
  * (OPENAI_API_KEY, OPENAI_BASE_URL, ...): the chat item's connection is the whole configuration.
  */
+let openAiSdk: typeof OpenAiSdk | undefined;
+/**
+ * The openai package, imported at the first call rather than at start. Its error classes are taken
+ * from this same module object, so the `instanceof` checks of providerFailure see the classes the
+ * client throws.
+ */
+const loadOpenAiSdk = async (): Promise<typeof OpenAiSdk> => (openAiSdk ??= await import('openai'));
+
 export const builtinAiModule = (settings: BuiltinAiSettings): AiModule => {
   // The tool calls of each session's last reply, so that the results sent back answer them by id.
   const lastCalls = new Map<string, RememberedToolCall[]>();
@@ -56,7 +64,8 @@ export const builtinAiModule = (settings: BuiltinAiSettings): AiModule => {
       const missing = missingLlmCredentials(connection);
       if (missing.length > 0) throw new AiModuleError('provider', `LLM credentials missing in the chat's connection: ${missing.join(', ')}`);
       const baseURL = text(connection.base_url) ?? OPENAI_BASE_URL;
-      const client = new OpenAI({
+      const sdk = await loadOpenAiSdk();
+      const client = new sdk.OpenAI({
         // A local server needs no key, but the client wants one.
         apiKey: text(connection.api_key) ?? 'none',
         baseURL,
@@ -98,7 +107,7 @@ export const builtinAiModule = (settings: BuiltinAiSettings): AiModule => {
           usage: tokenUsageOf(completion.usage),
         };
       } catch (error) {
-        throw providerFailure(error, baseURL, settings.timeoutMs, deadline);
+        throw providerFailure(error, baseURL, settings.timeoutMs, deadline, sdk);
       }
     },
   };
@@ -111,7 +120,13 @@ export const builtinAiModule = (settings: BuiltinAiSettings): AiModule => {
  * base_url is the chat's, so it may point at any server the service can reach: the openai client's
  * own message would relay that server's whole answer (an internal page, up to the detail bound).
  */
-const providerFailure = (error: unknown, baseURL: string, timeoutMs: number, deadline: AbortSignal): AiModuleError => {
+const providerFailure = (
+  error: unknown,
+  baseURL: string,
+  timeoutMs: number,
+  deadline: AbortSignal,
+  { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError }: typeof OpenAiSdk,
+): AiModuleError => {
   if (error instanceof AiModuleError) return error;
   if (error instanceof APIUserAbortError) {
     return new AiModuleError('provider', deadline.aborted ? `no answer from the provider within ${timeoutMs / 1000} s` : 'the call to the provider was cancelled');

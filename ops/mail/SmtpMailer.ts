@@ -1,5 +1,5 @@
 import type { ConnectionOptions } from 'node:tls';
-import nodemailer from 'nodemailer';
+import type nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import type { Mail, Mailer } from '../../shared/ports/Mailer.ts';
 import type { Logger } from '../../shared/ports/Logger.ts';
@@ -31,17 +31,25 @@ const SINGLE_ADDRESS = /^[^\s@<>,;:"()[\]\\]+@[^\s@<>,;:"()[\]\\]+$/;
  * that long and no more. Nothing of the mail's text is logged: it holds a sign-in code.
  */
 export class SmtpMailer implements Mailer {
-  private readonly transport: nodemailer.Transporter<SMTPTransport.SentMessageInfo, SMTPTransport.Options>;
+  /**
+   * Made at the first send: nodemailer is imported then, not at start (a service that sends no mail
+   * never loads it). Shared by later sends, as the transport made in the constructor was.
+   */
+  private transport: Promise<nodemailer.Transporter<SMTPTransport.SentMessageInfo, SMTPTransport.Options>> | undefined;
 
   /** `trust`: extra TLS options (a test's own CA); production trusts the system's CAs. */
   constructor(
     private readonly settings: SmtpSettings,
     private readonly from: string,
     private readonly logger: Logger,
-    trust: ConnectionOptions = {},
-  ) {
+    private readonly trust: ConnectionOptions = {},
+  ) {}
+
+  private async createTransport(): Promise<nodemailer.Transporter<SMTPTransport.SentMessageInfo, SMTPTransport.Options>> {
+    const { default: nodemailer } = await import('nodemailer');
+    const { settings, trust } = this;
     const step = settings.timeoutMs;
-    this.transport = nodemailer.createTransport({
+    return nodemailer.createTransport({
       host: settings.host,
       port: settings.port,
       secure: settings.secure,
@@ -65,6 +73,7 @@ export class SmtpMailer implements Mailer {
       this.logger.log({ level: 'error', category: 'API', step: 'mail', message: `Mail (${mail.subject}) was not sent: the recipient is not one plain address`, recipient: mail.to });
       throw new Error('mail not sent: the recipient is not one plain address');
     }
+    const transport = await (this.transport ??= this.createTransport());
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer from the mail server within ${this.settings.timeoutMs / 1000} s`)), this.settings.timeoutMs);
@@ -73,7 +82,7 @@ export class SmtpMailer implements Mailer {
       // The losing send still settles (its own timeouts end it); race() has handled its rejection.
       // The envelope is given, not derived from the headers: the server is told this one recipient.
       const envelope = { from: /<([^<>]+)>$/.exec(this.from)?.[1] ?? this.from, to: [mail.to] };
-      await Promise.race([this.transport.sendMail({ from: this.from, to: mail.to, envelope, subject: mail.subject, text: mail.text }), deadline]);
+      await Promise.race([transport.sendMail({ from: this.from, to: mail.to, envelope, subject: mail.subject, text: mail.text }), deadline]);
     } catch (error) {
       this.logger.log({
         level: 'error',

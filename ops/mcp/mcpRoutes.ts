@@ -1,11 +1,14 @@
 import Router from '@koa/router';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { unauthorized } from '../../shared/errors.ts';
 import type { AppContext, AppState } from '../../shared/http/AppState.ts';
 import type { ServiceApi } from './serviceApi.ts';
 import { serviceMcpServer } from './serviceMcpServer.ts';
 
 export const MCP_PATH = '/mcp';
+
+let transportSdk: typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js') | undefined;
+/** The SDK's server transport, imported at the first MCP request rather than at every start (the SDK is slow to load). */
+const loadTransportSdk = async () => (transportSdk ??= await import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'));
 
 const jsonRpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
 
@@ -45,7 +48,8 @@ export const mcpRoutes = (deps: { api: ServiceApi }): Router<AppState> => {
     const token = bearerToken(ctx.get('authorization'));
     // The wall authenticated this very header; without it the request would not be here.
     if (token === null) throw unauthorized();
-    const server = serviceMcpServer((request) => deps.api(request, token));
+    const server = await serviceMcpServer((request) => deps.api(request, token));
+    const { WebStandardStreamableHTTPServerTransport } = await loadTransportSdk();
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     try {
       await server.connect(transport);

@@ -1,5 +1,3 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { AiTool } from '../../shared/ports/AiModule.ts';
 import type { AgentToolSession, OpenAgentTools, ToolOutcome } from '../../shared/ports/AgentTools.ts';
 import { MCP_PATH } from './mcpRoutes.ts';
@@ -15,6 +13,12 @@ export interface McpToolboxSettings {
   /** How long one tool call may take (the longest route, POST /query/execute, may take 2 minutes). */
   toolTimeoutMs: number;
 }
+
+type McpClientSdk = typeof import('@modelcontextprotocol/sdk/client/index.js') & typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+let clientSdk: McpClientSdk | undefined;
+/** The SDK's client half, imported at the first agent call: it is slow to load, and most starts make no agent call. */
+const loadClientSdk = async (): Promise<McpClientSdk> =>
+  (clientSdk ??= { ...(await import('@modelcontextprotocol/sdk/client/index.js')), ...(await import('@modelcontextprotocol/sdk/client/streamableHttp.js')) });
 
 /** At most this many tools/list pages are read from a server (a misbehaving server's endless cursor). */
 const MAX_TOOL_PAGES = 20;
@@ -40,6 +44,7 @@ export const mcpToolbox =
     const token = external ? settings.serverToken : caller.accessToken;
     if (!external && token === null) return null;
     const url = new URL(settings.serverUrl ?? `${settings.ownUrl()}${MCP_PATH}`);
+    const { Client, StreamableHTTPClientTransport } = await loadClientSdk();
     const client = new Client({ name: 'pipeline-orchestrator-agent', version: MCP_SERVER_VERSION });
     const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers: token === null ? {} : { authorization: `Bearer ${token}` } } });
     try {

@@ -1,7 +1,7 @@
 // The low-level Server (not McpServer): the tools are described by JSON Schema, as the spec's
 // routes are, and McpServer.registerTool takes Zod schemas only.
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../../shared/errors.ts';
 import { validateRequest } from '../../shared/validation/validateRequest.ts';
 import { SERVICE_TOOLS, serviceToolNamed } from './mcpTools.ts';
@@ -9,6 +9,11 @@ import type { ApiAnswer, ApiRequest } from './serviceApi.ts';
 
 export const MCP_SERVER_NAME = 'pipeline-orchestrator';
 export const MCP_SERVER_VERSION = '0.1.0';
+
+type McpServerSdk = typeof import('@modelcontextprotocol/sdk/server/index.js') & typeof import('@modelcontextprotocol/sdk/types.js');
+let sdk: McpServerSdk | undefined;
+/** The SDK's server half, imported at the first MCP request: it takes most of a second to load, which a start without MCP traffic need not pay. */
+const mcpServerSdk = async (): Promise<McpServerSdk> => (sdk ??= { ...(await import('@modelcontextprotocol/sdk/server/index.js')), ...(await import('@modelcontextprotocol/sdk/types.js')) });
 
 const INSTRUCTIONS =
   'Tools over the pipeline orchestration service: the catalog (get, search, create, update), tasks (run, update state, diagnose), ' +
@@ -57,7 +62,8 @@ export const callServiceTool = async (name: string, args: unknown, call: (reques
  * The service's MCP server for one request of one caller: the tools list (static) and tool calls
  * that reach the REST routes through `call`, which carries that caller's access token.
  */
-export const serviceMcpServer = (call: (request: ApiRequest) => Promise<ApiAnswer>): Server => {
+export const serviceMcpServer = async (call: (request: ApiRequest) => Promise<ApiAnswer>): Promise<Server> => {
+  const { Server, CallToolRequestSchema, ListToolsRequestSchema } = await mcpServerSdk();
   const server = new Server({ name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: SERVICE_TOOLS.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })),

@@ -1,4 +1,5 @@
-import mysql, { type Connection, type FieldPacket, type QueryError, type RowDataPacket, type TypeCast } from 'mysql2';
+import type mysql from 'mysql2';
+import type { Connection, FieldPacket, QueryError, RowDataPacket, TypeCast } from 'mysql2';
 import { QueryTargetError, type QueryRequest, type QueryResult, type QueryTarget, type QueryTargetFactory } from '../../shared/ports/QueryTarget.ts';
 import { AnswerBudget } from '../../shared/query/answerBudget.ts';
 import { decimalValue, jsonSafeValue } from '../../shared/query/jsonSafeValue.ts';
@@ -51,7 +52,11 @@ const SQL_MODE = `SESSION sql_mode = TRIM(BOTH ',' FROM ${LEXING_MODES.reduce((m
 /** The handshake's character set (mysql2 then writes the statement in UTF-8); SET NAMES makes sure of the server's side. */
 const SESSION_CHARSET = 'UTF8MB4_GENERAL_CI';
 /** Character sets and collations mysql2 knows (a connection's `charset` must name one); exported untyped. */
-const KNOWN_CHARSETS = (mysql as unknown as { Charsets: Readonly<Record<string, number>> }).Charsets;
+let mysqlDriver: typeof mysql | undefined;
+/** mysql2, imported at the first MySQL statement rather than at every start. */
+const loadMysqlDriver = async (): Promise<typeof mysql> => (mysqlDriver ??= (await import('mysql2')).default);
+
+const knownCharsets = (driver: typeof mysql): Readonly<Record<string, number>> => (driver as unknown as { Charsets: Readonly<Record<string, number>> }).Charsets;
 
 const DATETIME = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)$/;
 const isoDateTime = (text: string | null, zone: '' | 'Z'): string | null => {
@@ -89,12 +94,12 @@ const typeCast: TypeCast = (field, next) => {
   }
 };
 
-const connectionOf = (params: RelationalParams, request: QueryRequest): Connection => {
-  if (params.charset !== null && KNOWN_CHARSETS[params.charset.toUpperCase()] === undefined) {
+const connectionOf = (driver: typeof mysql, params: RelationalParams, request: QueryRequest): Connection => {
+  if (params.charset !== null && knownCharsets(driver)[params.charset.toUpperCase()] === undefined) {
     throw new QueryTargetError('bad_connection', `The connection's fields were refused: unknown charset ${JSON.stringify(params.charset.slice(0, 64))}`);
   }
   try {
-    return mysql.createConnection({
+    return driver.createConnection({
       host: params.host,
       port: params.port,
       user: params.user,
@@ -162,7 +167,7 @@ const prepareSession = async (connection: Connection, statementTimeoutMs: number
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message || error.name : String(error));
 
 const execute = async (params: RelationalParams, request: QueryRequest): Promise<QueryResult> => {
-  const connection = connectionOf(params, request);
+  const connection = connectionOf(await loadMysqlDriver(), params, request);
   // Errors after the outcome is settled (the socket closed under a truncated result) are expected.
   connection.on('error', () => undefined);
   const watch = new QueryWatch(request.signal, () => hardClose(connection));

@@ -1,6 +1,6 @@
 import { connect as tcpConnect, type Socket } from 'node:net';
-import pg from 'pg';
-import Cursor from 'pg-cursor';
+import type pg from 'pg';
+import type Cursor from 'pg-cursor';
 import { QueryTargetError, type QueryRequest, type QueryResult, type QueryTarget, type QueryTargetFactory } from '../../shared/ports/QueryTarget.ts';
 import { AnswerBudget } from '../../shared/query/answerBudget.ts';
 import { pgTypeParser } from './pgValues.ts';
@@ -87,8 +87,17 @@ interface PgInternals {
   secretKey: number | null;
 }
 
+interface PgDriver {
+  pg: typeof pg;
+  Cursor: typeof Cursor;
+}
+let pgDriver: PgDriver | undefined;
+/** pg and pg-cursor, imported at the first PostgreSQL statement rather than at every start. */
+const loadPgDriver = async (): Promise<PgDriver> => (pgDriver ??= { pg: (await import('pg')).default, Cursor: (await import('pg-cursor')).default });
+
 const execute = async (params: RelationalParams, request: QueryRequest): Promise<QueryResult> => {
-  const client = new pg.Client({
+  const driver = await loadPgDriver();
+  const client = new driver.pg.Client({
     host: params.host,
     port: params.port,
     user: params.user,
@@ -138,7 +147,7 @@ const execute = async (params: RelationalParams, request: QueryRequest): Promise
     watch.running(request.statementTimeoutMs + SERVER_TIMEOUT_GRACE_MS, request.statementTimeoutMs);
     const budget = new AnswerBudget(request);
     let columns: string[] = [];
-    const cursor = client.query(new Cursor<unknown[]>(request.sql, undefined, { rowMode: 'array', types: TYPES }));
+    const cursor = client.query(new driver.Cursor<unknown[]>(request.sql, undefined, { rowMode: 'array', types: TYPES }));
     try {
       await watch.race(
         new Promise<void>((resolve, reject) => {
@@ -170,7 +179,7 @@ const execute = async (params: RelationalParams, request: QueryRequest): Promise
       );
     } catch (error) {
       watch.check();
-      throw classify(error, request);
+      throw classify(error, request, driver);
     }
     if (budget.stoppedBy === 'rows') {
       // The portal is suspended, not finished: close it (the server stops producing there) so that
@@ -195,7 +204,7 @@ const execute = async (params: RelationalParams, request: QueryRequest): Promise
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message || error.name : String(error));
 
 /** A failure while the statement ran: the database's own message for SQL errors (400), 504 for its statement timeout, 502 when the connection broke. */
-const classify = (error: unknown, request: QueryRequest): QueryTargetError => {
+const classify = (error: unknown, request: QueryRequest, { pg }: PgDriver): QueryTargetError => {
   if (error instanceof QueryTargetError) return error;
   const code = (error as { code?: unknown }).code;
   if (error instanceof pg.DatabaseError && typeof code === 'string') {

@@ -1,13 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  GetQueryExecutionCommand,
-  GetQueryResultsCommand,
-  StartQueryExecutionCommand,
-  StopQueryExecutionCommand,
-  type AthenaClient,
-  type ColumnInfo,
-  type Row,
-} from '@aws-sdk/client-athena';
+import type { AthenaClient, ColumnInfo, Row } from '@aws-sdk/client-athena';
 import { QueryTargetError, type QueryRequest, type QueryResult } from '../../shared/ports/QueryTarget.ts';
 import { AnswerBudget } from '../../shared/query/answerBudget.ts';
 import { awsFailure } from './awsFailure.ts';
@@ -60,6 +52,8 @@ const athenaValue = (text: string | undefined, column: ColumnInfo | undefined): 
  * client leaves) the query is stopped with StopQueryExecution.
  */
 export const athenaQuery = async (client: AthenaClient, statement: AthenaStatement, request: QueryRequest, pollFirstMs = 100): Promise<QueryResult> => {
+  // Imported here, not at the top: the SDK loads at the first Athena statement, not at start.
+  const { GetQueryExecutionCommand, GetQueryResultsCommand, StartQueryExecutionCommand, StopQueryExecutionCommand } = await import('@aws-sdk/client-athena');
   const run = new QueryRun(request);
   let id: string | undefined;
   try {

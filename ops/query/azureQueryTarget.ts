@@ -1,4 +1,5 @@
-import { BlobServiceClient, StorageSharedKeyCredential, type StoragePipelineOptions } from '@azure/storage-blob';
+import { createRequire } from 'node:module';
+import type { BlobServiceClient, StoragePipelineOptions } from '@azure/storage-blob';
 import type { QueryTarget, ResolvedConnection } from '../../shared/ports/QueryTarget.ts';
 import { azureObjectStore } from './azureObjectStore.ts';
 import type { CloudTargetDeps } from './cloudTargetDeps.ts';
@@ -6,6 +7,14 @@ import { ConnectionParams } from './connectionParams.ts';
 import { embeddedQuery } from './embeddedQuery.ts';
 
 /** Two tries: a statement waits for the store on its own clock, and an unreachable account should fail within the connect timeout. */
+let azureSdk: typeof import('@azure/storage-blob') | undefined;
+/**
+ * The Blob SDK, loaded when the first azure target is built rather than at start (it is slow to
+ * load). Required, not imported: the factory is synchronous (a malformed connection string fails
+ * when the target is built), and the package ships a CommonJS build.
+ */
+const loadAzureSdk = (): typeof import('@azure/storage-blob') => (azureSdk ??= createRequire(import.meta.url)('@azure/storage-blob') as typeof import('@azure/storage-blob'));
+
 const PIPELINE: StoragePipelineOptions = { retryOptions: { maxTries: 2 } };
 
 /**
@@ -21,6 +30,7 @@ export const azureQueryTarget = (connection: ResolvedConnection, deps: CloudTarg
   if (connectionString === undefined && (accountName === undefined || accountKey === undefined)) {
     throw params.bad('(Blob Storage) needs connection_string, or account_name and account_key');
   }
+  const { BlobServiceClient, StorageSharedKeyCredential } = loadAzureSdk();
   let service: BlobServiceClient;
   let duckdbConnectionString: string;
   if (connectionString !== undefined) {

@@ -1,5 +1,4 @@
-import { S3Client } from '@aws-sdk/client-s3';
-import { GoogleAuth, JWT, type AuthClient } from 'google-auth-library';
+import type { AuthClient } from 'google-auth-library';
 import type { QueryTarget, ResolvedConnection } from '../../shared/ports/QueryTarget.ts';
 import { duckdbEndpoint } from './duckdbEndpoint.ts';
 import { bigQueryQuery } from './bigQueryQuery.ts';
@@ -40,6 +39,8 @@ const credentialsJson = (params: ConnectionParams): Record<string, unknown> | un
  * application default credentials go through google-auth-library as usual.
  */
 const authClient = async (credentials: Record<string, unknown> | undefined): Promise<AuthClient> => {
+  // Imported at the first BigQuery statement, not at start (the library is slow to load).
+  const { GoogleAuth, JWT } = await import('google-auth-library');
   if (credentials?.type === 'service_account') {
     const jwt = new JWT({
       email: credentials.client_email as string,
@@ -100,6 +101,8 @@ export const gcpQueryTarget = (connection: ResolvedConnection, deps: CloudTarget
   }
   return {
     async execute(request) {
+      // Imported at the first statement, not at start (the S3 SDK is slow to load).
+      const { S3Client } = await import('@aws-sdk/client-s3');
       const client = new S3Client({
         region: 'auto',
         endpoint,

@@ -1,13 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  CancelStatementCommand,
-  DescribeStatementCommand,
-  ExecuteStatementCommand,
-  GetStatementResultCommand,
-  type ColumnMetadata,
-  type Field,
-  type RedshiftDataClient,
-} from '@aws-sdk/client-redshift-data';
+import type { ColumnMetadata, Field, RedshiftDataClient } from '@aws-sdk/client-redshift-data';
 import { QueryTargetError, type QueryRequest, type QueryResult } from '../../shared/ports/QueryTarget.ts';
 import { AnswerBudget } from '../../shared/query/answerBudget.ts';
 import { awsFailure } from './awsFailure.ts';
@@ -45,6 +37,8 @@ const redshiftValue = (field: Field, column: ColumnMetadata | undefined): unknow
  * are dropped. Past the statement timeout (or when the client leaves) CancelStatement stops it.
  */
 export const redshiftDataQuery = async (client: RedshiftDataClient, place: RedshiftPlace, request: QueryRequest, pollFirstMs = 100): Promise<QueryResult> => {
+  // Imported here, not at the top: the SDK loads at the first Redshift statement, not at start.
+  const { CancelStatementCommand, DescribeStatementCommand, ExecuteStatementCommand, GetStatementResultCommand } = await import('@aws-sdk/client-redshift-data');
   const run = new QueryRun(request);
   let id: string | undefined;
   try {

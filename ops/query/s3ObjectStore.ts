@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { QueryTargetError } from '../../shared/ports/QueryTarget.ts';
 import { awsFailure } from './awsFailure.ts';
 import type { ObjectEntry, ObjectStore } from './ObjectStore.ts';
@@ -16,6 +16,10 @@ export interface S3StoreOptions {
  * An S3 API bucket store: AWS S3, or Google Cloud Storage through its S3-compatible XML API with
  * HMAC keys. ListObjectsV2 pages for globs, HeadObject for a single object, GetObject streams.
  */
+let s3Sdk: typeof import('@aws-sdk/client-s3') | undefined;
+/** The S3 SDK's commands, imported at the first listing or read rather than at start (the SDK is slow to load). */
+const loadS3Sdk = async (): Promise<typeof import('@aws-sdk/client-s3')> => (s3Sdk ??= await import('@aws-sdk/client-s3'));
+
 export const s3ObjectStore = (options: S3StoreOptions): ObjectStore => {
   const { client, label } = options;
   return {
@@ -25,7 +29,7 @@ export const s3ObjectStore = (options: S3StoreOptions): ObjectStore => {
     async *list(bucket, prefix, signal): AsyncIterable<ObjectEntry> {
       let token: string | undefined;
       do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token, MaxKeys: 1000 }), { abortSignal: signal });
+        const page = await client.send(new (await loadS3Sdk()).ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token, MaxKeys: 1000 }), { abortSignal: signal });
         for (const object of page.Contents ?? []) {
           if (object.Key !== undefined) yield { key: object.Key, size: object.Size ?? 0 };
         }
@@ -34,7 +38,7 @@ export const s3ObjectStore = (options: S3StoreOptions): ObjectStore => {
     },
     async head(bucket, key, signal) {
       try {
-        const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: signal });
+        const head = await client.send(new (await loadS3Sdk()).HeadObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: signal });
         return { key, size: head.ContentLength ?? 0 };
       } catch (error) {
         const { name, $metadata } = error as { name?: string; $metadata?: { httpStatusCode?: number } };
@@ -47,7 +51,7 @@ export const s3ObjectStore = (options: S3StoreOptions): ObjectStore => {
       }
     },
     async read(bucket, key, signal) {
-      const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: signal });
+      const object = await client.send(new (await loadS3Sdk()).GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: signal });
       if (object.Body === undefined) throw new QueryTargetError('unreachable', `${label} answered ${bucket}/${key} without a body`);
       return object.Body as Readable;
     },
