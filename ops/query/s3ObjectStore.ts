@@ -27,9 +27,10 @@ export const s3ObjectStore = (options: S3StoreOptions): ObjectStore => {
     schemes: options.schemes,
     extension: 'httpfs',
     async *list(bucket, prefix, signal): AsyncIterable<ObjectEntry> {
+      const { ListObjectsV2Command } = await loadS3Sdk();
       let token: string | undefined;
       do {
-        const page = await client.send(new (await loadS3Sdk()).ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token, MaxKeys: 1000 }), { abortSignal: signal });
+        const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token, MaxKeys: 1000 }), { abortSignal: signal });
         for (const object of page.Contents ?? []) {
           if (object.Key !== undefined) yield { key: object.Key, size: object.Size ?? 0 };
         }
@@ -37,8 +38,9 @@ export const s3ObjectStore = (options: S3StoreOptions): ObjectStore => {
       } while (token !== undefined);
     },
     async head(bucket, key, signal) {
+      const { HeadObjectCommand } = await loadS3Sdk();
       try {
-        const head = await client.send(new (await loadS3Sdk()).HeadObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: signal });
+        const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: signal });
         return { key, size: head.ContentLength ?? 0 };
       } catch (error) {
         const { name, $metadata } = error as { name?: string; $metadata?: { httpStatusCode?: number } };
@@ -51,7 +53,8 @@ export const s3ObjectStore = (options: S3StoreOptions): ObjectStore => {
       }
     },
     async read(bucket, key, signal) {
-      const object = await client.send(new (await loadS3Sdk()).GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: signal });
+      const { GetObjectCommand } = await loadS3Sdk();
+      const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: signal });
       if (object.Body === undefined) throw new QueryTargetError('unreachable', `${label} answered ${bucket}/${key} without a body`);
       return object.Body as Readable;
     },
