@@ -38,14 +38,12 @@ import type { EndedSessionDoc } from '../../shared/read-models/EndedSessionDoc.t
 import { MemoryReadStore } from '../../projections/read-store/MemoryReadStore.ts';
 import { CheckpointProgress } from '../../projections/runner/CheckpointProgress.ts';
 import type { ReadModelProgress } from '../../shared/read-store/ReadModelProgress.ts';
-import { openMongoReadStore } from '../read-store/mongodb/MongoReadStore.ts';
 import type { Config } from '../config.ts';
 import { roleParts } from '../roles.ts';
 import { openEventStore } from '../event-store/openEventStore.ts';
 import { SqliteEventStore } from '../event-store/sqlite/SqliteEventStore.ts';
 import { startCheckpointSigner } from '../event-store/chain/CheckpointSigner.ts';
 import { InProcessBus } from '../bus/InProcessBus.ts';
-import { KafkaBus } from '../bus/kafka/KafkaBus.ts';
 import { kafkaClientSecurity, kafkaSecurityWarning } from '../bus/kafka/kafkaSecurity.ts';
 import { prefixedBus } from '../bus/prefixedBus.ts';
 import { JsonLinesLogger } from '../logging/JsonLinesLogger.ts';
@@ -192,15 +190,20 @@ export const openKernel = async (config: Config, overrides: ServiceOverrides) =>
           clock,
           onError: (error) => logger.log({ level: 'error', category: 'API', message: `Signing a checkpoint of the event log failed: ${String(error)}` }),
         });
+  // The MongoDB and Kafka adapters are imported only when configured: their drivers (mongodb,
+  // kafkajs) would otherwise load at every embedded start, which uses neither.
   const readStore: ReadStore =
-    config.readStore.kind === 'mongodb' ? await openMongoReadStore({ url: config.readStore.url, database: config.readStore.database }) : new MemoryReadStore();
+    config.readStore.kind === 'mongodb'
+      ? await (await import('../read-store/mongodb/MongoReadStore.ts')).openMongoReadStore({ url: config.readStore.url, database: config.readStore.database })
+      : new MemoryReadStore();
+  const kafkaBusModule = config.bus.kind === 'kafka' ? await import('../bus/kafka/KafkaBus.ts') : null;
   // The embedded bus: its messages live in this process, so the reaper can ask it whether a run's
   // message is still there (judgeLease).
   let inProcessBus: InProcessBus | null = null;
   const bus: MessageBus =
-    config.bus.kind === 'kafka'
+    kafkaBusModule && config.bus.kind === 'kafka'
       ? prefixedBus(
-          new KafkaBus({
+          new kafkaBusModule.KafkaBus({
             brokers: config.bus.brokers,
             clientId: config.bus.clientId,
             concurrency: WORKER_INTAKE,

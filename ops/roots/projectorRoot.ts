@@ -1,7 +1,6 @@
 import type { Position } from '../../shared/event-store/EventStore.ts';
 import { ProjectionRunner } from '../../projections/runner/ProjectionRunner.ts';
 import { MemoryReadStore } from '../../projections/read-store/MemoryReadStore.ts';
-import { startDomainEventPublishing } from '../bus/kafka/DomainEventPublisher.ts';
 import { ReadModelSnapshots } from '../snapshots/ReadModelSnapshots.ts';
 import { snapshotFolder } from '../snapshots/snapshotFile.ts';
 
@@ -37,7 +36,10 @@ export const projectorRoot = (k: Kernel, projections: ProjectionRunner): RolePar
     // After the other roles started: the log's publication and a requested rebuild.
     startLate: async () => {
       // Kafka mode only: the log is also published to `domain-events` for analysts' own consumers.
-      publisher = parts.publisher ? await startDomainEventPublishing(config.bus, { eventStore, dataDir: config.dataDir, ...(kafkaSecurity ? { security: kafkaSecurity } : {}), logger }) : null;
+      // Imported only on Kafka: the publisher loads kafkajs, which an embedded start does not need.
+      publisher =
+        parts.publisher && config.bus.kind === 'kafka'
+          ? await (await import('../bus/kafka/DomainEventPublisher.ts')).startDomainEventPublishing(config.bus, { eventStore, dataDir: config.dataDir, ...(kafkaSecurity ? { security: kafkaSecurity } : {}), logger }) : null;
       if (config.rebuildReadModels) {
         // In the background: the live models keep serving until the rebuilt ones are swapped in.
         announce('Rebuilding the read models into fresh collections (READ_MODELS_REBUILD)');
