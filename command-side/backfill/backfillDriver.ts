@@ -4,7 +4,7 @@ import { metadataFor, type EventMetadata } from '../../shared/events.ts';
 import { newLaui, type Laui } from '../../shared/ids.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { backfillStream } from '../../shared/task/backfill/backfillEvents.ts';
-import { idleRunners, pendingSteps, runnersOf, runningSteps, type Backfill, type BackfillStep } from '../../shared/task/backfill/backfillState.ts';
+import { idleRunners, pendingSteps, runnerOf, runnersOf, runningSteps, type Backfill, type BackfillStep } from '../../shared/task/backfill/backfillState.ts';
 import { IN_FLIGHT_STATES, manualRunRefusal } from '../../shared/task/transitions.ts';
 import { handleCommand, loadRevision } from '../kernel/handleCommand.ts';
 import { itemDecider } from '../catalog/decide.ts';
@@ -162,7 +162,7 @@ export const backfillDriver = (deps: BackfillDriverDeps, intervalMs: number = BA
       const runs = byRunner.get(runner) ?? { revision: runner === backfill.taskLaui ? backfill.taskRevision : -1, current: null, queued: new Set(), sessions: new Map(), ended: new Map() };
       byRunner.set(runner, seeRuns(runs, backfill.id, await deps.eventStore.readStream(itemStream(runner), { fromRevision: runs.revision + 1 })));
     }
-    const runsOf = (step: BackfillStep): RunsSeen | undefined => byRunner.get(step.run_task_laui ?? backfill.taskLaui);
+    const runsOf = (step: BackfillStep): RunsSeen | undefined => byRunner.get(runnerOf(backfill, step));
     for (const step of runningSteps(backfill)) {
       const runs = runsOf(step);
       const state = runs?.ended.get(step.logical_date);
@@ -180,7 +180,7 @@ export const backfillDriver = (deps: BackfillDriverDeps, intervalMs: number = BA
     }
     // A lane named by BackfillLaneOpened whose creation a stop cut short is created now.
     for (const [index, laui] of backfill.lanes.entries()) {
-      if ((await loadRevision(deps.eventStore, itemStream(laui), itemDecider, itemStatesOf(deps.eventStore))).state.status !== 'none') continue;
+      if ((await runnerNow(laui)).item.status !== 'none') continue;
       await createLane(deps, task.item, backfill, index + 1, laui, metadata);
       soon();
     }
@@ -189,7 +189,7 @@ export const backfillDriver = (deps: BackfillDriverDeps, intervalMs: number = BA
     const lostBefore = deps.clock.now().getTime() - LOST_AFTER_MS;
     for (const step of runningSteps(backfill)) {
       if (runsOf(step)?.queued.has(step.logical_date) || Date.parse(step.started_at ?? '') > lostBefore) continue;
-      const runner = await runnerNow(step.run_task_laui ?? backfill.taskLaui);
+      const runner = await runnerNow(runnerOf(backfill, step));
       if (runner.doc !== null && !runner.inFlight) backfill = await startOn(backfill, step.logical_date, runner.doc, metadata);
     }
     // New steps, oldest first, while fewer than max_active_runs are in flight: each on an idle runner

@@ -102,9 +102,12 @@ export const pendingSteps = (backfill: Backfill): BackfillStep[] => backfill.ste
 /** The tasks that may run the backfill's steps: the task itself first, then its lanes in order. */
 export const runnersOf = (backfill: Backfill): Laui[] => [backfill.taskLaui, ...backfill.lanes];
 
+/** The task that runs (ran) a step: its runner, the task itself for events written before lanes. */
+export const runnerOf = (backfill: Backfill, step: BackfillStep): Laui => step.run_task_laui ?? backfill.taskLaui;
+
 /** The runners with no step of the backfill in flight. */
 export const idleRunners = (backfill: Backfill): Laui[] => {
-  const busy = new Set(runningSteps(backfill).map((step) => step.run_task_laui ?? backfill.taskLaui));
+  const busy = new Set(runningSteps(backfill).map((step) => runnerOf(backfill, step)));
   return runnersOf(backfill).filter((laui) => !busy.has(laui));
 };
 
