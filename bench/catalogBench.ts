@@ -104,6 +104,19 @@ export async function benchCatalogHttp(opts: { dir: string }): Promise<Array<Rec
       rounds: ROUNDS,
       warmupSeconds: WARMUP_SECONDS,
     });
+    // A client watching its runs lists a folder's items again and again (the peers' watcher).
+    const folderCreated = await fetch(`${service.url}/api/v1/catalog/create`, { method: 'POST', headers: auth, body: JSON.stringify({ item_type: 'folder.payload', name: 'listed', parent_laui: tree.folders.payload }) });
+    const listed = ((await folderCreated.json()) as { item_laui: string }).item_laui;
+    for (let n = 0; n < 16; n += 1) {
+      await fetch(`${service.url}/api/v1/catalog/create`, { method: 'POST', headers: auth, body: JSON.stringify({ item_type: 'payload', name: `listed-${n}`, parent_laui: listed, content: { n } }) });
+    }
+    const { baseline: bareList, subject: list } = await runInterleaved({
+      baseline: () => ({ url: `${bare.url}/bare/`, method: 'GET', headers: auth, paths: created.map((item) => item.id), concurrency: 16 }),
+      subject: () => ({ url: `${service.url}/api/v1/catalog/get`, method: 'GET', headers: auth, paths: [`?item_laui=${listed}&parent_or_child=child&per_page=1000`], concurrency: 16 }),
+      seconds: SECONDS,
+      rounds: ROUNDS,
+      warmupSeconds: WARMUP_SECONDS,
+    });
     const method = `${ROUNDS} alternating rounds per side (ABBA) after a ${WARMUP_SECONDS} s warm-up of each; rounds: req/s of each round`;
     return [
       {
@@ -138,6 +151,19 @@ export async function benchCatalogHttp(opts: { dir: string }): Promise<Array<Rec
         method,
         target: '>= 50% of bare',
         pass: get.perSecond / bareGet.perSecond >= 0.5 && get.errors === 0,
+      },
+      {
+        figure: 'catalog.get.children16',
+        value: list.perSecond,
+        unit: 'listings/s',
+        p50_ms: list.p50,
+        p99_ms: list.p99,
+        errors: list.errors,
+        rounds: list.rounds,
+        main_thread: list.main_thread,
+        baseline: { figure: 'bare Koa GET', value: bareList.perSecond, unit: 'req/s', p99_ms: bareList.p99, rounds: bareList.rounds, main_thread: bareList.main_thread },
+        ratio: Number((list.perSecond / bareList.perSecond).toFixed(3)),
+        method: `${method}; a folder of 16 payloads listed (children, per_page 1000) by 16 clients`,
       },
     ];
   } finally {

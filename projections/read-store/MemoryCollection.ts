@@ -163,18 +163,26 @@ export class MemoryCollection implements Collection<Doc> {
   }
 
   async find(options: FindOptions = {}): Promise<Doc[]> {
+    // Only the page is copied: the candidates it was cut from may be a million documents.
+    return this.stored(options).map((doc) => structuredClone(doc));
+  }
+
+  async peekFind(options: FindOptions = {}): Promise<Doc[]> {
+    return this.stored(options);
+  }
+
+  /** The page of stored documents a find answers (the documents themselves, not copies). */
+  private stored(options: FindOptions): Doc[] {
     const skip = checkedCount('skip', options.skip, 0);
     const limit = checkedCount('limit', options.limit, Number.POSITIVE_INFINITY);
     const selection = this.withRange(this.select(options.where), options);
     if (options.sort && selection.inInsertionOrder && this.isSequence(options.sort.field)) {
       // Sorting by a creation sequence is reading in insertion order (reversed for desc).
       const ordered = options.sort.direction === 'asc' ? selection.candidates : [...selection.candidates].reverse();
-      return page(matches({ ...selection, candidates: ordered }), skip, limit).map((doc) => structuredClone(doc));
+      return page(matches({ ...selection, candidates: ordered }), skip, limit);
     }
     const matching = matches(selection);
-    const found = options.sort ? sorted(matching, selection.size, options.sort, skip, limit) : page(matching, skip, limit);
-    // Only the page is copied: the candidates it was cut from may be a million documents.
-    return found.map((doc) => structuredClone(doc));
+    return options.sort ? sorted(matching, selection.size, options.sort, skip, limit) : page(matching, skip, limit);
   }
 
   async count(where?: FindOptions['where']): Promise<number> {

@@ -170,14 +170,15 @@ const pageOf = async (collection: Collection<ItemDoc>, baseWhere: FindOptions['w
   if (query.item_type !== undefined) where.item_type = query.item_type;
   if (query.filter_state !== undefined) where.state = query.filter_state;
   if (!postFilter) {
-    const found = await collection.find({ where, sort: sortOf(query), skip: offset, limit: query.per_page + 1 });
+    // Peeked, not copied, as the flat read: itemView copies what the answer shows.
+    const found = await collection.peekFind({ where, sort: sortOf(query), skip: offset, limit: query.per_page + 1 });
     return { page: found.slice(0, query.per_page), hasNext: found.length > query.per_page };
   }
   const wanted = offset + query.per_page + 1;
   const kept: ItemDoc[] = [];
   const batch = Math.max(wanted, 100);
   for (let skip = 0; kept.length < wanted; skip += batch) {
-    const found = await collection.find({ where, sort: sortOf(query), skip, limit: batch });
+    const found = await collection.peekFind({ where, sort: sortOf(query), skip, limit: batch });
     for (const doc of found) if (await filter(doc)) kept.push(doc);
     if (found.length < batch) break;
   }

@@ -49,6 +49,8 @@ export interface Collection<T extends Doc = Doc> {
    * given object without a copy (the caller gives it up). Serialising adapters alias get and put.
    */
   peek(id: string): Promise<T | null>;
+  /** `find` answering the stored documents themselves, for readers that only read them (a listing's views copy what they show). */
+  peekFind(options?: FindOptions): Promise<T[]>;
   adopt(doc: T): Promise<void>;
 }
 

@@ -180,6 +180,16 @@ export const describeReadStoreContract = (name: string, factory: ReadStoreFactor
       });
     });
 
+      it('given a sort, a where and a page, when peeking instead of finding, then the same documents come back in the same order', async () => {
+        for (const options of [
+          { where: { project: 'p' }, sort: { field: 'priority', direction: 'desc' } },
+          { sort: { field: 'priority', direction: 'asc' }, skip: 2, limit: 3 },
+          { where: { project: 'p' }, limit: 4 },
+        ] as const) {
+          expect(await tasks.peekFind(options)).to.deep.equal(await tasks.find(options));
+        }
+      });
+
     describe('unique indexes', () => {
       let users: Collection<Doc & { email: string; handle: string }>;
 

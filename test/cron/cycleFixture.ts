@@ -59,6 +59,10 @@ export const withFindHook = (items: Collection<ItemDoc>, beforeFind: (options: P
     beforeFind(options);
     return items.find(options);
   },
+  peekFind: async (options) => {
+    beforeFind(options);
+    return items.peekFind(options);
+  },
 });
 
 /** Published `execute_task` messages, kept instead of delivered: no worker runs during these tests. */

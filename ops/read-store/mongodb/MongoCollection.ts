@@ -88,6 +88,10 @@ export class MongoCollection implements Collection<Doc> {
     return this.get(id);
   }
 
+  peekFind(options?: FindOptions): Promise<Doc[]> {
+    return this.find(options);
+  }
+
   adopt(doc: Doc): Promise<void> {
     return this.put(doc);
   }
