@@ -29,7 +29,7 @@ const pathLaui = (ctx: AppContext) => validateRequest<{ task_laui: string }>(PAT
 /** Task endpoints of spec 4.2 (diagnose comes with the scheduler). */
 export const taskRoutes = (deps: TaskRoutesDeps): Router<AppState> => {
   const router = new Router<AppState>({ prefix: '/api/v1/task' });
-  const { meta, settle } = requestWrites(deps);
+  const { meta, settle, settleRuns } = requestWrites(deps);
   const taskOf = async (laui: string): Promise<ItemDoc> => {
     const task = await deps.items.get(laui);
     if (!task || task.item_type !== 'task') throw notFound('Item not found');
@@ -44,7 +44,7 @@ export const taskRoutes = (deps: TaskRoutesDeps): Router<AppState> => {
 
   router.post('/run', async (ctx) => {
     const outcome = await runTask(deps, principalOf(ctx), requireObjectBody(ctx.request.body), meta(ctx), settle);
-    await settle(outcome.position);
+    await settleRuns(outcome.position);
     ctx.body = { item_laui: outcome.taskLaui };
   });
 
@@ -61,7 +61,7 @@ export const taskRoutes = (deps: TaskRoutesDeps): Router<AppState> => {
       await references.require(principalOf(ctx), task);
     }
     const { results, position } = await runMany(deps, tasks as ItemDoc[], meta(ctx));
-    await settle(position);
+    await settleRuns(position);
     ctx.body = { task_results: results.map((outcome) => ({ task_laui: outcome.taskLaui, execution_result_id: outcome.executionResultId })) };
   });
 
