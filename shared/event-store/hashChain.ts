@@ -60,11 +60,26 @@ export const storedVersion = (metadata: unknown): number => {
  * object again. JSON.stringify made the stored texts, so parsing them gives the values written;
  * a command's events share one metadata text, canonicalized once.
  */
-export const storedEventHasher = (): ((row: { position: bigint; stream: string; revision: number; type: string; data: string; metadata: string; prevHash: string }) => string) => {
+/**
+ * An event row as the hasher reads it. `parsedData`, when given, is `JSON.parse(data)` already made
+ * by the caller (the writer packs the same value): the text is then not parsed a second time.
+ */
+export interface HashedRow {
+  position: bigint;
+  stream: string;
+  revision: number;
+  type: string;
+  data: string;
+  parsedData?: unknown;
+  metadata: string;
+  prevHash: string;
+}
+
+export const storedEventHasher = (): ((row: HashedRow) => string) => {
   let lastMetadata: string | undefined;
   let lastCanonicalMetadata = '';
   let lastVersion = 1;
-  return ({ position, stream, revision, type, data, metadata, prevHash }) => {
+  return ({ position, stream, revision, type, data, parsedData, metadata, prevHash }) => {
     if (metadata !== lastMetadata) {
       const parsed: unknown = JSON.parse(metadata);
       lastCanonicalMetadata = canonicalJson(parsed);
@@ -73,7 +88,7 @@ export const storedEventHasher = (): ((row: { position: bigint; stream: string; 
     }
     // Members in JCS order (data, metadata, position, prev_hash, revision, stream, type, version):
     // hashChain.unit.spec.ts holds this text to canonicalJson of the same fields.
-    const text = `{"data":${canonicalJson(JSON.parse(data))},"metadata":${lastCanonicalMetadata},"position":${position.toString()},"prev_hash":${JSON.stringify(prevHash)},"revision":${revision},"stream":${JSON.stringify(stream)},"type":${JSON.stringify(type)},"version":${lastVersion}}`;
+    const text = `{"data":${canonicalJson(parsedData === undefined ? JSON.parse(data) : parsedData)},"metadata":${lastCanonicalMetadata},"position":${position.toString()},"prev_hash":${JSON.stringify(prevHash)},"revision":${revision},"stream":${JSON.stringify(stream)},"type":${JSON.stringify(type)},"version":${lastVersion}}`;
     return sha256Hex(text);
   };
 };

@@ -159,8 +159,10 @@ export class AppendBatchWriter {
     for (const [index, event] of events.entries()) {
       const revision = last + 1 + index;
       // Hashed over the event as it was given (its JSON), not as packed: the chain is the log's meaning, not its layout.
-      const { position, hash } = cursor.link({ stream: streamId, revision, type: event.type, data: event.data, metadata: event.metadata });
-      rows.push({ ...this.encoder.row(streamId, revision, event), position, hash: Buffer.from(hash, 'hex') });
+      // Parsed once for both (the hash's canonical form and the packed row): one JSON.parse per event less on the writer.
+      const parsedData: unknown = JSON.parse(event.data);
+      const { position, hash } = cursor.link({ stream: streamId, revision, type: event.type, data: event.data, parsedData, metadata: event.metadata });
+      rows.push({ ...this.encoder.row(streamId, revision, event, parsedData), position, hash: Buffer.from(hash, 'hex') });
     }
     const nextExpectedRevision = last + events.length;
     if (events.length > 0) accepted.set(streamId, nextExpectedRevision);

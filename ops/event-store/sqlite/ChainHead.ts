@@ -75,7 +75,7 @@ export class ChainCursor {
   }
 
   /** The next row's position and hash (hex), from its stored JSON. */
-  link(row: { stream: string; revision: number; type: string; data: string; metadata: string }): { position: bigint; hash: string } {
+  link(row: { stream: string; revision: number; type: string; data: string; parsedData?: unknown; metadata: string }): { position: bigint; hash: string } {
     const position = this.nextPosition;
     const hash = this.hasher({ ...row, position, prevHash: followedHash(this.previous) });
     this.previous = { position, hash };

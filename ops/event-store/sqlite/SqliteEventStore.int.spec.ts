@@ -340,6 +340,16 @@ describe('SqliteEventStore', () => {
         db.close();
       }
     });
+
+    it('given one commit whose events alternate between two metadata, when read back, then each event has its own', async () => {
+      const store = open(newFile());
+      const first = { user_laui: null, correlation_id: 'first', causation_id: null, at: '2024-05-01T10:00:00.000Z' };
+      const second = { user_laui: null, correlation_id: 'second', causation_id: null, at: '2024-05-01T10:00:01.000Z' };
+      const given = [first, second, first, second, second, first];
+      await store.appendAtomically([{ streamId: 'mixed', events: given.map((metadata, n) => ({ type: 'ThingHappened', data: { n }, metadata })), expected: 'no_stream' }]);
+      const read = await store.readStream('mixed');
+      expect(read.map((event) => [event.data.n, event.metadata.correlation_id, event.metadata.at])).to.deep.equal(given.map((metadata, n) => [n, metadata.correlation_id, metadata.at]));
+    });
   });
 
   describe('group commit', () => {

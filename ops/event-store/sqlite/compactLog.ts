@@ -159,6 +159,8 @@ export class LogRowEncoder {
   metadataRows: string[] = [];
   private recordedAt: number | string = 0;
   private baseMs = 0;
+  /** The last metadata text packed in this transaction, and what it packed to: a command's events share one. */
+  private lastMetadata: { text: string; version: number; packed: string } | null = null;
 
   constructor(private readonly db: Database.Database) {
     this.findStream = db.prepare<[string], number>('SELECT id FROM log_streams WHERE name = ?').pluck();
@@ -171,6 +173,7 @@ export class LogRowEncoder {
   begin(recordedAt: string): void {
     this.metadataIndex = new Map();
     this.metadataRows = [];
+    this.lastMetadata = null;
     const ms = exactTimeMs(recordedAt);
     this.recordedAt = Number.isNaN(ms) ? recordedAt : ms;
     this.baseMs = Number.isNaN(ms) ? 0 : ms;
@@ -181,13 +184,17 @@ export class LogRowEncoder {
     return this.streams.get(name) ?? this.madeStreams.get(name) ?? this.remember(this.streams, name, this.findStream.get(name));
   }
 
-  row(streamId: string, revision: number, event: { id: string; type: string; data: string; metadata: string }): LogRowValues {
+  /** `parsedData`: `JSON.parse(event.data)` when the caller has it already (the writer hashes the same value). */
+  row(streamId: string, revision: number, event: { id: string; type: string; data: string; metadata: string }, parsedData: unknown = JSON.parse(event.data)): LogRowValues {
     const stream = this.existingStream(streamId) ?? this.make(this.madeStreams, this.makeStream, streamId);
     const type = this.types.get(event.type) ?? this.madeTypes.get(event.type) ?? this.remember(this.types, event.type, this.findType.get(event.type)) ?? this.make(this.madeTypes, this.makeType, event.type);
-    const metadata = JSON.parse(event.metadata) as Record<string, unknown>;
-    const version = typeof metadata.version === 'number' ? metadata.version : 1;
-    delete metadata.version;
-    const packedMetadata = packJson(metadata, this.baseMs);
+    if (this.lastMetadata?.text !== event.metadata) {
+      const metadata = JSON.parse(event.metadata) as Record<string, unknown>;
+      const version = typeof metadata.version === 'number' ? metadata.version : 1;
+      delete metadata.version;
+      this.lastMetadata = { text: event.metadata, version, packed: packJson(metadata, this.baseMs) };
+    }
+    const { version, packed: packedMetadata } = this.lastMetadata;
     let metadataAt = this.metadataIndex.get(packedMetadata);
     if (metadataAt === undefined) {
       metadataAt = this.metadataRows.length;
@@ -201,7 +208,7 @@ export class LogRowEncoder {
       type,
       version,
       metadata: metadataAt,
-      data: packJson(JSON.parse(event.data), this.baseMs),
+      data: packJson(parsedData, this.baseMs),
     };
   }
 
