@@ -5,7 +5,7 @@ import { newLaui, type Laui } from '../../shared/ids.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { backfillStream } from '../../shared/task/backfill/backfillEvents.ts';
 import { idleRunners, pendingSteps, runnerOf, runnersOf, runningSteps, type Backfill, type BackfillStep } from '../../shared/task/backfill/backfillState.ts';
-import { IN_FLIGHT_STATES, manualRunRefusal } from '../../shared/task/transitions.ts';
+import { IN_FLIGHT_STATES, INITIAL_STATE, manualRunRefusal } from '../../shared/task/transitions.ts';
 import { handleCommand, loadRevision } from '../kernel/handleCommand.ts';
 import { itemDecider } from '../catalog/decide.ts';
 import { itemStream, type ItemState } from '../catalog/item.ts';
@@ -114,7 +114,7 @@ export const backfillDriver = (deps: BackfillDriverDeps, intervalMs: number = BA
     const principal = backfill.requestedBy === null ? null : await deps.access.principalOf(backfill.requestedBy);
     if (principal === null) return { state: 'fail', detail: 'Access denied: the user who asked for the backfill no longer exists' };
     if (!(await deps.access.can(principal, task, 'EDIT'))) return { state: 'fail', detail: `Access denied: user ${principal.username || principal.laui} no longer has EDIT on the task` };
-    const refusal = manualRunRefusal(String(task.state ?? 'scheduled')) ?? (await runRefusal(deps, principal.laui, task));
+    const refusal = manualRunRefusal(String(task.state ?? INITIAL_STATE)) ?? (await runRefusal(deps, principal.laui, task));
     if (refusal !== null) return { state: 'fail', detail: refusal };
     try {
       const prepared = await prepareRun(deps, task, { origin: 'user', logicalDate, backfillId: backfill.id }, metadata, runReads(deps));

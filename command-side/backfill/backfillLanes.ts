@@ -5,6 +5,7 @@ import type { Laui } from '../../shared/ids.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import type { Backfill } from '../../shared/task/backfill/backfillState.ts';
+import { INITIAL_STATE } from '../../shared/task/transitions.ts';
 import { handleCommand, loadRevision } from '../kernel/handleCommand.ts';
 import { itemDecider } from '../catalog/decide.ts';
 import { itemCreationEvents } from '../catalog/itemCreatedEvent.ts';
@@ -57,7 +58,7 @@ type LiveItem = Extract<ItemState, { laui: string }>;
 export const laneFields = (task: LiveItem, backfillId: Laui, lane: number): Record<string, unknown> => {
   const fields: Record<string, unknown> = { ...task.fields };
   for (const field of RUN_FIELDS) delete fields[field];
-  return { ...fields, state: 'scheduled', user_set_state: null, iteration: 0, retry_number: 0, [LANE_MARKER]: task.laui, backfill_lane: { backfill_id: backfillId, lane } };
+  return { ...fields, state: INITIAL_STATE, user_set_state: null, iteration: 0, retry_number: 0, [LANE_MARKER]: task.laui, backfill_lane: { backfill_id: backfillId, lane } };
 };
 
 export const laneName = (task: LiveItem, backfillId: Laui, lane: number): string => `${task.name} (backfill ${backfillId}, lane ${lane})`;

@@ -8,6 +8,7 @@ import { backfillMarkAfter, NO_BACKFILL } from '../../shared/task/backfill/backf
 import { evolveItem, initialItemState } from './evolve.ts';
 import { itemNotFound, type ItemActor, type ItemCommand, type ItemState } from './item.ts';
 import { isSystemConfig } from '../../shared/task/systemSettings.ts';
+import { INITIAL_STATE } from '../../shared/task/transitions.ts';
 import { scheduleProblem } from '../../shared/task/validateTask.ts';
 import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
 
@@ -17,7 +18,7 @@ const isTask = (state: Extract<ItemState, { laui: string }>): boolean => resolve
 
 /** The task aggregate's view of a task item (command-side/task/decide.ts). */
 const lifecycleOf = (state: Extract<ItemState, { laui: string }>): TaskLifecycle => ({
-  state: String(state.fields.state ?? 'scheduled'),
+  state: String(state.fields.state ?? INITIAL_STATE),
   userSetState: typeof state.fields.user_set_state === 'string' ? state.fields.user_set_state : null,
   backfill: backfillMarkAfter(state.fields, NO_BACKFILL),
 });

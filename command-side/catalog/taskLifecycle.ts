@@ -1,7 +1,7 @@
 import { conflict } from '../../shared/errors.ts';
 import type { Laui } from '../../shared/ids.ts';
 import { EVENT_OF_TARGET_STATE, taskEventOf, type TaskEvent, type TaskEventType } from '../../shared/task/taskEvents.ts';
-import { allowedTransition, refusedTransitionDetail, type TaskTrigger } from '../../shared/task/transitions.ts';
+import { allowedTransition, INITIAL_STATE, refusedTransitionDetail, type TaskTrigger } from '../../shared/task/transitions.ts';
 import { backfillMarkAfter, backfillOfChange, NO_BACKFILL, type BackfillMark } from '../../shared/task/backfill/backfillRun.ts';
 import type { Decider } from '../kernel/Decider.ts';
 import type { ItemEvent } from '../../shared/domain-events/itemEvents.ts';
@@ -36,7 +36,7 @@ export const initialTaskLifecycle = (): TaskLifecycle => ({ state: 'none', userS
 const userSetStateOf = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
 export const evolveTaskLifecycle = (state: TaskLifecycle, event: ItemEvent): TaskLifecycle => {
-  if (event.type === 'ItemCreated') return { state: String(event.data.fields.state ?? 'scheduled'), userSetState: userSetStateOf(event.data.fields.user_set_state) };
+  if (event.type === 'ItemCreated') return { state: String(event.data.fields.state ?? INITIAL_STATE), userSetState: userSetStateOf(event.data.fields.user_set_state) };
   if (!('changes' in event.data)) return state;
   const { changes } = event.data;
   return {

@@ -4,7 +4,7 @@ import type { Laui } from '../../shared/ids.ts';
 import { schedulerDue } from '../../shared/task/readyToRun.ts';
 import type { SystemSettings } from '../../shared/task/systemSettings.ts';
 import type { TaskRecord } from '../../shared/task/taskFields.ts';
-import { IN_FLIGHT_STATES, successChanges } from '../../shared/task/transitions.ts';
+import { IN_FLIGHT_STATES, INITIAL_STATE, successChanges } from '../../shared/task/transitions.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { CronLiveness } from '../../projections/cron/cronLiveness.ts';
 import { changeTask } from '../task/changeTask.ts';
@@ -174,7 +174,7 @@ export const schedulerCycle = async (
   };
   const release = async (task: ItemDoc, claim: Claim) => {
     try {
-      await releaseClaim(deps.eventStore, task.laui, String(claim.fields.state ?? 'scheduled'), metadata);
+      await releaseClaim(deps.eventStore, task.laui, String(claim.fields.state ?? INITIAL_STATE), metadata);
     } catch (error) {
       errors.push(error);
     }

@@ -1,5 +1,5 @@
 import { conflict } from '../../shared/errors.ts';
-import { manualRunRefusal } from '../../shared/task/transitions.ts';
+import { INITIAL_STATE, manualRunRefusal } from '../../shared/task/transitions.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 
 /**
@@ -10,7 +10,7 @@ import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
  */
 export const assertManualRun = (tasks: ReadonlyArray<ItemDoc>): void => {
   for (const task of tasks) {
-    const refusal = manualRunRefusal(String(task.state ?? 'scheduled'));
+    const refusal = manualRunRefusal(String(task.state ?? INITIAL_STATE));
     if (refusal !== null) throw conflict(`Task ${task.laui}: ${refusal}`);
   }
 };

@@ -1,6 +1,6 @@
 import { ADHOC } from '../../shared/task/cron.ts';
 import { toInstant } from '../../shared/task/dates.ts';
-import { isHeartbeatStale } from '../../shared/task/transitions.ts';
+import { INITIAL_STATE, isHeartbeatStale, SCHEDULED_FROM } from '../../shared/task/transitions.ts';
 import { isUsableReference, itemNotFoundEntry, referencedItems, scheduleProblem, type ItemLookup } from '../../shared/task/validateTask.ts';
 import type { SlotWait } from '../../shared/task/SlotWait.ts';
 import type { BackfillProgress } from '../../shared/task/backfill/backfillState.ts';
@@ -58,7 +58,7 @@ const backfillDetails = (backfill: BackfillSummary | null): string =>
     : `Backfill ${backfill.backfill_id} (${backfill.status}): ${backfill.done} of ${backfill.total} runs done, ${backfill.failed} failed, ${backfill.running} running, ${backfill.pending} not started; its runs go one at a time between the schedule's (GET /api/v1/task/backfill/${backfill.backfill_id})`;
 
 const PRE_ACTION_FAILURES = new Set(['failed', 'error', 'timeout', 'false']);
-const SCHEDULABLE = ['scheduled', 'success'];
+const SCHEDULABLE = SCHEDULED_FROM;
 const REQUIRED_KINDS = new Set(['operator', 'connection', 'payload', 'config', 'workflow']);
 
 const at = (date: Date | null): string => (date === null ? 'none' : date.toISOString());
@@ -92,7 +92,7 @@ const slotWaitDetails = (state: string, wait: SlotWait | null, dispatchedAt: Dat
 
 export function diagnoseTask(input: DiagnoseInput): Record<string, CheckResult> {
   const { task, now, cron } = input;
-  const state = String(task.state ?? 'scheduled');
+  const state = String(task.state ?? INITIAL_STATE);
   const scheduled = (task.frequency ?? ADHOC) !== ADHOC;
   const next = toInstant(task.next_run_date);
   const end = toInstant(task.end_date);

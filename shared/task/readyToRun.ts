@@ -2,6 +2,7 @@ import { ADHOC } from './cron.ts';
 import { MINUTE_MS, toInstant } from './dates.ts';
 import { retryFields, type TaskRecord } from './taskFields.ts';
 import { scheduleStateOf } from './backfill/backfillRun.ts';
+import { RETRY_FROM, SCHEDULED_FROM } from './transitions.ts';
 
 /**
  * Which tasks run (pure; `now` and the parent workflow state are arguments).
@@ -50,8 +51,9 @@ export interface ReadyContext {
   now: Date;
 }
 
-const NORMAL_STATES = ['scheduled', 'success'];
-const RETRY_STATES = ['error', 'timeout'];
+// The table's rows (transitions.ts), not a copy of them.
+const NORMAL_STATES = SCHEDULED_FROM;
+const RETRY_STATES = RETRY_FROM;
 
 const no = (reason: Exclusion): { ready: false; reason: Exclusion } => ({ ready: false, reason });
 

@@ -293,6 +293,11 @@ export const LEASED_STATES: readonly string[] = fromStatesOf('lease_reaped');
 export const PICKUP_STATE: string = fromStatesOf('worker_pickup')[0] as string;
 /** The state a run waits in for its connection's slot (the scheduler's claim checks it is still there). */
 export const QUEUED_STATE: string = transitionTarget('scheduled', 'cron_dispatch') as string;
+/** Where a task starts, and where a reset puts it back: a task whose fields hold no state is in it. */
+export const INITIAL_STATE: string = transitionTarget('running', 'dangerously_reset') as string;
+/** The states the scheduler runs a due task from (its schedule), and those it retries from. */
+export const SCHEDULED_FROM: readonly string[] = fromStatesOf('cron_dispatch');
+export const RETRY_FROM: readonly string[] = fromStatesOf('retry_dispatch');
 
 const ENDED_BY: Record<'Succeeded' | 'Errored' | 'TimedOut' | 'Cancelled' | 'Failed', TaskState> = {
   Succeeded: 'success',
