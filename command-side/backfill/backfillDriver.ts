@@ -6,11 +6,10 @@ import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { backfillStream } from '../../shared/task/backfill/backfillEvents.ts';
 import { idleRunners, pendingSteps, runnerOf, runnersOf, runningSteps, type Backfill, type BackfillStep } from '../../shared/task/backfill/backfillState.ts';
 import { IN_FLIGHT_STATES, INITIAL_STATE, manualRunRefusal } from '../../shared/task/transitions.ts';
-import { handleCommand, loadRevision } from '../kernel/handleCommand.ts';
-import { itemDecider } from '../catalog/decide.ts';
+import { handleCommand } from '../kernel/handleCommand.ts';
 import { itemStream, type ItemState } from '../catalog/item.ts';
-import { itemStatesOf } from '../catalog/itemStates.ts';
 import { runRefusal } from '../catalog/checkTaskReferences.ts';
+import { currentTaskState } from '../task/changeTask.ts';
 import { dispatchRuns } from '../task/dispatchRuns.ts';
 import { prepareRun } from '../task/prepareRun.ts';
 import { runReads } from '../task/runReads.ts';
@@ -131,7 +130,7 @@ export const backfillDriver = (deps: BackfillDriverDeps, intervalMs: number = BA
 
   /** The runner's current state, from its stream (the read model's copy may lag a run that just ended). */
   const runnerNow = async (laui: Laui): Promise<{ item: ItemState; inFlight: boolean; doc: ItemDoc | null }> => {
-    const item = (await loadRevision(deps.eventStore, itemStream(laui), itemDecider, itemStatesOf(deps.eventStore))).state;
+    const item = await currentTaskState(deps.eventStore, laui);
     const doc = await deps.items.peek(laui);
     if (item.status !== 'live' || !doc) return { item, inFlight: false, doc: null };
     return { item, inFlight: (IN_FLIGHT_STATES as readonly string[]).includes(String(item.fields.state)), doc: { ...doc, ...item.fields } as ItemDoc };

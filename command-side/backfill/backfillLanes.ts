@@ -6,11 +6,12 @@ import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { Collection } from '../../shared/read-store/ReadStore.ts';
 import type { Backfill } from '../../shared/task/backfill/backfillState.ts';
 import { INITIAL_STATE } from '../../shared/task/transitions.ts';
-import { handleCommand, loadRevision } from '../kernel/handleCommand.ts';
+import { handleCommand } from '../kernel/handleCommand.ts';
 import { itemDecider } from '../catalog/decide.ts';
 import { itemCreationEvents } from '../catalog/itemCreatedEvent.ts';
 import { itemStream, SERVICE_ACTOR, type ItemState } from '../catalog/item.ts';
 import { itemStatesOf } from '../catalog/itemStates.ts';
+import { currentTaskState } from '../task/changeTask.ts';
 
 /**
  * Lanes of a backfill (issue 36). A task holds one run at a time (its state, session and logical
@@ -96,8 +97,8 @@ export const createLane = async (
 /** Soft-deletes the backfill's lanes still live (the backfill completed); idempotent. */
 export const closeLanes = async (deps: { eventStore: EventStore }, backfill: Backfill, metadata: EventMetadata): Promise<void> => {
   for (const laui of backfill.lanes) {
-    const lane = (await loadRevision(deps.eventStore, itemStream(laui), itemDecider, itemStatesOf(deps.eventStore))).state;
-    if (lane.status !== 'live') continue;
-    await handleCommand({ eventStore: deps.eventStore, streamId: itemStream(laui), decider: itemDecider, command: { kind: 'soft-delete', actor: SERVICE_ACTOR, laui, at: metadata.at }, metadata });
+    if ((await currentTaskState(deps.eventStore, laui)).status !== 'live') continue;
+    // Decided on the state just loaded (the same cache), not on a second read of the stream.
+    await handleCommand({ eventStore: deps.eventStore, streamId: itemStream(laui), decider: itemDecider, command: { kind: 'soft-delete', actor: SERVICE_ACTOR, laui, at: metadata.at }, metadata, cache: itemStatesOf(deps.eventStore) });
   }
 };
