@@ -33,12 +33,6 @@ const tokenLimitParameter = (baseURL: string, limit: number): { max_tokens: numb
   return host === 'api.openai.com' ? { max_completion_tokens: limit } : { max_tokens: limit };
 };
 
-/**
- * The built-in AI module (a chat item without a codeblock): one chat completion with the `openai`
- * client against the connection's `base_url` (OpenAI's API by default), `token_limit` as the reply's
- * token budget, the tools as function tools. Nothing is read from the service's environment
- * (OPENAI_API_KEY, OPENAI_BASE_URL, ...): the chat item's connection is the whole configuration.
- */
 let openAiSdk: typeof OpenAiSdk | undefined;
 /**
  * The openai package, imported at the first call rather than at start. Its error classes are taken
@@ -47,6 +41,12 @@ let openAiSdk: typeof OpenAiSdk | undefined;
  */
 const loadOpenAiSdk = async (): Promise<typeof OpenAiSdk> => (openAiSdk ??= await import('openai'));
 
+/**
+ * The built-in AI module (a chat item without a codeblock): one chat completion with the `openai`
+ * client against the connection's `base_url` (OpenAI's API by default), `token_limit` as the reply's
+ * token budget, the tools as function tools. Nothing is read from the service's environment
+ * (OPENAI_API_KEY, OPENAI_BASE_URL, ...): the chat item's connection is the whole configuration.
+ */
 export const builtinAiModule = (settings: BuiltinAiSettings): AiModule => {
   // The tool calls of each session's last reply, so that the results sent back answer them by id.
   const lastCalls = new Map<string, RememberedToolCall[]>();

@@ -51,11 +51,11 @@ const LEXING_MODES = ['NO_BACKSLASH_ESCAPES', 'ANSI_QUOTES', 'ANSI', 'ORACLE', '
 const SQL_MODE = `SESSION sql_mode = TRIM(BOTH ',' FROM ${LEXING_MODES.reduce((mode, name) => `REPLACE(${mode}, ',${name},', ',')`, "CONCAT(',', @@SESSION.sql_mode, ',')")})`;
 /** The handshake's character set (mysql2 then writes the statement in UTF-8); SET NAMES makes sure of the server's side. */
 const SESSION_CHARSET = 'UTF8MB4_GENERAL_CI';
-/** Character sets and collations mysql2 knows (a connection's `charset` must name one); exported untyped. */
 let mysqlDriver: typeof mysql | undefined;
 /** mysql2, imported at the first MySQL statement rather than at every start. */
 const loadMysqlDriver = async (): Promise<typeof mysql> => (mysqlDriver ??= (await import('mysql2')).default);
 
+/** Character sets and collations mysql2 knows (a connection's `charset` must name one); exported untyped. */
 const knownCharsets = (driver: typeof mysql): Readonly<Record<string, number>> => (driver as unknown as { Charsets: Readonly<Record<string, number>> }).Charsets;
 
 const DATETIME = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)$/;

@@ -6,7 +6,6 @@ import type { CloudTargetDeps } from './cloudTargetDeps.ts';
 import { ConnectionParams } from './connectionParams.ts';
 import { embeddedQuery } from './embeddedQuery.ts';
 
-/** Two tries: a statement waits for the store on its own clock, and an unreachable account should fail within the connect timeout. */
 let azureSdk: typeof import('@azure/storage-blob') | undefined;
 /**
  * The Blob SDK, loaded when the first azure target is built rather than at start (it is slow to
@@ -15,6 +14,7 @@ let azureSdk: typeof import('@azure/storage-blob') | undefined;
  */
 const loadAzureSdk = (): typeof import('@azure/storage-blob') => (azureSdk ??= createRequire(import.meta.url)('@azure/storage-blob') as typeof import('@azure/storage-blob'));
 
+/** Two tries: a statement waits for the store on its own clock, and an unreachable account should fail within the connect timeout. */
 const PIPELINE: StoragePipelineOptions = { retryOptions: { maxTries: 2 } };
 
 /**

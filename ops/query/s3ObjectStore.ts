@@ -12,14 +12,14 @@ export interface S3StoreOptions {
   duckdbSecret(signal: AbortSignal): Promise<string>;
 }
 
-/**
- * An S3 API bucket store: AWS S3, or Google Cloud Storage through its S3-compatible XML API with
- * HMAC keys. ListObjectsV2 pages for globs, HeadObject for a single object, GetObject streams.
- */
 let s3Sdk: typeof import('@aws-sdk/client-s3') | undefined;
 /** The S3 SDK's commands, imported at the first listing or read rather than at start (the SDK is slow to load). */
 const loadS3Sdk = async (): Promise<typeof import('@aws-sdk/client-s3')> => (s3Sdk ??= await import('@aws-sdk/client-s3'));
 
+/**
+ * An S3 API bucket store: AWS S3, or Google Cloud Storage through its S3-compatible XML API with
+ * HMAC keys. ListObjectsV2 pages for globs, HeadObject for a single object, GetObject streams.
+ */
 export const s3ObjectStore = (options: S3StoreOptions): ObjectStore => {
   const { client, label } = options;
   return {
