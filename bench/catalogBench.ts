@@ -9,12 +9,36 @@ import { newLaui } from '../shared/ids.ts';
 import { loadConfig } from '../ops/config.ts';
 import { startService, type Service } from '../ops/service.ts';
 import { SqliteEventStore } from '../ops/event-store/sqlite/SqliteEventStore.ts';
-import { runInterleaved } from './runInterleaved.ts';
+import { runInterleaved, type InterleavedFigures, type InterleavedRun } from './runInterleaved.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 /** Rounds each side's SECONDS are split into, alternated with the baseline's. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
+
+/** An endpoint and its bare Koa baseline in alternating rounds, with this bench's seconds, rounds and warm-up. */
+const interleaved = (baseline: InterleavedRun['baseline'], subject: InterleavedRun['subject']) =>
+  runInterleaved({ baseline, subject, seconds: SECONDS, rounds: ROUNDS, warmupSeconds: WARMUP_SECONDS });
+
+/**
+ * A figure of the service beside its baseline, measured in the same rounds: the rate, its latency,
+ * errors and per-round rates, and the CPU per request on the one event loop both servers share
+ * (unlike req/s, this hardly moves when other processes compete for the cores, so it shows where a
+ * change went).
+ */
+const besideBaseline = (figure: string, unit: string, subject: InterleavedFigures, baselineFigure: string, baseline: InterleavedFigures, method: string) => ({
+  figure,
+  value: subject.perSecond,
+  unit,
+  p50_ms: subject.p50,
+  p99_ms: subject.p99,
+  errors: subject.errors,
+  rounds: subject.rounds,
+  main_thread: subject.main_thread,
+  baseline: { figure: baselineFigure, value: baseline.perSecond, unit: 'req/s', p50_ms: baseline.p50, p99_ms: baseline.p99, rounds: baseline.rounds, main_thread: baseline.main_thread },
+  ratio: Number((subject.perSecond / baseline.perSecond).toFixed(3)),
+  method,
+});
 
 const listen = async (server: Server): Promise<string> => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -84,87 +108,44 @@ export async function benchCatalogHttp(opts: { dir: string }): Promise<Array<Rec
       JSON.stringify({ item_type: 'payload', name: `r${round + 1}-{{n}}`, parent_laui: tree.folders.payload, content: { n: 1 } });
 
     const commitsBefore = groupCommitStats(service);
-    const { baseline: bareCreate, subject: create } = await runInterleaved({
-      baseline: (round) => ({ url: `${bare.url}/bare`, method: 'POST', headers: auth, bodyTemplate: body(round), concurrency: 32 }),
-      subject: (round) => ({ url: `${service.url}/api/v1/catalog/create`, method: 'POST', headers: auth, bodyTemplate: body(round), concurrency: 32 }),
-      seconds: SECONDS,
-      rounds: ROUNDS,
-      warmupSeconds: WARMUP_SECONDS,
-    });
+    const { baseline: bareCreate, subject: create } = await interleaved(
+      (round) => ({ url: `${bare.url}/bare`, method: 'POST', headers: auth, bodyTemplate: body(round), concurrency: 32 }),
+      (round) => ({ url: `${service.url}/api/v1/catalog/create`, method: 'POST', headers: auth, bodyTemplate: body(round), concurrency: 32 }),
+    );
     const commitsAfter = groupCommitStats(service);
     // Counts the warm-up's commits too: the batch size is what it shows.
     const commits = commitsBefore && commitsAfter
       ? { transactions: commitsAfter.batches - commitsBefore.batches, appends: commitsAfter.appends - commitsBefore.appends }
       : undefined;
     const created = await service.readStore.collection('items').find({ where: { parent_laui: tree.folders.payload }, limit: 1000 });
-    const { baseline: bareGet, subject: get } = await runInterleaved({
-      baseline: () => ({ url: `${bare.url}/bare/`, method: 'GET', headers: auth, paths: created.map((item) => item.id), concurrency: 32 }),
-      subject: () => ({ url: `${service.url}/api/v1/catalog/get`, method: 'GET', headers: auth, paths: created.map((item) => `?item_laui=${item.id}`), concurrency: 32 }),
-      seconds: SECONDS,
-      rounds: ROUNDS,
-      warmupSeconds: WARMUP_SECONDS,
-    });
+    const { baseline: bareGet, subject: get } = await interleaved(
+      () => ({ url: `${bare.url}/bare/`, method: 'GET', headers: auth, paths: created.map((item) => item.id), concurrency: 32 }),
+      () => ({ url: `${service.url}/api/v1/catalog/get`, method: 'GET', headers: auth, paths: created.map((item) => `?item_laui=${item.id}`), concurrency: 32 }),
+    );
     // A client watching its runs lists a folder's items again and again (the peers' watcher).
     const folderCreated = await fetch(`${service.url}/api/v1/catalog/create`, { method: 'POST', headers: auth, body: JSON.stringify({ item_type: 'folder.payload', name: 'listed', parent_laui: tree.folders.payload }) });
     const listed = ((await folderCreated.json()) as { item_laui: string }).item_laui;
     for (let n = 0; n < 16; n += 1) {
       await fetch(`${service.url}/api/v1/catalog/create`, { method: 'POST', headers: auth, body: JSON.stringify({ item_type: 'payload', name: `listed-${n}`, parent_laui: listed, content: { n } }) });
     }
-    const { baseline: bareList, subject: list } = await runInterleaved({
-      baseline: () => ({ url: `${bare.url}/bare/`, method: 'GET', headers: auth, paths: created.map((item) => item.id), concurrency: 16 }),
-      subject: () => ({ url: `${service.url}/api/v1/catalog/get`, method: 'GET', headers: auth, paths: [`?item_laui=${listed}&parent_or_child=child&per_page=1000`], concurrency: 16 }),
-      seconds: SECONDS,
-      rounds: ROUNDS,
-      warmupSeconds: WARMUP_SECONDS,
-    });
+    const { baseline: bareList, subject: list } = await interleaved(
+      () => ({ url: `${bare.url}/bare/`, method: 'GET', headers: auth, paths: created.map((item) => item.id), concurrency: 16 }),
+      () => ({ url: `${service.url}/api/v1/catalog/get`, method: 'GET', headers: auth, paths: [`?item_laui=${listed}&parent_or_child=child&per_page=1000`], concurrency: 16 }),
+    );
     const method = `${ROUNDS} alternating rounds per side (ABBA) after a ${WARMUP_SECONDS} s warm-up of each; rounds: req/s of each round`;
     return [
       {
-        figure: 'catalog.create.concurrency32',
-        value: create.perSecond,
-        unit: 'items/s',
-        p50_ms: create.p50,
-        p99_ms: create.p99,
-        errors: create.errors,
-        rounds: create.rounds,
-        main_thread: create.main_thread,
+        ...besideBaseline('catalog.create.concurrency32', 'items/s', create, 'bare Koa JSON POST', bareCreate, method),
         ...(commits ? { event_store: { ...commits, mean_batch: Math.round((commits.appends / commits.transactions) * 10) / 10 } } : {}),
-        baseline: { figure: 'bare Koa JSON POST', value: bareCreate.perSecond, unit: 'req/s', p50_ms: bareCreate.p50, p99_ms: bareCreate.p99, rounds: bareCreate.rounds, main_thread: bareCreate.main_thread },
-        ratio: Number((create.perSecond / bareCreate.perSecond).toFixed(3)),
-        method,
         target: '>= 3000 items/s and >= 25% of bare',
         pass: create.perSecond >= 3000 && create.perSecond / bareCreate.perSecond >= 0.25 && create.errors === 0,
       },
       {
-        figure: 'catalog.get.by_laui',
-        value: get.perSecond,
-        unit: 'req/s',
-        p50_ms: get.p50,
-        p99_ms: get.p99,
-        errors: get.errors,
-        // CPU per request on the one event loop both servers share: unlike req/s, this hardly moves
-        // when other processes compete for the cores, so it shows where a change went.
-        rounds: get.rounds,
-        main_thread: get.main_thread,
-        baseline: { figure: 'bare Koa GET', value: bareGet.perSecond, unit: 'req/s', p99_ms: bareGet.p99, rounds: bareGet.rounds, main_thread: bareGet.main_thread },
-        ratio: Number((get.perSecond / bareGet.perSecond).toFixed(3)),
-        method,
+        ...besideBaseline('catalog.get.by_laui', 'req/s', get, 'bare Koa GET', bareGet, method),
         target: '>= 50% of bare',
         pass: get.perSecond / bareGet.perSecond >= 0.5 && get.errors === 0,
       },
-      {
-        figure: 'catalog.get.children16',
-        value: list.perSecond,
-        unit: 'listings/s',
-        p50_ms: list.p50,
-        p99_ms: list.p99,
-        errors: list.errors,
-        rounds: list.rounds,
-        main_thread: list.main_thread,
-        baseline: { figure: 'bare Koa GET', value: bareList.perSecond, unit: 'req/s', p99_ms: bareList.p99, rounds: bareList.rounds, main_thread: bareList.main_thread },
-        ratio: Number((list.perSecond / bareList.perSecond).toFixed(3)),
-        method: `${method}; a folder of 16 payloads listed (children, per_page 1000) by 16 clients`,
-      },
+      besideBaseline('catalog.get.children16', 'listings/s', list, 'bare Koa GET', bareList, `${method}; a folder of 16 payloads listed (children, per_page 1000) by 16 clients`),
     ];
   } finally {
     await new Promise<void>((resolve) => bare.server.close(() => resolve()));
