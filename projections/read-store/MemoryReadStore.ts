@@ -52,22 +52,16 @@ export class MemoryReadStore implements ReadStore {
   }
 
   /**
-   * Loads documents captured by `capture` (a snapshot) into a collection: unique indexes at once,
-   * the others by `buildIndexes` (queries are answered without them until then).
-   */
-  restore(name: string, docs: ReadonlyArray<Doc>): void {
-    (this.collection(name) as unknown as MemoryCollection).adoptAll(docs);
-  }
-
-  /**
-   * A snapshot chunk's documents by their ids, decoded on first access (MemoryCollection.adoptChunk):
-   * what a start from a snapshot loads, so that it does not parse every document before it is ready.
+   * A snapshot chunk's documents (captured by `capture`) by their ids, decoded on first access
+   * (MemoryCollection.adoptChunk: at once into a collection with a unique index): what a start from
+   * a snapshot loads, so that it does not parse every document before it is ready. Unique indexes
+   * hold them at once, the others wait for `buildIndexes` (queries are answered without them until then).
    */
   restoreChunk(name: string, chunk: PendingDocuments): void {
     (this.collection(name) as unknown as MemoryCollection).adoptChunk(chunk);
   }
 
-  /** The indexes that `restore` and `restoreChunk` left out, built collection by collection while the service serves. */
+  /** The indexes that `restoreChunk` left out, built collection by collection while the service serves. */
   async buildIndexes(): Promise<void> {
     for (const collection of [...this.collections.values()]) await collection.buildIndexes();
   }
