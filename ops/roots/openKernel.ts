@@ -196,14 +196,13 @@ export const openKernel = async (config: Config, overrides: ServiceOverrides) =>
     config.readStore.kind === 'mongodb'
       ? await (await import('../read-store/mongodb/MongoReadStore.ts')).openMongoReadStore({ url: config.readStore.url, database: config.readStore.database })
       : new MemoryReadStore();
-  const kafkaBusModule = config.bus.kind === 'kafka' ? await import('../bus/kafka/KafkaBus.ts') : null;
   // The embedded bus: its messages live in this process, so the reaper can ask it whether a run's
   // message is still there (judgeLease).
   let inProcessBus: InProcessBus | null = null;
   const bus: MessageBus =
-    kafkaBusModule && config.bus.kind === 'kafka'
+    config.bus.kind === 'kafka'
       ? prefixedBus(
-          new kafkaBusModule.KafkaBus({
+          new (await import('../bus/kafka/KafkaBus.ts')).KafkaBus({
             brokers: config.bus.brokers,
             clientId: config.bus.clientId,
             concurrency: WORKER_INTAKE,
