@@ -143,6 +143,41 @@ describe('ItemAsOfReader: an item at an instant, from snapshots every N events (
       expect(take()).to.be.at.most(13);
     });
 
+    it('given a stream whose fold the reader holds, when it grows by events told in order, then they are folded as told (no read of the store), snapshots kept on the grid, and reads equal the plain fold', async () => {
+      // Given: a read that holds the stream's fold (head at its last event).
+      const memory = await given(2);
+      const kept = keptSnapshots();
+      const { store, take } = counted(memory);
+      const reader = new ItemAsOfReader(store, { every: 10, checkpoints: kept });
+      expect((await reader.at(LAUI, time(99)))?.content).to.deep.equal({ n: 2 });
+      take();
+      // When: 40 edits, each told to the reader as the projection runner would.
+      for (let n = 3; n <= 42; n += 1) {
+        const { position } = await memory.append(STREAM, [{ type: 'ItemUpdated', data: { changes: { content: { n } }, version: n + 1, revision_laui: LAUI }, metadata: meta(20 + n) }], 'any');
+        const [event] = await memory.readAll({ after: position - 1n, maxCount: 1 });
+        reader.follow(event as RecordedEvent);
+      }
+      await reader.settled();
+      // Then: nothing was read back; the snapshots at revisions 9, 19, 29 and 39 were kept.
+      expect(take(), 'events read from the store').to.equal(0);
+      expect(kept.count()).to.equal(4);
+      for (const second of [12, 25, 40, 61, 62, 99]) {
+        expect(await reader.at(LAUI, time(second, 500)), String(second)).to.deep.equal(await reader.foldFromStart(LAUI, time(second, 500)));
+      }
+    });
+
+    it('given a held fold and an event told out of order (one missed), when followed, then it is not folded into the head, and a read still equals the plain fold', async () => {
+      const memory = await given(2);
+      const reader = new ItemAsOfReader(memory, { every: 100 });
+      await reader.at(LAUI, time(99));
+      await memory.append(STREAM, [{ type: 'ItemUpdated', data: { changes: { content: { n: 3 } }, version: 4, revision_laui: LAUI }, metadata: meta(23) }], 'any');
+      const { position } = await memory.append(STREAM, [{ type: 'ItemUpdated', data: { changes: { content: { n: 4 } }, version: 5, revision_laui: LAUI }, metadata: meta(24) }], 'any');
+      const [skipped] = await memory.readAll({ after: position - 1n, maxCount: 1 });
+      reader.follow(skipped as RecordedEvent);
+      expect((await reader.at(LAUI, time(23, 500)))?.content).to.deep.equal({ n: 3 });
+      expect(await reader.at(LAUI, time(99))).to.deep.equal(await reader.foldFromStart(LAUI, time(99)));
+    });
+
     it('given events of other streams or off the grid, when followed, then nothing is folded', async () => {
       const memory = await given(8);
       const kept = keptSnapshots();
