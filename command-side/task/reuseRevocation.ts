@@ -1,4 +1,4 @@
-import type { EventStore, Position, RecordedEvent, Subscription } from '../../shared/event-store/EventStore.ts';
+import type { EventHeader, EventStore, Position, RecordedEvent, Subscription } from '../../shared/event-store/EventStore.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { CodeRunner, ReuseScope } from '../../shared/ports/CodeRunner.ts';
 import type { Logger } from '../../shared/ports/Logger.ts';
@@ -42,6 +42,13 @@ const SUBTREE_EVENTS = new Set(['ItemAccessChanged', 'ItemSoftDeleted', 'ItemHar
  * Grants (UserCreated, GroupAccessGranted, ItemCreated, ItemRestored), a task's lifecycle events
  * and links (soft references: a true parent is fixed at creation) revoke nothing.
  */
+/** Whether an event may revoke anything, judged on its stream and type alone (before it is decoded). */
+export const mayRevoke = ({ streamId, type }: Pick<EventHeader, 'streamId' | 'type'>): boolean => {
+  if (streamId.startsWith(USER)) return type !== 'UserCreated';
+  if (streamId.startsWith(GROUP)) return type === 'GroupAccessRevoked';
+  return streamId.startsWith(ITEM) && (FIELD_EDITS.has(type) || SUBTREE_EVENTS.has(type));
+};
+
 export const revocationOf = (event: Pick<RecordedEvent, 'streamId' | 'type' | 'data'>): Revocation | null => {
   const { streamId, type } = event;
   if (streamId.startsWith(USER)) return type === 'UserCreated' ? null : { kind: 'user', userLaui: streamId.slice(USER.length) };
@@ -139,6 +146,8 @@ export const followReuseRevocations = async (deps: ReuseRevocationDeps & { event
   const follow = (): void => {
     current = deps.eventStore.subscribeToAll({
       after: position,
+      // A task's lifecycle events, most of the log, are not decoded for this follower.
+      accepts: mayRevoke,
       onEvent: handle,
       onError: (error) => {
         deps.logger.log({ level: 'critical', category: 'CELERY', message: `Following revocations for reuse processes failed, resuming: ${String(error)}` });

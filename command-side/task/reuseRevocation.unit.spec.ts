@@ -3,7 +3,8 @@ import { MemoryEventStore } from '../../test/support/MemoryEventStore.ts';
 import { metadataFor } from '../../shared/events.ts';
 import type { ReuseScope } from '../../shared/ports/CodeRunner.ts';
 import type { LogEntry, Logger } from '../../shared/ports/Logger.ts';
-import { followReuseRevocations, revocationOf, revokedScopes, type ReuseRevocationDeps } from './reuseRevocation.ts';
+import fc from 'fast-check';
+import { followReuseRevocations, mayRevoke, revocationOf, revokedScopes, type ReuseRevocationDeps } from './reuseRevocation.ts';
 
 const metadata = metadataFor(null, new Date('2026-01-01T00:00:00.000Z'), 'c-1');
 
@@ -58,6 +59,22 @@ describe('reuse processes die with their owner\'s revocation (reuseRevocation)',
         expect(revocationOf({ streamId, type, data })).to.deep.equal(expected);
       });
     }
+
+    it('given every case and any stream of those prefixes with any type, then mayRevoke (stream and type alone) holds wherever revocationOf finds a revocation', () => {
+      for (const [streamId, type, data] of cases) {
+        if (revocationOf({ streamId, type, data }) !== null) expect(mayRevoke({ streamId, type }), `${type} on ${streamId}`).to.equal(true);
+      }
+      const types = fc.oneof(fc.constantFrom(...cases.map(([, type]) => type), 'TaskQueued', 'ItemUpdated'), fc.string());
+      const streams = fc.tuple(fc.constantFrom('user-', 'group-', 'item-', 'link-', 'queue-', ''), fc.string()).map(([prefix, rest]) => prefix + rest);
+      const datas = fc.oneof(fc.constant({}), fc.record({ principal_laui: fc.string() }));
+      fc.assert(fc.property(streams, types, datas, (streamId, type, data) => revocationOf({ streamId, type, data }) === null || mayRevoke({ streamId, type })));
+    });
+
+    it('given a task\'s lifecycle events and links, then mayRevoke is false: they are not decoded for the follower', () => {
+      for (const type of ['TaskQueued', 'TaskDispatched', 'TaskStarted', 'TaskSucceeded']) expect(mayRevoke({ streamId: 'item-task-1', type })).to.equal(false);
+      expect(mayRevoke({ streamId: 'queue-c', type: 'TaskLeased' })).to.equal(false);
+      expect(mayRevoke({ streamId: 'link-1', type: 'LinkRemoved' })).to.equal(false);
+    });
   });
 
   describe('revokedScopes: the scopes a revocation ends among those holding processes', () => {

@@ -1,10 +1,16 @@
-import type { EventStore, SubscribeOptions, Subscription } from '../../shared/event-store/EventStore.ts';
+import type { EventHeader, EventStore, Position, ReadAllOptions, RecordedEvent, SubscribeOptions, Subscription } from '../../shared/event-store/EventStore.ts';
 import type { AppendSignal } from './AppendSignal.ts';
 import { DEFAULT_READ_ALL_PAGE } from './readBounds.ts';
 import { subscriptionRun, type Delivery } from './subscriptionRun.ts';
 
-/** The part of a store a subscription reads from. */
-export type PulledLog = Pick<EventStore, 'readAll' | 'headPosition'>;
+/**
+ * The part of a store a subscription reads from. `readAccepted`, where a store has it, reads a page
+ * decoding only the events `accepts` takes (`through`: the position of the page's last event,
+ * accepted or not; null for an empty page).
+ */
+export type PulledLog = Pick<EventStore, 'readAll' | 'headPosition'> & {
+  readAccepted?(options: ReadAllOptions, accepts: (event: EventHeader) => boolean): Promise<{ events: RecordedEvent[]; through: Position | null }>;
+};
 
 export interface PullSettings {
   /** Notified by the store after each commit that wrote events. */
@@ -46,19 +52,27 @@ export function pullSubscription(log: PulledLog, settings: PullSettings, options
       if (pollIntervalMs !== undefined) timer = setTimeout(done, pollIntervalMs);
     });
 
+  const { accepts } = options;
+  const readPage = async (after: Position): Promise<{ events: RecordedEvent[]; through: Position | null }> => {
+    if (accepts && log.readAccepted) return log.readAccepted({ after, maxCount: pageSize }, accepts);
+    const events = await log.readAll({ after, maxCount: pageSize });
+    return { events, through: events.at(-1)?.position ?? null };
+  };
+
   const pull = async (delivery: Delivery): Promise<void> => {
     while (!delivery.closed) {
       const seenVersion = signal.version;
-      const page = await log.readAll({ after: delivery.last, maxCount: pageSize });
-      if (page.length === 0) {
+      const page = await readPage(delivery.last);
+      if (page.through === null) {
         delivery.reachedHead();
         await waitForAppend(delivery, seenVersion);
         continue;
       }
-      for (const event of page) {
+      for (const event of page.events) {
         if (delivery.closed) return;
         await delivery.deliver(event);
       }
+      if (!delivery.closed) delivery.passed(page.through);
     }
   };
 

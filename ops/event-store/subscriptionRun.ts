@@ -15,12 +15,15 @@ export interface Delivery {
   deliver(event: RecordedEvent): Promise<void>;
   /** Tells onCaughtUp (once) that delivery has reached the head. */
   reachedHead(): void;
+  /** Moves past events up to `position` that the subscription does not accept (never back). */
+  passed(position: Position): void;
 }
 
 /**
  * The promises of subscribeToAll that do not depend on how events are fetched, for every
  * adapter's loop (pullSubscription.ts, kurrentdb/catchUpSubscription.ts):
  * - one event at a time: the loop awaits `deliver`, which awaits the handler;
+ * - an event `accepts` refuses is passed over (the position moves on, the handler is not called);
  * - onCaughtUp once, at the head read when subscribing: under steady appends an empty page may
  *   never come, yet the caller still needs to learn when history has been replayed;
  * - an error stops the subscription and goes to onError (a handler's as it threw it);
@@ -51,6 +54,7 @@ export function subscriptionRun(
       return closed;
     },
     deliver: async (event) => {
+      if (options.accepts && !options.accepts(event)) return delivery.passed(event.position);
       try {
         await options.onEvent(event);
       } catch (error) {
@@ -60,6 +64,11 @@ export function subscriptionRun(
       if (last >= headPosition) reachedHead();
     },
     reachedHead,
+    passed: (position) => {
+      if (position <= last) return;
+      last = position;
+      if (last >= headPosition) reachedHead();
+    },
   };
 
   const run = async (): Promise<void> => {

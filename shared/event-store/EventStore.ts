@@ -71,9 +71,20 @@ export interface Subscription {
   close(): Promise<void>;
 }
 
+/** What a subscription can judge an event by before the event is decoded. */
+export type EventHeader = Pick<RecordedEvent, 'position' | 'streamId' | 'type'>;
+
 export interface SubscribeOptions {
   /** Exclusive: deliver events strictly after this position (START for everything). */
   after: Position;
+  /**
+   * Which events to deliver, judged on position, stream and type (as read, in the current schema):
+   * the others are passed over, not delivered, and a store that can tell them before decoding them
+   * does not decode them (SQLite's recent commits). Absent: every event. For a subscriber that acts
+   * on few events (a signer every N positions, the revocations of reuse processes): each committed
+   * event was decoded again for each of them.
+   */
+  accepts?(event: EventHeader): boolean;
   /** Called for each event in log order; the next event waits for the returned promise. */
   onEvent(event: RecordedEvent): Promise<void> | void;
   /** Called once when the catch-up phase has reached the head seen at subscription time. */

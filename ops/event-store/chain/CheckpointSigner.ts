@@ -27,6 +27,8 @@ export const startCheckpointSigner = async (options: CheckpointSignerOptions): P
   let last = BigInt((await chain.latestCheckpoint())?.position ?? 0);
   return options.store.subscribeToAll({
     after: last,
+    // Only the events it may sign are decoded and handed over: the others are mere positions to it.
+    accepts: (event) => event.position - last >= BigInt(every),
     onEvent: async (event) => {
       if (event.position - last < BigInt(every)) return;
       const hash = (await chain.linksAt([event.position])).get(event.position)?.hash;

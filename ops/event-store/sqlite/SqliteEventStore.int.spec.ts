@@ -352,6 +352,34 @@ describe('SqliteEventStore', () => {
     });
   });
 
+  describe('subscriptions that accept few events', () => {
+    it('given events this store just committed, when a subscription accepts only one of them, then only that one\'s data is decoded (the others are passed over undecoded)', async () => {
+      // Given: 40 events whose data carry a marker, committed by this store (its tail holds them).
+      const store = open(newFile());
+      await store.append('marked', Array.from({ length: 40 }, (_, n) => ({ type: 'ThingHappened', data: { n, marker: 'decode-me' }, metadata: anEvent(n).metadata })), 'no_stream');
+      const twentieth = (await store.readStream('marked'))[19]?.position;
+      const parse = JSON.parse;
+      let decoded = 0;
+      JSON.parse = ((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
+        if (typeof text === 'string' && text.includes('decode-me')) decoded += 1;
+        return parse(text, reviver);
+      }) as typeof JSON.parse;
+      const received: RecordedEvent[] = [];
+      let caughtUp = false;
+      try {
+        // When
+        const subscription = store.subscribeToAll({ after: START, accepts: (event) => event.position === twentieth, onEvent: (event) => void received.push(event), onCaughtUp: () => (caughtUp = true) });
+        await waitUntil(() => caughtUp, 'caught up');
+        await subscription.close();
+      } finally {
+        JSON.parse = parse;
+      }
+      // Then
+      expect(received.map((event) => event.data.n)).to.deep.equal([19]);
+      expect(decoded, 'data texts decoded').to.equal(1);
+    });
+  });
+
   describe('group commit', () => {
     it('given three appends in the same tick, one of them conflicting, when flushed, then one transaction commits the other two and rejects only the conflict', async () => {
       const store = open(newFile());

@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../../shared/clock.ts';
 import type {
   AppendResult,
+  EventHeader,
   EventStore,
   ExpectedRevision,
   Position,
@@ -146,18 +147,28 @@ export class SqliteEventStore implements EventStore {
     const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     let fileAskedAt = -Infinity;
     let fileSeenUpTo = START;
+    const readRecentFirst = async (options: ReadAllOptions): Promise<RecordedEvent[]> => {
+      const { after, maxCount } = readAllBounds(options);
+      const recent = this.tail.after(after, maxCount);
+      if (recent && recent.length > 0) return recent.map(toRecordedEvent);
+      const now = performance.now();
+      if (after === this.tail.newest() && after >= fileSeenUpTo && now - fileAskedAt < pollIntervalMs) return [];
+      fileAskedAt = now;
+      const page = this.fromFile(after, maxCount);
+      const seen = page.at(-1)?.position ?? after;
+      if (seen > fileSeenUpTo) fileSeenUpTo = seen;
+      return page;
+    };
     const recentFirst = {
-      readAll: async (options: ReadAllOptions): Promise<RecordedEvent[]> => {
+      readAll: readRecentFirst,
+      // The tail holds events this process wrote, in the current schema (upcast leaves them as they
+      // are): judged on their stored header, only the accepted ones are decoded.
+      readAccepted: async (options: ReadAllOptions, accepts: (event: EventHeader) => boolean) => {
         const { after, maxCount } = readAllBounds(options);
         const recent = this.tail.after(after, maxCount);
-        if (recent && recent.length > 0) return recent.map(toRecordedEvent);
-        const now = performance.now();
-        if (after === this.tail.newest() && after >= fileSeenUpTo && now - fileAskedAt < pollIntervalMs) return [];
-        fileAskedAt = now;
-        const page = this.fromFile(after, maxCount);
-        const seen = page.at(-1)?.position ?? after;
-        if (seen > fileSeenUpTo) fileSeenUpTo = seen;
-        return page;
+        if (recent && recent.length > 0) return { events: recent.filter(accepts).map(toRecordedEvent), through: (recent.at(-1) as StoredEvent).position };
+        const page = await readRecentFirst(options);
+        return { events: page.filter(accepts), through: page.at(-1)?.position ?? null };
       },
       headPosition: () => this.headPosition(),
     };

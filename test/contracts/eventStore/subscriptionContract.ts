@@ -66,6 +66,34 @@ export function describeSubscriptionContract(store: CurrentStore): void {
       expect(caughtUp).to.deep.equal([START]);
     });
 
+    it('given 10 events of two streams, the last not accepted, when subscribing with accepts (one stream) while 10 more are appended, then only that stream\'s arrive, each once, in order and whole, and caught up once', async () => {
+      for (let n = 0; n < 10; n += 1) await store().append(n % 2 === 0 ? 'kept' : 'passed', [anEvent(n)], 'any');
+      const received: RecordedEvent[] = [];
+      const caughtUp: Position[] = [];
+      const judged: string[] = [];
+      const subscription = store().subscribeToAll({
+        after: START,
+        accepts: (event) => {
+          judged.push(event.type);
+          return event.streamId === 'kept';
+        },
+        onEvent: (event) => void received.push(event),
+        onCaughtUp: (position) => caughtUp.push(position),
+      });
+      // Caught up although the head (the tenth event) is one it passes over.
+      await waitUntil(() => caughtUp.length === 1, 'caught up');
+      for (let n = 10; n < 20; n += 1) await store().append(n % 2 === 0 ? 'kept' : 'passed', [anEvent(n)], 'any');
+      await waitUntil(() => received.length >= 10, '10 events are received');
+      await delay(30);
+      await subscription.close();
+      // Whole: every field as a read of the stream gives it (a store's private decoding aids aside).
+      const fields = ({ position, streamId, revision, id, type, data, metadata, recordedAt }: RecordedEvent) => ({ position, streamId, revision, id, type, data, metadata, recordedAt });
+      expect(received.map(fields)).to.deep.equal((await store().readStream('kept')).map(fields));
+      expect(numbersOf(received)).to.deep.equal([0, 2, 4, 6, 8, 10, 12, 14, 16, 18]);
+      expect(caughtUp).to.have.length(1);
+      expect(judged.length, 'every event judged').to.be.at.least(20);
+    });
+
     it('given 10 events, when subscribing after the fifth position, then only the last 5 arrive', async () => {
       await store().append('s', someEvents(10), 'no_stream');
       const fifth = (await store().readAll({ maxCount: 5 })).at(-1)?.position ?? START;
