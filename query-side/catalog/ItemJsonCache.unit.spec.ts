@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
-import { ItemJsonCache } from './ItemJsonCache.ts';
+import { ItemJson, ItemJsonCache, listingJson } from './ItemJsonCache.ts';
 import { itemView } from './itemView.ts';
 
 const doc = (laui: string, version: number): ItemDoc =>
@@ -42,5 +42,20 @@ describe('ItemJsonCache', () => {
     // Then
     expect(json).to.not.have.any.keys('id', 'is_deleted', 'created_seq');
     expect(json).to.include({ laui: 'a', version: 1 });
+  });
+
+  it('given a listing of cached texts and plain views (unicode, nested values, a null page token), when written, then it is byte for byte what JSON.stringify of the views gives', () => {
+    // Given
+    const cache = new ItemJsonCache(10);
+    const docs = [doc('a', 1), { ...doc('b', 2), name: 'naïve \u2028 "quoted" ✓', content: { list: [1, { deep: null }], empty: {} } } as unknown as ItemDoc];
+    const pagination = { current_page: 1, per_page: 50, has_next: false, next_page_token: null };
+    const views = docs.map((one) => itemView(one));
+
+    // When
+    const written = listingJson({ items: [new ItemJson(cache.json(docs[0] as ItemDoc)), views[1], new ItemJson(cache.json(docs[1] as ItemDoc))], pagination });
+
+    // Then
+    expect(written).to.equal(JSON.stringify({ items: [views[0], views[1], views[1]], pagination }));
+    expect(JSON.stringify({ items: [new ItemJson(cache.json(docs[0] as ItemDoc))] }), 'serialised another way: the view itself').to.equal(JSON.stringify({ items: [views[0]] }));
   });
 });

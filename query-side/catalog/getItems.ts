@@ -7,6 +7,7 @@ import type { AccessControl } from '../../projections/catalog/accessControl.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import type { LinkDoc } from '../../shared/read-models/LinkDoc.ts';
 import { decodePageToken, encodePageToken, itemView, readerOf } from './itemView.ts';
+import { ItemJson } from './ItemJsonCache.ts';
 import { compareByField } from '../../projections/read-store/compareByField.ts';
 
 export interface GetQuery {
@@ -84,9 +85,16 @@ export const flatReadLaui = (querystring: string): Laui | null => {
  * and traverses children (default) or ancestors, listing only what the caller can VIEW; `is_root`
  * lists the roots the caller can view.
  */
-export const getItems = async (deps: GetDeps, principal: Principal, query: GetQuery, given: ReadonlySet<string>) => {
+/** `item_laui` alone: the item itself, not a listing. */
+export const isFlatQuery = (query: GetQuery, given: ReadonlySet<string>): boolean => query.item_laui !== undefined && given.size === 1;
+
+/**
+ * `json`: the cached JSON of an item's view as a VIEW holder sees it (ItemJsonCache); a listing's
+ * items without nested children are then ItemJson texts (write the answer with listingJson).
+ */
+export const getItems = async (deps: GetDeps, principal: Principal, query: GetQuery, given: ReadonlySet<string>, json?: (doc: ItemDoc) => string) => {
   checkGetQuery(query, given);
-  if (query.item_laui !== undefined && given.size === 1) {
+  if (query.item_laui !== undefined && isFlatQuery(query, given)) {
     const doc = await flatItem(deps.items, query.item_laui);
     return itemView(doc, await readerOf(deps.access, principal, doc));
   }
@@ -121,12 +129,16 @@ export const getItems = async (deps: GetDeps, principal: Principal, query: GetQu
       ({ page, hasNext } = await childrenPage(deps, anchor.laui, query, filter, viewable, offset));
     }
   }
-  const items = [];
+  const nested = query.parent_or_child !== 'parent' && query.is_root !== true && query.depth > 1;
+  const items: Array<Record<string, unknown> | ItemJson> = [];
   for (const doc of page) {
-    const view = itemView(doc, await readerOf(deps.access, principal, doc, principals));
-    if (query.parent_or_child !== 'parent' && query.is_root !== true && query.depth > 1) {
-      view.children = await nestedChildren(deps, doc.laui, query, filter, viewable, query.depth - 1, principal, principals);
+    const reader = await readerOf(deps.access, principal, doc, principals);
+    if (json && !nested && reader === 'viewer') {
+      items.push(new ItemJson(json(doc)));
+      continue;
     }
+    const view = itemView(doc, reader);
+    if (nested) view.children = await nestedChildren(deps, doc.laui, query, filter, viewable, query.depth - 1, principal, principals);
     items.push(view);
   }
   return {

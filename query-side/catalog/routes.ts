@@ -4,8 +4,8 @@ import { principalOf, type AppState } from '../../shared/http/AppState.ts';
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
 import { itemTypesDocument } from '../../shared/item-types/itemTypes.ts';
 import { lauiSchema, requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
-import { flatItem, flatReadLaui, getItems, type GetDeps, type GetQuery } from './getItems.ts';
-import { ItemJsonCache } from './ItemJsonCache.ts';
+import { flatItem, flatReadLaui, getItems, isFlatQuery, type GetDeps, type GetQuery } from './getItems.ts';
+import { ItemJsonCache, listingJson } from './ItemJsonCache.ts';
 import type { ItemAsOfReader } from './ItemAsOfReader.ts';
 import { getItemsAsOf } from './getItemsAsOf.ts';
 import { searchItems, type SearchBody } from './searchItems.ts';
@@ -100,7 +100,8 @@ const coerceQuery = (raw: Record<string, unknown>, booleans: string[], integers:
 export const catalogQueryRoutes = (deps: GetDeps & { eventStore: EventStore; asOf: ItemAsOfReader }): Router<AppState> => {
   const router = new Router<AppState>({ prefix: '/api/v1/catalog' });
 
-  // Enough for the items a busy client set reads over and over, a few MiB at most.
+  // Enough for the items a busy client set reads or lists over and over: tens of MiB at most (a
+  // task's view is a few KB).
   const itemJson = new ItemJsonCache(10_000);
   // Item folds for as_of reads (snapshots every 100 events, kept in DATA_DIR): the composition root's.
   const { asOf } = deps;
@@ -121,7 +122,18 @@ export const catalogQueryRoutes = (deps: GetDeps & { eventStore: EventStore; asO
     const given = new Set(Object.keys(raw));
     const query = validateRequest<GetQuery>(getSchema, raw, 'query');
     const { as_of } = query;
-    ctx.body = as_of === undefined ? await getItems(deps, principalOf(ctx), query, given) : await getItemsAsOf({ ...deps, asOf }, principalOf(ctx), { ...query, as_of }, given);
+    if (as_of !== undefined) {
+      ctx.body = await getItemsAsOf({ ...deps, asOf }, principalOf(ctx), { ...query, as_of }, given);
+      return;
+    }
+    const found = await getItems(deps, principalOf(ctx), query, given, (doc) => itemJson.json(doc));
+    if (isFlatQuery(query, given)) {
+      ctx.body = found;
+      return;
+    }
+    // A listing: its items are written from their cached JSON (the flat read's cache).
+    ctx.type = 'application/json';
+    ctx.body = listingJson(found as { items: unknown[]; pagination: unknown });
   });
 
   router.get('/get/item_revisions', async (ctx) => {
