@@ -64,7 +64,7 @@ export class ItemAsOfReader implements LogFollower {
   /** Streams to fold in the background, in the order they grew; one drain at a time. */
   private readonly toWarm = new Set<string>();
   private warming: Promise<void> | null = null;
-  /** Saves of snapshots taken while following, one after the other. */
+  /** Saves of new snapshots, one after the other in the order they were taken. */
   private saving: Promise<void> = Promise.resolve();
   private stopped = false;
 
@@ -101,10 +101,16 @@ export class ItemAsOfReader implements LogFollower {
     this.warming ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drain());
   }
 
-  /** Snapshots taken while following, kept in order after those before them (a failure is reported, never thrown). */
+  /** Snapshots taken while following: the bounds kept, then saved. */
   private keep(streamId: string, fresh: Checkpoint[]): void {
     this.evict(streamId);
+    void this.save(streamId, fresh);
+  }
+
+  /** New snapshots saved after every save asked before them, whichever fold took them (a failure is reported, never thrown). */
+  private save(streamId: string, fresh: Checkpoint[]): Promise<void> {
     this.saving = this.saving.then(() => this.store.save(streamId, fresh)).catch(this.onCacheError);
+    return this.saving;
   }
 
   /** Background folds in flight are finished (or given up) and no new one starts. */
@@ -231,7 +237,7 @@ export class ItemAsOfReader implements LogFollower {
     }
     const events: RecordedEvent[] = await this.eventStore.readStream(streamId, { fromRevision: folds.head.revision + 1 });
     const fresh = this.foldInto(streamId, folds, events);
-    if (fresh.length > 0) await this.store.save(streamId, fresh).catch(this.onCacheError);
+    if (fresh.length > 0) await this.save(streamId, fresh);
   }
 
   /** Folds `events` (the stream's next ones) into the head, a snapshot every `every` events; returns the new snapshots. */

@@ -2,14 +2,6 @@ import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 import { itemView } from './itemView.ts';
 
 /**
- * The JSON of recently read items' views, for the flat read (`item_laui` alone) and the items of a
- * listing a caller may VIEW (a client watching its runs lists a folder's tasks again and again),
- * whose view is the same for every such caller. An entry is good while the read store still holds the very document
- * it was made from: the memory store replaces a document on every change and never mutates one
- * (Collection.peek/adopt), so identity is freshness. Stores that hand out copies simply miss.
- * Bounded: the oldest entry goes first (a million items must not mean a million strings).
- */
-/**
  * An item's view already serialised: a listing's answer is written with these texts as they are
  * (listingJson), not parsed and serialised again. Serialised any other way it is the view itself.
  */
@@ -27,6 +19,14 @@ export const listingJson = (listing: { items: ReadonlyArray<unknown>; pagination
   return `{"items":[${items.join(',')}],"pagination":${JSON.stringify(listing.pagination)}}`;
 };
 
+/**
+ * The JSON of recently read items' views, for the flat read (`item_laui` alone) and the items of a
+ * listing a caller may VIEW (a client watching its runs lists a folder's tasks again and again),
+ * whose view is the same for every such caller. An entry is good while the read store still holds
+ * the very document it was made from: the memory store replaces a document on every change and
+ * never mutates one (Collection.peek/adopt), so identity is freshness. Stores that hand out copies simply miss.
+ * Bounded: the oldest entry goes first (a million items must not mean a million strings).
+ */
 export class ItemJsonCache {
   private readonly entries = new Map<string, { doc: ItemDoc; json: string }>();
 

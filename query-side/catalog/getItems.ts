@@ -80,24 +80,28 @@ export const flatReadLaui = (querystring: string): Laui | null => {
   return match ? (match[1] as Laui) : null;
 };
 
+/** `item_laui` alone: the item itself, not a listing. */
+export const isFlatQuery = (query: GetQuery, given: ReadonlySet<string>): query is GetQuery & { item_laui: string } => query.item_laui !== undefined && given.size === 1;
+
 /**
  * GET /catalog/get. `item_laui` alone returns the flat item; with any other parameter it needs VIEW
  * and traverses children (default) or ancestors, listing only what the caller can VIEW; `is_root`
  * lists the roots the caller can view.
  */
-/** `item_laui` alone: the item itself, not a listing. */
-export const isFlatQuery = (query: GetQuery, given: ReadonlySet<string>): boolean => query.item_laui !== undefined && given.size === 1;
+export const getItems = async (deps: GetDeps, principal: Principal, query: GetQuery, given: ReadonlySet<string>) => {
+  if (!isFlatQuery(query, given)) return listItems(deps, principal, query, given);
+  checkGetQuery(query, given);
+  const doc = await flatItem(deps.items, query.item_laui);
+  return itemView(doc, await readerOf(deps.access, principal, doc));
+};
 
 /**
- * `json`: the cached JSON of an item's view as a VIEW holder sees it (ItemJsonCache); a listing's
- * items without nested children are then ItemJson texts (write the answer with listingJson).
+ * A listing (getItems without the flat read). `json`: the cached JSON of an item's view as a VIEW
+ * holder sees it (ItemJsonCache); the items without nested children are then ItemJson texts (write
+ * the answer with listingJson).
  */
-export const getItems = async (deps: GetDeps, principal: Principal, query: GetQuery, given: ReadonlySet<string>, json?: (doc: ItemDoc) => string) => {
+export const listItems = async (deps: GetDeps, principal: Principal, query: GetQuery, given: ReadonlySet<string>, json?: (doc: ItemDoc) => string) => {
   checkGetQuery(query, given);
-  if (query.item_laui !== undefined && isFlatQuery(query, given)) {
-    const doc = await flatItem(deps.items, query.item_laui);
-    return itemView(doc, await readerOf(deps.access, principal, doc));
-  }
   const principals = await deps.access.principals(principal);
   const filter = buildFilter(deps, principal, principals, query);
   // Ancestors and soft-linked children are not reached through access inheritance: each is listed

@@ -4,7 +4,7 @@ import { principalOf, type AppState } from '../../shared/http/AppState.ts';
 import type { EventStore } from '../../shared/event-store/EventStore.ts';
 import { itemTypesDocument } from '../../shared/item-types/itemTypes.ts';
 import { lauiSchema, requireObjectBody, validateRequest } from '../../shared/validation/validateRequest.ts';
-import { flatItem, flatReadLaui, getItems, isFlatQuery, type GetDeps, type GetQuery } from './getItems.ts';
+import { flatItem, flatReadLaui, getItems, isFlatQuery, listItems, type GetDeps, type GetQuery } from './getItems.ts';
 import { ItemJsonCache, listingJson } from './ItemJsonCache.ts';
 import type { ItemAsOfReader } from './ItemAsOfReader.ts';
 import { getItemsAsOf } from './getItemsAsOf.ts';
@@ -126,14 +126,13 @@ export const catalogQueryRoutes = (deps: GetDeps & { eventStore: EventStore; asO
       ctx.body = await getItemsAsOf({ ...deps, asOf }, principalOf(ctx), { ...query, as_of }, given);
       return;
     }
-    const found = await getItems(deps, principalOf(ctx), query, given, (doc) => itemJson.json(doc));
     if (isFlatQuery(query, given)) {
-      ctx.body = found;
+      ctx.body = await getItems(deps, principalOf(ctx), query, given);
       return;
     }
     // A listing: its items are written from their cached JSON (the flat read's cache).
     ctx.type = 'application/json';
-    ctx.body = listingJson(found as { items: unknown[]; pagination: unknown });
+    ctx.body = listingJson(await listItems(deps, principalOf(ctx), query, given, (doc) => itemJson.json(doc)));
   });
 
   router.get('/get/item_revisions', async (ctx) => {

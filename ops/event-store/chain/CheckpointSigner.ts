@@ -25,12 +25,14 @@ export interface CheckpointSignerOptions {
 export const startCheckpointSigner = async (options: CheckpointSignerOptions): Promise<Subscription> => {
   const { chain, key, every, clock } = options;
   let last = BigInt((await chain.latestCheckpoint())?.position ?? 0);
+  const due = (event: { position: bigint }): boolean => event.position - last >= BigInt(every);
   return options.store.subscribeToAll({
     after: last,
     // Only the events it may sign are decoded and handed over: the others are mere positions to it.
-    accepts: (event) => event.position - last >= BigInt(every),
+    accepts: due,
     onEvent: async (event) => {
-      if (event.position - last < BigInt(every)) return;
+      // Judged again: a page is judged when read, and a checkpoint signed since moves `last`.
+      if (!due(event)) return;
       const hash = (await chain.linksAt([event.position])).get(event.position)?.hash;
       // An event written before the chain has nothing to sign: the next one will.
       if (hash === null || hash === undefined) return;

@@ -147,29 +147,24 @@ export class SqliteEventStore implements EventStore {
     const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     let fileAskedAt = -Infinity;
     let fileSeenUpTo = START;
-    const readRecentFirst = async (options: ReadAllOptions): Promise<RecordedEvent[]> => {
+    // A page after `after`, only the events `accepts` takes decoded from the tail: it holds events
+    // this process wrote, in the current schema (upcast leaves them as they are), so their stored
+    // header is what a reader sees. `through`: the page's last position, accepted or not.
+    const readAccepted = async (options: ReadAllOptions, accepts?: (event: EventHeader) => boolean): Promise<{ events: RecordedEvent[]; through: Position | null }> => {
       const { after, maxCount } = readAllBounds(options);
       const recent = this.tail.after(after, maxCount);
-      if (recent && recent.length > 0) return recent.map(toRecordedEvent);
+      if (recent && recent.length > 0) return { events: (accepts ? recent.filter(accepts) : recent).map(toRecordedEvent), through: (recent.at(-1) as StoredEvent).position };
       const now = performance.now();
-      if (after === this.tail.newest() && after >= fileSeenUpTo && now - fileAskedAt < pollIntervalMs) return [];
+      if (after === this.tail.newest() && after >= fileSeenUpTo && now - fileAskedAt < pollIntervalMs) return { events: [], through: null };
       fileAskedAt = now;
       const page = this.fromFile(after, maxCount);
       const seen = page.at(-1)?.position ?? after;
       if (seen > fileSeenUpTo) fileSeenUpTo = seen;
-      return page;
+      return { events: accepts ? page.filter(accepts) : page, through: page.at(-1)?.position ?? null };
     };
     const recentFirst = {
-      readAll: readRecentFirst,
-      // The tail holds events this process wrote, in the current schema (upcast leaves them as they
-      // are): judged on their stored header, only the accepted ones are decoded.
-      readAccepted: async (options: ReadAllOptions, accepts: (event: EventHeader) => boolean) => {
-        const { after, maxCount } = readAllBounds(options);
-        const recent = this.tail.after(after, maxCount);
-        if (recent && recent.length > 0) return { events: recent.filter(accepts).map(toRecordedEvent), through: (recent.at(-1) as StoredEvent).position };
-        const page = await readRecentFirst(options);
-        return { events: page.filter(accepts), through: page.at(-1)?.position ?? null };
-      },
+      readAll: async (options: ReadAllOptions): Promise<RecordedEvent[]> => (await readAccepted(options)).events,
+      readAccepted,
       headPosition: () => this.headPosition(),
     };
     this.hub = new SubscriptionHub(recentFirst, pollIntervalMs);
