@@ -27,6 +27,31 @@ const clampedChanges = (changes: Record<string, unknown>): Record<string, unknow
   return copy ?? changes;
 };
 
+/**
+ * Sets a field as a literal or a spread would (an own, enumerable data property): a plain
+ * assignment of `__proto__` (a key JSON.parse does produce) would set the document's prototype.
+ */
+const setField = (doc: ItemDoc, key: string, value: unknown): void => {
+  if (key === '__proto__') Object.defineProperty(doc, key, { value, enumerable: true, writable: true, configurable: true });
+  else doc[key] = value;
+};
+
+/**
+ * A field change (an ItemChanged-like event) written into `target`, which is returned: the same
+ * fields, values and key order as `{ ...doc, ...changes, updated_at, updated_by, version }` when
+ * `target` is a copy of `doc` (a new key goes last in both; a key already there keeps its place).
+ */
+const applyChange = (target: ItemDoc, event: RecordedEvent): ItemDoc => {
+  const payload = data(event);
+  const changes = clampedChanges(payload.changes as Record<string, unknown>);
+  for (const key in changes) setField(target, key, changes[key]);
+  target.updated_at = event.metadata.at;
+  target.updated_by = event.metadata.user_laui;
+  target.version = Number(payload.version);
+  target.pk = primaryKeyOf(target.item_type, target);
+  return target;
+};
+
 export const itemsProjection: Projection<ItemDoc> = {
   name: 'items',
   collection: ITEMS,
@@ -80,11 +105,7 @@ export const itemsProjection: Projection<ItemDoc> = {
     }
     if (!doc) return null;
     // A field edit and a task's or project's named change (TaskStarted, CronStopped...) set fields alike.
-    if (isItemChangeType(event.type)) {
-      const updated = { ...doc, ...clampedChanges(payload.changes as Record<string, unknown>), updated_at: at, updated_by: by, version: Number(payload.version) };
-      updated.pk = primaryKeyOf(updated.item_type, updated);
-      return updated;
-    }
+    if (isItemChangeType(event.type)) return applyChange({ ...doc }, event);
     switch (event.type) {
       case 'ItemAccessChanged':
         return { ...doc, access: payload.access as AccessMaps, updated_at: at, updated_by: by };
@@ -99,3 +120,12 @@ export const itemsProjection: Projection<ItemDoc> = {
     }
   },
 };
+
+/**
+ * itemsProjection.evolve for a caller that owns `doc` (made by an earlier evolve and handed to no
+ * one since): a field change is written into it instead of a copy. The as-of reader's folds are
+ * such documents: a copy of a task's document per event was half of what following the log cost.
+ * Every other event is evolve's (its result is then a new document, or `doc` itself unchanged).
+ */
+export const evolveOwned = (doc: ItemDoc | null, event: RecordedEvent): ItemDoc | null =>
+  doc !== null && isItemChangeType(event.type) ? applyChange(doc, event) : itemsProjection.evolve(doc, event);

@@ -1,7 +1,7 @@
 import type { EventStore, RecordedEvent } from '../../shared/event-store/EventStore.ts';
 import type { Laui } from '../../shared/ids.ts';
 import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
-import { itemsProjection } from '../../projections/catalog/itemsProjection.ts';
+import { evolveOwned, itemsProjection } from '../../projections/catalog/itemsProjection.ts';
 import type { LogFollower } from '../../projections/runner/ProjectionRunner.ts';
 import { type FoldCheckpoint as Checkpoint, type FoldCheckpoints, noFoldCheckpoints } from './FoldCheckpoints.ts';
 
@@ -10,6 +10,11 @@ interface StreamFolds {
   checkpoints: Checkpoint[];
   /** The fold of the whole stream as last read. */
   head: Checkpoint;
+  /**
+   * The head's document is this reader's alone (no snapshot holds it, no read returned it): the
+   * next field change is written into it rather than into a copy (evolveOwned).
+   */
+  headOwned: boolean;
   hardDeleted: boolean;
   /** The catch-up under way, shared by the reads that arrive meanwhile. */
   refreshing: Promise<void> | null;
@@ -148,7 +153,11 @@ export class ItemAsOfReader implements LogFollower {
   async at(laui: Laui, at: string): Promise<ItemDoc | null> {
     const folds = await this.refreshed(`item-${laui}`);
     if (folds.hardDeleted) return null;
-    if (folds.head.maxAt <= at) return folds.head.doc;
+    if (folds.head.maxAt <= at) {
+      // Handed out: the next event folds into a copy.
+      folds.headOwned = false;
+      return folds.head.doc;
+    }
     const { checkpoints } = folds;
     // The last snapshot that holds at `at`, and the revision the cut lies before (the next one's).
     let low = 0;
@@ -191,7 +200,7 @@ export class ItemAsOfReader implements LogFollower {
     if (folds) {
       this.folds.delete(streamId);
     } else {
-      folds = { checkpoints: [], head: EMPTY, hardDeleted: false, refreshing: null, loaded: false };
+      folds = { checkpoints: [], head: EMPTY, headOwned: false, hardDeleted: false, refreshing: null, loaded: false };
     }
     this.folds.set(streamId, folds);
     while (folds.refreshing) await folds.refreshing;
@@ -231,6 +240,7 @@ export class ItemAsOfReader implements LogFollower {
       if (last && last.revision > folds.head.revision) {
         folds.checkpoints = usable;
         folds.head = last;
+        folds.headOwned = false;
         folds.hardDeleted = last.hardDeleted;
         if (this.folds.get(streamId) === folds) this.kept += usable.length;
       }
@@ -240,24 +250,34 @@ export class ItemAsOfReader implements LogFollower {
     if (fresh.length > 0) await this.save(streamId, fresh);
   }
 
-  /** Folds `events` (the stream's next ones) into the head, a snapshot every `every` events; returns the new snapshots. */
+  /**
+   * Folds `events` (the stream's next ones) into the head, a snapshot every `every` events; returns
+   * the new snapshots. A head document of its own is changed in place; a snapshot shares it, so the
+   * event after a snapshot folds into a copy.
+   */
   private foldInto(streamId: string, folds: StreamFolds, events: ReadonlyArray<RecordedEvent>): Checkpoint[] {
     let { doc, maxAt, revision } = folds.head;
+    let owned = folds.headOwned;
     const fresh: Checkpoint[] = [];
     for (const event of events) {
-      doc = itemsProjection.evolve(doc, event);
+      const next = owned ? evolveOwned(doc, event) : itemsProjection.evolve(doc, event);
+      // A new document (evolve's copy, a creation) is ours; evolve's `doc` unchanged is as it was.
+      owned = next !== null && (next !== doc || owned);
+      doc = next;
       if (event.metadata.at > maxAt) maxAt = event.metadata.at;
       revision = event.revision;
       if (event.type === 'ItemHardDeleted') folds.hardDeleted = true;
       if ((revision + 1) % this.every === 0) {
         const checkpoint = { revision, maxAt, doc, hardDeleted: folds.hardDeleted };
         folds.checkpoints.push(checkpoint);
+        owned = false;
         fresh.push(checkpoint);
         // A stream evicted while it was being read is no longer counted.
         if (this.folds.get(streamId) === folds) this.kept += 1;
       }
     }
     folds.head = { revision, maxAt, doc, hardDeleted: folds.hardDeleted };
+    folds.headOwned = owned;
     return fresh;
   }
 }

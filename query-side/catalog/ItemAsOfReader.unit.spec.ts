@@ -4,6 +4,7 @@ import type { EventMetadata } from '../../shared/events.ts';
 import type { EventStore, ReadStreamOptions, RecordedEvent } from '../../shared/event-store/EventStore.ts';
 import type { FoldCheckpoint, FoldCheckpoints } from './FoldCheckpoints.ts';
 import { ItemAsOfReader } from './ItemAsOfReader.ts';
+import type { ItemDoc } from '../../shared/read-models/ItemDoc.ts';
 
 const LAUI = '65a0000000000000000000c1';
 const STREAM = `item-${LAUI}`;
@@ -164,6 +165,37 @@ describe('ItemAsOfReader: an item at an instant, from snapshots every N events (
       for (const second of [12, 25, 40, 61, 62, 99]) {
         expect(await reader.at(LAUI, time(second, 500)), String(second)).to.deep.equal(await reader.foldFromStart(LAUI, time(second, 500)));
       }
+    });
+
+    it('given a held fold, when events are told after a read returned the head and after snapshots were kept, then neither the returned document nor a kept snapshot changes (the fold is written into a document of its own only)', async () => {
+      // Given: snapshots kept as objects (not JSON), and a read that hands out the head.
+      const memory = await given(2);
+      const held: FoldCheckpoint[] = [];
+      const reader = new ItemAsOfReader(memory, { every: 5, checkpoints: { load: () => Promise.resolve([]), save: (_, checkpoints) => Promise.resolve(void held.push(...checkpoints)) } });
+      const returned = await reader.at(LAUI, time(99));
+      const returnedText = JSON.stringify(returned);
+      const middle: Array<ItemDoc | null> = [];
+      // When: 20 edits told in order (after the delete and restore at revisions 3 and 4, revision r
+      // holds {n: r - 2}), with a read of the head among them.
+      for (let n = 3; n <= 22; n += 1) {
+        const { position } = await memory.append(STREAM, [{ type: 'ItemUpdated', data: { changes: { content: { n } }, version: n + 1, revision_laui: LAUI }, metadata: meta(20 + n) }], 'any');
+        const [event] = await memory.readAll({ after: position - 1n, maxCount: 1 });
+        reader.follow(event as RecordedEvent);
+        // A read between two snapshots (revision 15): the head it returns is a fold of the reader's own.
+        if (n === 13) middle.push(await reader.at(LAUI, time(99)));
+      }
+      await reader.settled();
+      // Then: the documents the reads returned are as they were; each snapshot holds its own revision's edit.
+      expect(JSON.stringify(returned)).to.equal(returnedText);
+      expect((middle[0]?.content as { n: number }).n).to.equal(13);
+      expect(held.map((checkpoint) => [checkpoint.revision, (checkpoint.doc?.content as { n: number }).n])).to.deep.equal([
+        [4, 2],
+        [9, 7],
+        [14, 12],
+        [19, 17],
+        [24, 22],
+      ]);
+      expect(await reader.at(LAUI, time(99))).to.deep.equal(await reader.foldFromStart(LAUI, time(99)));
     });
 
     it('given a held fold and an event told out of order (one missed), when followed, then it is not folded into the head, and a read still equals the plain fold', async () => {
