@@ -40,7 +40,9 @@ const reportOnce = (logger: Logger | undefined, doc: ItemDoc, reason: string): v
  * a demoted administrator's items stop counting). Others are left out, and reported once.
  */
 export const loadSystemSettings = async (sources: SystemSettingsSources): Promise<SystemSettings> => {
-  const configs = await sources.items.find({ where: { item_type: 'config', config_type: 'system', is_deleted: false } });
+  // The stored documents themselves (peekFind): only read here, and this runs at every run's
+  // validation and pick-up, where a copy of every system config each time bought nothing.
+  const configs = await sources.items.peekFind({ where: { item_type: 'config', config_type: 'system', is_deleted: false } });
   // Most configs share their writers: each is looked up once per load.
   const admins = new Map<Laui, Promise<boolean>>();
   const isAdmin = (laui: Laui): Promise<boolean> => {

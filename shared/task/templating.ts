@@ -91,6 +91,23 @@ export function renderString(template: string, variables: Readonly<Record<string
 }
 
 /** Render every string inside a JSON-like value (payload or action_variables). */
+/** A placeholder anywhere (the same pattern, without the global flag's lastIndex). */
+const HAS_PLACEHOLDER = new RegExp(PLACEHOLDER.source);
+
+/**
+ * Whether any string in the value, at any depth, holds a placeholder. Without one, the value
+ * renders as itself whatever the variables are (renderTemplates(value, {}) is the rendering), so
+ * a caller need not gather them: a run's task fields, merged parameters and builtins, per run.
+ */
+export function hasPlaceholder(value: unknown): boolean {
+  if (typeof value === 'string') return HAS_PLACEHOLDER.test(value);
+  if (Array.isArray(value)) return value.some(hasPlaceholder);
+  if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
+    for (const key in value) if (Object.hasOwn(value, key) && hasPlaceholder((value as Record<string, unknown>)[key])) return true;
+  }
+  return false;
+}
+
 export function renderTemplates<T>(value: T, variables: Readonly<Record<string, unknown>>): T {
   return renderAny(value, variables) as T;
 }

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { builtinVariables, renderString, renderTemplates, templateVariables } from './templating.ts';
+import fc from 'fast-check';
+import { builtinVariables, hasPlaceholder, renderString, renderTemplates, templateVariables } from './templating.ts';
 
 const NOW = new Date('2026-03-04T05:06:07.089Z');
 
@@ -126,5 +127,31 @@ describe('task templating: variable sources', () => {
       retries: 3,
       unknown: '{{ nope }}',
     });
+  });
+});
+
+describe('task templating: values without a placeholder (issue 34: no variables gathered for them)', () => {
+  it('given any JSON value, when it holds no placeholder, then it renders as itself whatever the variables are', () => {
+    // Strings from an alphabet that makes placeholders (and near misses) often.
+    const text = fc.array(fc.constantFrom('{', '}', ' ', 'a', 'b', 'ds', '_', '.', 'x', '{{a}}', '{{ ds }}', '{{zz}}', '{{ a.b }}'), { maxLength: 8 }).map((parts) => parts.join(''));
+    const value = fc.letrec((tie) => ({
+      any: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.boolean(), fc.constant(null), fc.array(tie('any'), { maxLength: 4 }), fc.dictionary(text, tie('any'), { maxKeys: 4 })),
+    })).any;
+    const variables = { a: 'A', b: 2, ds: '2026-01-01', x: { y: 1 }, 'a.b': 'dotted' };
+    fc.assert(
+      fc.property(value, (given) => {
+        const rendered = renderTemplates(given, variables);
+        if (!hasPlaceholder(given)) expect(rendered).to.deep.equal(given);
+        if (JSON.stringify(rendered) !== JSON.stringify(given)) expect(hasPlaceholder(given)).to.equal(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('given a placeholder deep in arrays and objects, or only near misses, when asked, then it is found, or not', () => {
+    expect(hasPlaceholder({ a: [1, { b: ['x', 'run {{ ds }}'] }] })).to.equal(true);
+    expect(hasPlaceholder({ '{{ds}}': 'a key is not rendered', b: ['{ds}', '{{}}', '{{ d s }}', null, 3] })).to.equal(false);
+    expect(hasPlaceholder(null)).to.equal(false);
+    expect(hasPlaceholder('{{ds}}')).to.equal(true);
   });
 });
