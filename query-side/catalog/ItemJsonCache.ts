@@ -13,10 +13,20 @@ export class ItemJson {
   }
 }
 
-/** A listing's answer as JSON text, the items' cached texts written as they are: what JSON.stringify(listing) gives. */
+/**
+ * A listing's answer as JSON text, the items' cached texts written as they are: what
+ * JSON.stringify(listing) gives. Built by one join, so the text is flat: a concatenation would be
+ * a rope that the answer's Content-Length (Buffer.byteLength) copies flat again (~2% of the bytes
+ * the service allocated under a client watching its runs).
+ */
 export const listingJson = (listing: { items: ReadonlyArray<unknown>; pagination: unknown }): string => {
-  const items = listing.items.map((item) => (item instanceof ItemJson ? item.text : JSON.stringify(item)));
-  return `{"items":[${items.join(',')}],"pagination":${JSON.stringify(listing.pagination)}}`;
+  const parts = ['{"items":['];
+  for (const [index, item] of listing.items.entries()) {
+    if (index > 0) parts.push(',');
+    parts.push(item instanceof ItemJson ? item.text : JSON.stringify(item));
+  }
+  parts.push('],"pagination":', JSON.stringify(listing.pagination), '}');
+  return parts.join('');
 };
 
 /**
