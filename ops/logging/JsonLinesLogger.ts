@@ -15,8 +15,12 @@ import { SESSION_ID, sessionLogFile, SESSIONS_DIR } from './sessionLogFile.ts';
  *                                          so that one session's lines are found in one small file.
  * Lines are appended through buffered streams; a day's streams are closed when the day changes.
  */
-/** How long lines wait to be written with those that follow them. */
-const DRAIN_DELAY_MS = 20;
+/**
+ * How long lines wait to be written with those that follow them. The service's readers of the log
+ * files flush first (query-side/logs: the routes await `Logger.flush`), so the wait is never what a
+ * read sees; it is what a kill -9 loses (the lines of the last 100 ms, never an event).
+ */
+const DRAIN_DELAY_MS = 100;
 /**
  * A file's first chunk of waiting lines: small enough to come from Buffer's shared pool, so the
  * handful of lines of a task run's session file cost no allocation of their own. Chunks double
@@ -104,8 +108,10 @@ export class JsonLinesLogger implements Logger {
    * Lines go to each file in one write per DRAIN_DELAY_MS: a request logs two lines and a task run
    * a handful, and every write is a thread-pool round trip that, on a small machine, takes a core
    * from the event loop. Draining once per tick still wrote twice per turn of a busy loop (~3.5% of
-   * a catalog read's CPU); a crash loses the same few milliseconds of lines either way, and
-   * flush()/close() drain at once.
+   * a catalog read's CPU). Every 20 ms was still ~50 appends a second to a dozen files under task
+   * load, and each appending write changes its file's size: the event log's next fsync (the same
+   * file system's journal) waited for those too, so the run's end commit took ~0.6 ms of fsync
+   * where its start took ~0.3 (issue 34). flush()/close() drain at once.
    */
   private queue(stream: WriteStream, line: string): void {
     let lines = this.pending.get(stream);

@@ -82,7 +82,7 @@ export const apiRoot = (k: Kernel, ownUrl: () => string, isReady: () => boolean)
   const accessCookieAuth = authenticate({ tokens, users, endedSessions, acceptAccessCookie: true });
   const publicGuard = publicRouteGuard({ requireAuth: config.publicRoutesRequireAuth, authenticate: accessCookieAuth });
   // Public (spec 4.9); each query runs in its own DuckDB sandbox over one category's folder.
-  const logsQuery = logsQueryRoutes({ queries: logQueries({ logsRoot, settings: config.logQuery }), guard: publicGuard });
+  const logsQuery = logsQueryRoutes({ queries: logQueries({ logsRoot, settings: config.logQuery }), guard: publicGuard, flushLogs: () => logger.flush() });
   // The MCP server's tools call the REST routes on the service's own address (known once it listens).
   const mcp = mcpRoutes({ api: loopbackServiceApi(ownUrl) });
   const generationSessions = new TempGenerationSessions();

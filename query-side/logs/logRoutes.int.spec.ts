@@ -252,4 +252,28 @@ describe('logs read endpoints (spec 4.9, section 6; HTTP, embedded service)', ()
     expect((await stream('/api/v1/logs/listItems')).status).to.equal(200);
     expect((await svc.client().get(`/api/v1/logs/session/${session}/content`)).status).to.equal(200);
   });
+  // Last: its lines go to today's files, which the listings above do not expect.
+  describe('lines the logger holds', () => {
+    it('given lines the service just logged (its logger writes them in batches), when read at once through the routes, then every read sees them: session content, session stream, the file and a query', async () => {
+      // Given: a run's session lines and an API line, logged and not flushed.
+      const fresh = newLaui(new Date());
+      svc.service.logger.log({ level: 'info', category: 'TASK', step: 'run', message: 'just now', session_id: fresh });
+      svc.service.logger.log({ level: 'info', category: 'TASK_HISTORY', step: 'finish', message: 'ended', session_id: fresh, session_end: true });
+      // When / then: each read at once.
+      const content = (await svc.client().get(`/api/v1/logs/session/${fresh}/content`)).json as { lines?: unknown[]; items?: unknown[] };
+      expect(JSON.stringify(content)).to.include('just now');
+      const followed = await stream(`/api/v1/logs/session/${fresh}`);
+      expect(followed.events.filter((event) => event.event === 'log')).to.have.length(2);
+      svc.service.logger.log({ level: 'info', category: 'TASK', step: 'run', message: 'for the file route', session_id: fresh });
+      const day = new Date().toISOString().slice(0, 10);
+      const file = await stream(`/api/v1/logs/file/TASK/${day}.jsonl`);
+      expect(JSON.stringify(file.events)).to.include('for the file route');
+      svc.service.logger.log({ level: 'info', category: 'TASK', step: 'run', message: 'for the query', session_id: fresh });
+      const queried = await svc.client().request('POST', '/api/v1/logs/query', {
+        body: JSON.stringify({ category: 'TASK', date: day, sql: "SELECT count(*) AS n FROM logs WHERE message = 'for the query'" }),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(queried.json, JSON.stringify(queried.json)).to.deep.include({ columns: ['n'], rows: [[1]] });
+    });
+  });
 });

@@ -59,10 +59,14 @@ export const logRoutes = (deps: LogRoutesDeps): Router<AppState> => {
     const stream = deps.streams.start(ctx.res, streamHolderOf(ctx));
     // The response is written by the stream from here on, not by Koa.
     ctx.respond = false;
-    work(stream).catch((error: unknown) => {
-      deps.logger.log({ level: 'error', category: 'API', message: `Log stream ${what} failed: ${error instanceof Error ? error.message : String(error)}` });
-      stream.finish('error', { message: 'The logs could not be read' });
-    });
+    // Lines the logger still holds (it writes them in batches) are in the files before they are read.
+    deps.logger
+      .flush()
+      .then(() => work(stream))
+      .catch((error: unknown) => {
+        deps.logger.log({ level: 'error', category: 'API', message: `Log stream ${what} failed: ${error instanceof Error ? error.message : String(error)}` });
+        stream.finish('error', { message: 'The logs could not be read' });
+      });
   };
 
   router.get('/api/v1/logs/listItems{/*folder_path}', deps.guard, deps.identify, (ctx) => {
@@ -98,6 +102,8 @@ export const logRoutes = (deps: LogRoutesDeps): Router<AppState> => {
   router.get('/api/v1/logs/session/:session_id/content', deps.guard, async (ctx) => {
     const query = parseSessionContentQuery({ ...ctx.query });
     const sessionId = ctx.params.session_id ?? '';
+    // Before the file is looked for: a session's first lines may be all the logger still holds.
+    await deps.logger.flush();
     const file = SESSION_ID.test(sessionId) ? deps.findSessionFile(sessionId) : null;
     ctx.set('cache-control', 'no-store');
     ctx.body = await readSessionPage(file, sessionId, query);

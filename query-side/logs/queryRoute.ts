@@ -15,6 +15,8 @@ export const logsQueryRoutes = (deps: {
   queries: LogQueries;
   /** PUBLIC_ROUTES_REQUIRE_AUTH's guard (ops/http/publicRouteGuard.ts): the logs routes are public only by choice. */
   guard: Middleware<AppState>;
+  /** Writes the lines the logger still holds (it writes in batches), so that a query sees every line logged before it. */
+  flushLogs(): Promise<void>;
 }): Router<AppState> => {
   const router = new Router<AppState>();
   router.post(LOGS_QUERY_PATH, deps.guard, async (ctx) => {
@@ -25,6 +27,7 @@ export const logsQueryRoutes = (deps: {
     ctx.res.once('close', onClose);
     try {
       const refused = ctx.state.bodyError;
+      if (refused === undefined) await deps.flushLogs();
       ctx.body = refused === undefined ? await deps.queries.query(ctx.request.body, gone.signal) : { error: refused };
     } finally {
       ctx.res.off('close', onClose);
