@@ -76,13 +76,14 @@ export const currentTaskState = async (eventStore: EventStore, taskLaui: Laui): 
 
 /**
  * A task's document as its stream holds it: the stream's fields over the read model's document,
- * which only adds what the stream's fields do not hold (created_at, created_by...). Null when the
- * task is not live, or not yet in the read model.
+ * which only adds what the stream's fields do not hold (created_at, created_by...), with `over`
+ * (changes about to be written with it) on top, in the same one copy. Null when the task is not
+ * live, or not yet in the read model.
  */
-export const taskViewOf = (stored: ItemDoc | null, state: ItemState): ItemDoc | null =>
+export const taskViewOf = (stored: ItemDoc | null, state: ItemState, over: Record<string, unknown> | null = null): ItemDoc | null =>
   stored === null || state.status !== 'live'
     ? null
-    : { ...stored, ...state.fields, laui: state.laui, name: state.name, item_type: state.itemType, parent_laui: state.parentLaui };
+    : { ...stored, ...state.fields, laui: state.laui, name: state.name, item_type: state.itemType, parent_laui: state.parentLaui, ...over };
 
 /**
  * The same change planned as a companion of another stream's decision (a queue commit), to commit
