@@ -132,9 +132,15 @@ export class JsonLinesLogger implements Logger {
     this.pending.clear();
   }
 
+  /**
+   * Writes what is held and resolves once it is in the files. Only streams with bytes still on
+   * their way are waited for (an empty write queues behind them): the log routes flush before every
+   * read, and a stream with nothing pending would cost a thread-pool round trip for nothing.
+   */
   async flush(): Promise<void> {
     this.drain();
-    await Promise.all([...[...this.streams.values()].map((stream) => new Promise<void>((resolve) => stream.write('', () => resolve()))), ...this.ending]);
+    const busy = [...this.streams.values()].filter((stream) => stream.writableLength > 0);
+    await Promise.all([...busy.map((stream) => new Promise<void>((resolve) => stream.write('', () => resolve()))), ...this.ending]);
   }
 
   async close(): Promise<void> {
