@@ -255,7 +255,7 @@ describe('logs read endpoints (spec 4.9, section 6; HTTP, embedded service)', ()
   // Last: its lines go to today's files, which the listings above do not expect.
   describe('lines the logger holds', () => {
     it('given lines the service just logged (its logger writes them in batches), when read at once through the routes, then every read sees them: session content, session stream, the file and a query', async () => {
-      // Given: a run's session lines and an API line, logged and not flushed.
+      // Given: a run's session lines, logged and not flushed.
       const fresh = newLaui(new Date());
       svc.service.logger.log({ level: 'info', category: 'TASK', step: 'run', message: 'just now', session_id: fresh });
       svc.service.logger.log({ level: 'info', category: 'TASK_HISTORY', step: 'finish', message: 'ended', session_id: fresh, session_end: true });

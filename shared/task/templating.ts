@@ -90,13 +90,12 @@ export function renderString(template: string, variables: Readonly<Record<string
   );
 }
 
-/** Render every string inside a JSON-like value (payload or action_variables). */
 /** A placeholder anywhere (the same pattern, without the global flag's lastIndex). */
 const HAS_PLACEHOLDER = new RegExp(PLACEHOLDER.source);
 
 /**
  * Whether any string in the value, at any depth, holds a placeholder. Without one, the value
- * renders as itself whatever the variables are (renderTemplates(value, {}) is the rendering), so
+ * renders as itself whatever the variables are (its rendering equals the value), so
  * a caller need not gather them: a run's task fields, merged parameters and builtins, per run.
  */
 export function hasPlaceholder(value: unknown): boolean {
@@ -108,6 +107,7 @@ export function hasPlaceholder(value: unknown): boolean {
   return false;
 }
 
+/** Render every string inside a JSON-like value (payload or action_variables). */
 export function renderTemplates<T>(value: T, variables: Readonly<Record<string, unknown>>): T {
   return renderAny(value, variables) as T;
 }
