@@ -1,4 +1,5 @@
-import { fork } from 'node:child_process';
+import { execFile, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
@@ -14,18 +15,25 @@ import { machineCpuMs } from './machineCpu.ts';
  * deployment runs it). CPU per job is the whole machine's (service, or worker + PostgreSQL, and the
  * clients), so both carry their clients. The project's peers harness (its README) measures more
  * scenarios across processes; this figure keeps the ratio in the project's own bench.
+ *
+ * A third system, the lean pipeline of bench/leanCeiling.ts (the service's own parts, none of its
+ * layers: what they allow), runs in the same rounds: `share_of_lean` is how much of its components'
+ * ceiling the service reaches (its jobs/s only; its CPU is counted per process tree, not per machine).
  */
 export async function benchPeers(opts: { dir: string; seconds: number; rounds: number; postgresUrl: string }): Promise<Array<Record<string, unknown>>> {
   const reachable = await postgresReachable(opts.postgresUrl);
   if (!reachable) return [{ figure: 'peers.sustained', skipped: `PostgreSQL not reachable at ${opts.postgresUrl} (BENCH_PG_HOST, BENCH_PG_PORT, BENCH_PG_USER, BENCH_PG_DATABASE)` }];
   const service: Sample[] = [];
   const graphile: Sample[] = [];
+  const lean: Sample[] = [];
+  const systems = ['service', 'graphile', 'lean'];
   for (let round = 0; round < opts.rounds; round += 1) {
-    // Rotated each round: neither always runs on the warmer machine.
-    const order = round % 2 === 0 ? ['service', 'graphile'] : ['graphile', 'service'];
+    // Rotated each round: none always runs on the warmer machine.
+    const order = [...systems.slice(round % systems.length), ...systems.slice(0, round % systems.length)];
     for (const system of order) {
       if (system === 'service') service.push(await serviceSustained(opts.dir, opts.seconds));
-      else graphile.push(await graphileSustained(opts.postgresUrl, opts.seconds));
+      else if (system === 'graphile') graphile.push(await graphileSustained(opts.postgresUrl, opts.seconds));
+      else lean.push(await leanSustained(opts.seconds));
     }
   }
   const rate = (samples: Sample[]) => median(samples.map((sample) => sample.jobsPerSecond));
@@ -38,9 +46,11 @@ export async function benchPeers(opts: { dir: string; seconds: number; rounds: n
       graphile_worker_c8: rate(graphile),
       ratio: Number((rate(service) / rate(graphile)).toFixed(2)),
       target_ratio: '>= 1.5',
+      lean_pipeline: rate(lean),
+      share_of_lean: Number((rate(service) / rate(lean)).toFixed(2)),
       rounds: opts.rounds,
       seconds: opts.seconds,
-      samples: { service: service.map((sample) => sample.jobsPerSecond), graphile_worker_c8: graphile.map((sample) => sample.jobsPerSecond) },
+      samples: { service: service.map((sample) => sample.jobsPerSecond), graphile_worker_c8: graphile.map((sample) => sample.jobsPerSecond), lean_pipeline: lean.map((sample) => sample.jobsPerSecond) },
     },
     {
       figure: 'peers.sustained.machine_cpu_ms_per_job',
@@ -99,6 +109,18 @@ async function sustained(seconds: number, slot: (client: number) => Promise<void
   await window?.end();
   await Promise.all(clients);
   return { jobsPerSecond: Number((count / elapsed).toFixed(1)), cpuMsPerJob: Number((used / Math.max(count, 1)).toFixed(3)) };
+}
+
+/** The lean pipeline's sustained figure (bench/leanCeiling.ts, its server and clients in processes of their own). */
+async function leanSustained(seconds: number): Promise<Sample> {
+  const script = fileURLToPath(new URL('./leanCeiling.ts', import.meta.url));
+  const stdout = await new Promise<string>((resolve, reject) =>
+    execFile(process.execPath, ['--import', 'tsx', script, 'sustained', String(seconds)], { env: { ...process.env, LEAN_WARM_SECONDS: String(WARM_MS / 1000) }, timeout: (seconds + 120) * 1000 }, (error, out) =>
+      error ? reject(error) : resolve(out),
+    ),
+  );
+  const figure = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { jobs_per_s?: number; server_cpu_ms_per_job?: number };
+  return { jobsPerSecond: Number(figure.jobs_per_s ?? Number.NaN), cpuMsPerJob: Number(figure.server_cpu_ms_per_job ?? Number.NaN) };
 }
 
 export async function serviceSustained(dir: string, seconds: number, window?: CountedWindow): Promise<Sample> {
