@@ -19,10 +19,12 @@ import { performance } from 'node:perf_hooks';
  * tasks' states in a Map. Nothing else: no access checks, validation, templating, read store,
  * projections, logs or metrics.
  *
- * `npx tsx bench/leanCeiling.ts [sustained|latency|batch] [seconds|jobs]`: one JSON line. Compare its jobs/s with graphile-worker's
- * in the same window (the peers harness) and with the service's: the gap between the service and
- * this figure is what the service's layers cost; the gap between this figure and graphile-worker's
- * is what the components themselves allow.
+ * `npx tsx bench/leanCeiling.ts [sustained|latency|batch] [seconds|jobs]`: one JSON line, for the
+ * harness's sustained load (above), its latency (one run at a time, polled every ~1 ms) or its
+ * batch (1,000 tasks, 16 per request). Compare it with graphile-worker's in the same window (the
+ * peers harness) and with the service's: the gap between the service and this figure is what the
+ * service's layers cost; the gap between this figure and graphile-worker's is what the components
+ * themselves allow.
  */
 /** Uncounted seconds before the sustained window: the harness's 2 unless LEAN_WARM_SECONDS says otherwise. */
 const WARM_SECONDS = Number(process.env.LEAN_WARM_SECONDS ?? 2);
