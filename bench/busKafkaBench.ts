@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { systemProgram } from '../ops/worker/systemPrograms.ts';
 import { lowLoadLatency } from './latencyFigures.ts';
+import { readProcStat } from './machineCpu.ts';
 import { FINISHED, openBed } from './taskBench.ts';
 
 /** The script that runs a throwaway Kafka broker for tests and benches (.ci/kafka). */
@@ -19,16 +19,7 @@ const kafkaScript = (command: 'start' | 'stop' | 'status' | 'brokers' | 'pid'): 
 };
 
 /** CPU time (user + system) of a process, in ms, from Linux's accounting; NaN when unknown. */
-const processCpuMs = (pid: number | null): number => {
-  if (pid === null) return NaN;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, USER_HZ 100
-  } catch {
-    return NaN;
-  }
-};
+const processCpuMs = (pid: number | null): number => (pid === null ? NaN : (readProcStat(`/proc/${pid}/stat`)?.ownMs ?? NaN));
 
 /** The broker's pid when it is the one .ci/kafka runs (its CPU is part of what a task costs). */
 const brokerPid = (brokers: string): number | null => {

@@ -1,9 +1,11 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { readdirSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { percentile } from './latencyFigures.ts';
+import { readProcStat } from './machineCpu.ts';
 
 /**
  * The ceiling of the run pipeline's own components (issue 34): how many no-op jobs a second a
@@ -54,25 +56,20 @@ const call = (method: string, path: string, body?: unknown): Promise<unknown> =>
 
 /** CPU ms of a process tree, the reaped children included (as the peers harness counts it). */
 const treeCpuMs = (root: number): number => {
-  const procs = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).flatMap((name) => {
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return [{ pid: Number(name), ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]) }];
-    } catch {
-      return [];
-    }
+  const procs = readdirSync('/proc').flatMap((name) => {
+    const stat = /^\d+$/.test(name) ? readProcStat(`/proc/${name}/stat`) : null;
+    return stat === null ? [] : [{ pid: Number(name), ...stat }];
   });
   const children = new Map<number, number[]>();
   for (const proc of procs) children.set(proc.ppid, [...(children.get(proc.ppid) ?? []), proc.pid]);
-  const ticks = new Map(procs.map((proc) => [proc.pid, proc.ticks]));
+  const spent = new Map(procs.map((proc) => [proc.pid, proc.ownMs + proc.reapedMs]));
   let total = 0;
   const walk = (pid: number): void => {
-    total += ticks.get(pid) ?? 0;
+    total += spent.get(pid) ?? 0;
     for (const child of children.get(pid) ?? []) walk(child);
   };
   walk(root);
-  return total * 10;
+  return total;
 };
 
 /** CPU ms of one process's own threads: its main thread, and the others (writer thread, V8's helpers). */
@@ -80,15 +77,10 @@ const threadsCpuMs = (pid: number): { main: number; others: number } => {
   let main = 0;
   let others = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ms = (Number(fields[11]) + Number(fields[12])) * 10;
-      if (Number(tid) === pid) main += ms;
-      else others += ms;
-    } catch {
-      // a thread that ended
-    }
+    // A thread that ended meanwhile counts nothing.
+    const ms = readProcStat(`/proc/${pid}/task/${tid}/stat`)?.ownMs ?? 0;
+    if (Number(tid) === pid) main += ms;
+    else others += ms;
   }
   return { main, others };
 };
@@ -203,8 +195,7 @@ const latency = async (): Promise<Record<string, unknown>> => {
     times.push(performance.now() - started);
   }
   times.sort((a, b) => a - b);
-  const at = (q: number) => Number((times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? 0).toFixed(2));
-  return { n: jobs, p50_ms: at(0.5), p99_ms: at(0.99), ...counted() };
+  return { n: jobs, p50_ms: percentile(times, 0.5), p99_ms: percentile(times, 0.99), ...counted() };
 };
 
 /** 1,000 tasks in batches of 16, one request per batch, one after the other, until all read success (the harness's batch). */

@@ -1,23 +1,13 @@
-import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { runLoad, type LoadResult, type LoadSpec } from './loadGenerator.ts';
+import { readProcStat } from './machineCpu.ts';
 
 /**
  * CPU time of this process's main thread (the servers' event loop; the load generator runs on a
  * worker thread), in ms, from Linux's per-thread accounting; NaN elsewhere. Unlike throughput,
  * CPU per request hardly moves when other processes compete for the cores.
  */
-export const mainThreadCpuMs = (): number => {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    // Fields after the command name, which is parenthesized and may contain spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime (fields 14 and 15)
-    return ticks * 10; // USER_HZ is 100 on Linux
-  } catch {
-    return NaN;
-  }
-};
+export const mainThreadCpuMs = (): number => readProcStat(`/proc/self/task/${process.pid}/stat`)?.ownMs ?? NaN;
 
 /** One side's figures over all its measured rounds. */
 export interface InterleavedFigures extends Omit<LoadResult, 'latencies'> {

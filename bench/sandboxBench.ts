@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import type { Language } from '../shared/ports/CodeRunner.ts';
 import { ProcessCodeRunner } from '../ops/worker/ProcessCodeRunner.ts';
 import { latencies, MEMORY_MB, noop, stats, throughput } from '../ops/worker/runnerBench.ts';
 import { lowLoadLatency } from './latencyFigures.ts';
+import { readProcStat } from './machineCpu.ts';
 import { FINISHED, openBed } from './taskBench.ts';
 
 type Figures = Record<string, number>;
@@ -220,14 +220,8 @@ function cpuSince(runner: ProcessCodeRunner, mark: ReturnType<typeof cpuMark>): 
 
 /** utime + stime + cutime + cstime of a process (its reaped children's included), in ms; 0 when unreadable. */
 function processTreeCpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name, which is parenthesized and may contain spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10; // USER_HZ is 100 on Linux
-  } catch {
-    return 0;
-  }
+  const stat = readProcStat(`/proc/${pid}/stat`);
+  return stat === null ? 0 : stat.ownMs + stat.reapedMs;
 }
 
 /** Until the task reads a finished state at `iteration` (1 ms polls of the read model). */
