@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import Koa from 'koa';
 import type { EventToAppend } from '../shared/events.ts';
-import type { StreamAppend } from '../shared/event-store/EventStore.ts';
+import type { AppendResult } from '../shared/event-store/EventStore.ts';
+import { keyedBatcher } from '../shared/keyedBatcher.ts';
 import { openSqliteEventStore } from '../ops/event-store/sqlite/SqliteEventStore.ts';
 import { ProcessCodeRunner } from '../ops/worker/ProcessCodeRunner.ts';
 import { noop } from '../ops/worker/runnerBench.ts';
@@ -11,8 +12,8 @@ import { noop } from '../ops/worker/runnerBench.ts';
  * The lean pipeline of bench/leanCeiling.ts (its doc says what it keeps and what it leaves out):
  * `POST /run {id}` commits the run's queue and task events and answers once they are durable, then
  * runs the no-op operator in a reused process and commits its end; `GET /tasks` lists the tasks'
- * states. The queue stream takes one commit at a time, every decision waiting for it going into
- * the next one (as the service's connection queue does), each with its tasks' events.
+ * states. The queue stream takes one commit at a time through the service's keyedBatcher, every
+ * decision waiting for it going into the next one, each with its tasks' events.
  */
 const dir = process.argv[2] as string;
 // LEAN_WRITER=main: commits on this thread (the placement the CLI uses), to weigh the writer thread's hops.
@@ -37,40 +38,19 @@ interface Decision {
   queueEvent: EventToAppend;
   task: Task;
   taskEvents: EventToAppend[];
-  done: (error?: unknown) => void;
 }
 let queueRevision: number | 'no_stream' = 'no_stream';
-let waiting: Decision[] = [];
-let committing = false;
-const commitQueue = async (): Promise<void> => {
-  if (committing || waiting.length === 0) return;
-  committing = true;
-  const batch = waiting;
-  waiting = [];
-  try {
-    const appends: StreamAppend[] = [
-      { streamId: 'queue-lean', events: batch.map((decision) => decision.queueEvent), expected: queueRevision },
-      ...batch.map((decision) => ({ streamId: `item-${decision.task.id}`, events: decision.taskEvents, expected: decision.task.revision })),
-    ];
-    const results = await (store.appendAtomically as NonNullable<typeof store.appendAtomically>)(appends);
-    queueRevision = (results[0] as { nextExpectedRevision: number }).nextExpectedRevision;
-    batch.forEach((decision, index) => {
-      decision.task.revision = (results[index + 1] as { nextExpectedRevision: number }).nextExpectedRevision;
-      decision.done();
-    });
-  } catch (error) {
-    for (const decision of batch) decision.done(error);
-  } finally {
-    committing = false;
-    void commitQueue();
-  }
-};
-const decide = (task: Task, queueEvent: EventToAppend, taskEvents: EventToAppend[]): Promise<void> =>
-  new Promise((resolve, reject) => {
-    waiting.push({ queueEvent, task, taskEvents, done: (error) => (error === undefined ? resolve() : reject(error)) });
-    // Decisions of one turn of the loop go together.
-    if (waiting.length === 1) setImmediate(() => void commitQueue());
-  });
+/** The queue stream takes one commit at a time; the decisions made meanwhile go into the next (the service's keyedBatcher). */
+const commitQueue = keyedBatcher<Decision, void>(async (streamId, batch) => {
+  const results = await store.appendAtomically([
+    { streamId, events: batch.map((decision) => decision.queueEvent), expected: queueRevision },
+    ...batch.map((decision) => ({ streamId: `item-${decision.task.id}`, events: decision.taskEvents, expected: decision.task.revision })),
+  ]);
+  queueRevision = (results[0] as AppendResult).nextExpectedRevision;
+  batch.forEach((decision, index) => (decision.task.revision = (results[index + 1] as AppendResult).nextExpectedRevision));
+  return batch.map(() => ({ status: 'fulfilled' as const, value: undefined }));
+});
+const decide = (task: Task, queueEvent: EventToAppend, taskEvents: EventToAppend[]): Promise<void> => commitQueue('queue-lean', { queueEvent, task, taskEvents });
 
 const execute = async (task: Task, session: string): Promise<void> => {
   const outcome = await runner.runOperator(run);
